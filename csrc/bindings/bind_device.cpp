@@ -1,0 +1,73 @@
+#include "bindings/convert.h"
+#include "core/error.h"
+
+namespace cl::bind {
+
+namespace {
+Device make_device(py::handle first, py::handle index) {
+  Device d;
+  if (py::isinstance<Device>(first)) {
+    d = first.cast<Device>();
+  } else if (py::isinstance<py::str>(first)) {
+    d = Device(first.cast<std::string>());
+  } else if (PyLong_Check(first.ptr()) && !PyBool_Check(first.ptr())) {
+    int64_t i = first.cast<int64_t>();
+    CL_CHECK(i >= 0, "Device index must not be negative");
+    return Device(DeviceType::CUDA, int(i));
+  } else {
+    throw TypeError(detail::str("device() received an invalid combination of arguments - got (",
+                                std::string(py::str(py::type::of(first).attr("__name__"))), ")"));
+  }
+  if (!index.is_none()) {
+    CL_CHECK(!d.has_index(),
+             "type (string) must not include an index because index was passed explicitly: ",
+             d.str());
+    int64_t i = index.cast<int64_t>();
+    CL_CHECK(i >= 0, "Device index must not be negative");
+    CL_CHECK(d.is_cuda() || i == 0, "CPU device index must be -1 or zero, got ", i);
+    d.index = int16_t(i);
+  }
+  return d;
+}
+}  // namespace
+
+Device to_device(py::handle h) {
+  if (py::isinstance<Device>(h)) return h.cast<Device>();
+  return make_device(h, py::none());
+}
+
+std::optional<Device> to_optional_device(py::handle h) {
+  if (h.is_none()) return std::nullopt;
+  return to_device(h);
+}
+
+void bind_device(py::module_& m) {
+  py::class_<Device>(m, "device")
+      .def(py::init([](py::handle type, py::handle index) { return make_device(type, index); }),
+           py::arg("type"), py::arg("index") = py::none())
+      .def_property_readonly("type", [](const Device& d) { return device_type_name(d.type); })
+      .def_property_readonly("index", [](const Device& d) -> py::object {
+        if (!d.has_index()) return py::none();
+        return py::int_(d.index);
+      })
+      .def("__str__", &Device::str)
+      .def("__repr__", [](const Device& d) {
+        std::string s = std::string("device(type='") + device_type_name(d.type) + "'";
+        if (d.has_index()) s += ", index=" + std::to_string(d.index);
+        return s + ")";
+      })
+      .def("__eq__", [](const Device& a, py::handle b) {
+        return py::isinstance<Device>(b) && a == b.cast<Device>();
+      })
+      .def("__ne__", [](const Device& a, py::handle b) {
+        return !(py::isinstance<Device>(b) && a == b.cast<Device>());
+      })
+      .def("__hash__", [](const Device& d) { return std::hash<Device>()(d); })
+      .def("__reduce__", [](const Device& d) -> py::tuple {
+        py::object cls = py::module_::import("cudalite").attr("device");
+        if (d.has_index()) return py::make_tuple(cls, py::make_tuple(device_type_name(d.type), int(d.index)));
+        return py::make_tuple(cls, py::make_tuple(device_type_name(d.type)));
+      });
+}
+
+}  // namespace cl::bind

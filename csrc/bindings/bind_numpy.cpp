@@ -1,0 +1,101 @@
+// Zero-copy exchange with NumPy: from_numpy keeps the array alive through the storage's
+// deleter; Tensor.numpy() returns an array whose base is the tensor.
+#include <pybind11/numpy.h>
+
+#include "bindings/convert.h"
+#include "core/error.h"
+
+namespace cl::bind {
+
+namespace {
+
+ScalarType from_numpy_dtype(const py::dtype& d) {
+  char kind = d.kind();
+  size_t size = d.itemsize();
+  if (kind == 'b') return ScalarType::Bool;
+  if (kind == 'u' && size == 1) return ScalarType::UInt8;
+  if (kind == 'i') {
+    switch (size) {
+      case 1: return ScalarType::Int8;
+      case 2: return ScalarType::Int16;
+      case 4: return ScalarType::Int32;
+      case 8: return ScalarType::Int64;
+    }
+  }
+  if (kind == 'f') {
+    switch (size) {
+      case 2: return ScalarType::Float16;
+      case 4: return ScalarType::Float32;
+      case 8: return ScalarType::Float64;
+    }
+  }
+  throw TypeError(detail::str("can't convert np.ndarray of type numpy.", std::string(py::str(d)),
+                              ". The only supported types are: float64, float32, float16, "
+                              "int64, int32, int16, int8, uint8, and bool."));
+}
+
+const char* numpy_dtype_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool: return "bool";
+    case ScalarType::UInt8: return "uint8";
+    case ScalarType::Int8: return "int8";
+    case ScalarType::Int16: return "int16";
+    case ScalarType::Int32: return "int32";
+    case ScalarType::Int64: return "int64";
+    case ScalarType::Float16: return "float16";
+    case ScalarType::Float32: return "float32";
+    case ScalarType::Float64: return "float64";
+    default:
+      throw TypeError(detail::str("Got unsupported ScalarType ", dtype_short_name(t)));
+  }
+}
+
+void release_array(void* ctx) {
+  py::gil_scoped_acquire gil;
+  Py_DECREF(static_cast<PyObject*>(ctx));
+}
+
+}  // namespace
+
+void bind_numpy(py::module_& m) {
+  m.def("from_numpy", [](py::array arr) {
+    ScalarType dt = from_numpy_dtype(arr.dtype());
+    int64_t isz = int64_t(arr.itemsize());
+    Shape sizes, strides;
+    int64_t extent = 1;
+    for (py::ssize_t d = 0; d < arr.ndim(); ++d) {
+      int64_t st = arr.strides(d);
+      CL_CHECK_VALUE(st >= 0,
+                     "At least one stride in the given numpy array is negative, and tensors with "
+                     "negative strides are not currently supported. (You can probably work "
+                     "around this by making a copy of your array  with array.copy().) ");
+      CL_CHECK_VALUE(st % isz == 0, "given numpy array strides not a multiple of the element "
+                                    "byte size. Copy the numpy array to reallocate the memory.");
+      sizes.push_back(arr.shape(d));
+      strides.push_back(st / isz);
+      if (arr.shape(d) == 0) extent = 0;
+      if (extent) extent += (arr.shape(d) - 1) * (st / isz);
+    }
+    PyObject* owner = arr.ptr();
+    Py_INCREF(owner);
+    DataPtr dp(const_cast<void*>(arr.data()), owner, &release_array, Device(DeviceType::CPU));
+    auto storage = std::make_shared<StorageImpl>(std::move(dp), size_t(extent * isz));
+    return std::make_shared<TensorImpl>(std::move(storage), sizes, strides, 0, dt);
+  }, py::arg("ndarray"));
+
+  m.def("_numpy", [](py::handle self) {
+    Tensor t = as_tensor(self);
+    CL_CHECK_TYPE(t->device().is_cpu(), "can't convert ", t->device().str(),
+                  " device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host "
+                  "memory first.");
+    py::dtype dt(numpy_dtype_name(t->dtype));
+    std::vector<py::ssize_t> shape(t->sizes.begin(), t->sizes.end());
+    std::vector<py::ssize_t> strides;
+    for (auto s : t->strides) strides.push_back(s * int64_t(t->element_size()));
+    void* data = t->numel() ? static_cast<void*>(t->data()) : t->storage->data.get();
+    return py::array(dt, shape, strides, data, self);
+  });
+  m.def("_numpy_dtype_name", [](py::handle d) { return std::string(numpy_dtype_name(to_dtype(d))); });
+}
+
+}  // namespace cl::bind

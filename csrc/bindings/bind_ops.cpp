@@ -1,0 +1,176 @@
+// Op entry points for the Python layer, and the arithmetic dunders of Tensor (in C++ so
+// that `a + b` costs one call).
+#include "bindings/convert.h"
+#include "core/cuda_api.h"
+#include "core/error.h"
+
+namespace cl::bind {
+
+namespace {
+
+py::object scalar_to_py(const Scalar& s) {
+  switch (s.kind()) {
+    case Scalar::Kind::Bool: return py::bool_(s.to<bool>());
+    case Scalar::Kind::Int: return py::int_(s.to_int());
+    default: return py::float_(s.to_double());
+  }
+}
+
+Tensor opt_tensor(py::handle h) { return h.is_none() ? Tensor() : as_tensor(h); }
+
+template <BinaryOp OP>
+py::object fwd(const Tensor& self, py::handle other) {
+  auto o = to_operand(other);
+  if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  return py::cast(binary(OP, Operand(self), *o));
+}
+template <BinaryOp OP>
+py::object rev(const Tensor& self, py::handle other) {
+  auto o = to_operand(other);
+  if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  return py::cast(binary(OP, *o, Operand(self)));
+}
+template <BinaryOp OP>
+py::object inplace(py::handle self_h, py::handle other) {
+  auto o = to_operand(other);
+  if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  Tensor self = as_tensor(self_h);
+  binary(OP, Operand(self), *o, self);
+  return py::reinterpret_borrow<py::object>(self_h);
+}
+
+}  // namespace
+
+Scalar to_scalar(py::handle h) {
+  PyObject* p = h.ptr();
+  if (PyBool_Check(p)) return Scalar(p == Py_True);
+  if (PyLong_Check(p)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
+    CL_CHECK(!overflow, "Overflow when unpacking long");
+    return Scalar(int64_t(v));
+  }
+  if (PyFloat_Check(p)) return Scalar(PyFloat_AS_DOUBLE(p));
+  if (is_tensor(h)) return item(as_tensor(h));
+  // NumPy scalars and other numbers.
+  if (PyIndex_Check(p)) return Scalar(py::reinterpret_steal<py::object>(PyNumber_Index(p)).cast<int64_t>());
+  if (PyObject_HasAttrString(p, "__float__")) {
+    if (py::hasattr(h, "dtype") && py::str(h.attr("dtype")).cast<std::string>() == "bool") {
+      return Scalar(h.cast<bool>());
+    }
+    return Scalar(h.cast<double>());
+  }
+  throw TypeError(detail::str("expected a number, got ",
+                              std::string(py::str(py::type::of(h).attr("__name__")))));
+}
+
+std::optional<Operand> to_operand(py::handle h) {
+  if (is_tensor(h)) return Operand(as_tensor(h));
+  PyObject* p = h.ptr();
+  if (PyBool_Check(p) || PyLong_Check(p) || PyFloat_Check(p)) return Operand(to_scalar(h));
+  // NumPy scalars (not arrays: those take NumPy's own path).
+  if (py::hasattr(h, "dtype") && py::hasattr(h, "item") && !py::hasattr(h, "__len__")) {
+    return Operand(to_scalar(h.attr("item")()));
+  }
+  return std::nullopt;
+}
+
+void bind_ops(py::module_& m) {
+  py::handle cls = tensor_type();
+  auto def = [&](const char* name, py::cpp_function f) { py::setattr(cls, name, f); };
+  (void)def;
+  PyTensor tcls = py::reinterpret_borrow<PyTensor>(cls);
+#define CL_BIN(name, OP)                                     \
+  tcls.def("__" name "__", &fwd<BinaryOp::OP>, py::is_operator());   \
+  tcls.def("__r" name "__", &rev<BinaryOp::OP>, py::is_operator());  \
+  tcls.def("__i" name "__", &inplace<BinaryOp::OP>, py::is_operator());
+  CL_BIN("add", Add)
+  CL_BIN("sub", Sub)
+  CL_BIN("mul", Mul)
+  CL_BIN("truediv", Div)
+  CL_BIN("floordiv", FloorDiv)
+  CL_BIN("mod", Rem)
+  CL_BIN("pow", Pow)
+  CL_BIN("and", BitAnd)
+  CL_BIN("or", BitOr)
+  CL_BIN("xor", BitXor)
+#undef CL_BIN
+  tcls.def("__eq__", &fwd<BinaryOp::Eq>, py::is_operator())
+      .def("__ne__", &fwd<BinaryOp::Ne>, py::is_operator())
+      .def("__lt__", &fwd<BinaryOp::Lt>, py::is_operator())
+      .def("__le__", &fwd<BinaryOp::Le>, py::is_operator())
+      .def("__gt__", &fwd<BinaryOp::Gt>, py::is_operator())
+      .def("__ge__", &fwd<BinaryOp::Ge>, py::is_operator())
+      .def("__neg__", [](const Tensor& t) { return unary(UnaryOp::Neg, t); })
+      .def("__abs__", [](const Tensor& t) { return unary(UnaryOp::Abs, t); })
+      .def("__invert__", [](const Tensor& t) {
+        return unary(t->dtype == ScalarType::Bool ? UnaryOp::LogicalNot : UnaryOp::BitNot, t);
+      })
+      .def("__hash__", [](py::handle self) { return py::hash(py::int_(reinterpret_cast<uintptr_t>(self.ptr()))); });
+
+  m.def("_binary", [](int op, py::handle a, py::handle b, py::handle out) {
+    auto oa = to_operand(a), ob = to_operand(b);
+    if (!oa || !ob) {
+      throw TypeError(detail::str(binary_op_name(BinaryOp(op)),
+                                  "(): argument 'other' must be Tensor or Number, got ",
+                                  std::string(py::str(py::type::of(oa ? b : a).attr("__name__")))));
+    }
+    return binary(BinaryOp(op), *oa, *ob, opt_tensor(out));
+  }, py::arg("op"), py::arg("a"), py::arg("b"), py::arg("out") = py::none());
+  m.def("_unary", [](int op, const Tensor& a, py::handle out) {
+    return unary(UnaryOp(op), a, opt_tensor(out));
+  }, py::arg("op"), py::arg("a"), py::arg("out") = py::none());
+  m.def("_where", [](const Tensor& c, py::handle a, py::handle b) {
+    auto oa = to_operand(a), ob = to_operand(b);
+    if (!oa || !ob) throw TypeError("where(): expected Tensor or Number arguments");
+    return where(c, *oa, *ob);
+  });
+  m.def("_clamp", [](const Tensor& a, py::handle lo, py::handle hi, py::handle out) {
+    std::optional<Scalar> l, h;
+    if (!lo.is_none()) l = to_scalar(lo);
+    if (!hi.is_none()) h = to_scalar(hi);
+    return clamp(a, l, h, opt_tensor(out));
+  }, py::arg("a"), py::arg("min") = py::none(), py::arg("max") = py::none(), py::arg("out") = py::none());
+  m.def("_result_type", [](py::handle a, py::handle b) {
+    auto oa = to_operand(a), ob = to_operand(b);
+    CL_CHECK_TYPE(oa && ob, "result_type(): expected Tensor or Number arguments");
+    return dtype_object(result_type({&*oa, &*ob}));
+  }, py::return_value_policy::reference);
+  m.def("_reduce", [](int op, const Tensor& t, py::handle dims, bool keepdim, py::handle dtype) {
+    Shape d;
+    if (!dims.is_none()) d = to_shape(dims);
+    return reduce(ReduceOp(op), t, d, keepdim, to_optional_dtype(dtype));
+  });
+  m.def("_reduce_with_indices", [](bool is_max, const Tensor& t, int64_t dim, bool keepdim) {
+    auto [v, i] = reduce_with_indices(is_max, t, dim, keepdim);
+    return py::make_tuple(v, i);
+  });
+  m.def("_copy_", [](const Tensor& dst, const Tensor& src, bool nb) { copy_(dst, src, nb); });
+  m.def("_to", [](const Tensor& t, py::handle device, py::handle dtype, bool nb, bool copy) {
+    Device d = device.is_none() ? t->device() : to_device(device);
+    ScalarType dt = dtype.is_none() ? t->dtype : to_dtype(dtype);
+    if (d.is_cuda() && d.has_index()) cuda::check_device_index(d.index);
+    return to(t, d, dt, nb, copy);
+  });
+  m.def("_item", [](const Tensor& t) { return scalar_to_py(item(t)); });
+  m.def("_fill_", [](const Tensor& t, py::handle v) { fill_(t, to_scalar(v)); });
+  m.def("_gather_offsets", &gather_offsets);
+  m.def("_scatter_offsets", &scatter_offsets);
+  m.def("_nonzero", &nonzero);
+  m.def("_cat", [](const std::vector<Tensor>& ts, int64_t dim) { return cat(ts, dim); });
+  m.def("_uniform_", &uniform_);
+  m.def("_normal_", &normal_);
+  m.def("_random_int_", &random_int_);
+  m.def("_manual_seed", &manual_seed);
+  m.def("_initial_seed", [](py::handle d) { return initial_seed(to_device(d)); });
+  m.def("_get_rng_state", [](py::handle d) { return get_rng_state(to_device(d)); });
+  m.def("_set_rng_state", [](py::handle d, uint64_t s, uint64_t o) { set_rng_state(to_device(d), s, o); });
+  m.def("_cuda_matmul", &cuda_matmul);
+  m.def("_check_same_device", [](const std::vector<Tensor>& ts) {
+    std::vector<const Tensor*> p;
+    for (auto& t : ts) p.push_back(&t);
+    check_same_device(p);
+  });
+}
+
+}  // namespace cl::bind

@@ -1,0 +1,53 @@
+// Conversions between Python objects and core types, shared by the bind_*.cpp files.
+#pragma once
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+
+#include "core/device.h"
+#include "core/dtype.h"
+#include "core/tensor.h"
+#include "ops/ops.h"
+
+namespace py = pybind11;
+
+namespace cl::bind {
+
+// One Python object per dtype, so `x.dtype is cudalite.float32` holds.
+struct DType {
+  ScalarType type;
+};
+DType* dtype_object(ScalarType t);
+
+// Tensor as seen from Python: the core TensorImpl with shared ownership.
+using PyTensor = py::class_<TensorImpl, std::shared_ptr<TensorImpl>>;
+py::handle tensor_type();
+bool is_tensor(py::handle h);
+inline Tensor as_tensor(py::handle h) { return h.cast<Tensor>(); }
+
+// Accepts a cudalite.device, "cuda:1", or an int (a CUDA ordinal).
+Device to_device(py::handle h);
+std::optional<Device> to_optional_device(py::handle h);
+ScalarType to_dtype(py::handle h);
+std::optional<ScalarType> to_optional_dtype(py::handle h);
+// A tensor or Python number; nullopt for anything else (the caller returns NotImplemented).
+std::optional<Operand> to_operand(py::handle h);
+Scalar to_scalar(py::handle h);
+// Sizes given as ints, a tuple, a list or a Size: f(2, 3), f((2, 3)), f([2, 3]).
+Shape to_shape(py::handle h);
+Shape shape_from_args(const py::args& args);
+// A cudalite.Size (a tuple subclass defined in Python) for these sizes.
+py::object make_size(const Shape& s);
+
+void bind_errors(py::module_& m);
+void bind_dtype(py::module_& m);
+void bind_device(py::module_& m);
+void bind_tensor(py::module_& m);
+void bind_ops(py::module_& m);
+void bind_creation(py::module_& m);
+void bind_numpy(py::module_& m);
+void bind_cuda(py::module_& m);
+
+}  // namespace cl::bind

@@ -1,0 +1,14 @@
+// The extension module cudalite._C: conversion code only; the logic lives in the core.
+#include "bindings/convert.h"
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "cudalite's C++ core";
+  cl::bind::bind_errors(m);
+  cl::bind::bind_dtype(m);
+  cl::bind::bind_device(m);
+  cl::bind::bind_tensor(m);
+  cl::bind::bind_ops(m);
+  cl::bind::bind_creation(m);
+  cl::bind::bind_numpy(m);
+  cl::bind::bind_cuda(m);
+}

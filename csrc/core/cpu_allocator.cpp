@@ -1,0 +1,32 @@
+#include <cstdlib>
+#include <new>
+
+#include "core/allocator.h"
+#include "core/error.h"
+
+namespace cl {
+namespace {
+
+class CpuAllocator final : public Allocator {
+ public:
+  DataPtr allocate(size_t nbytes) override {
+    if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, Device(DeviceType::CPU));
+    size_t rounded = (nbytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded);
+    if (!p) {
+      throw OutOfMemoryError(detail::str("DefaultCPUAllocator: not enough memory: you tried to "
+                                         "allocate ",
+                                         nbytes, " bytes."));
+    }
+    return DataPtr(p, p, &std::free, Device(DeviceType::CPU));
+  }
+};
+
+}  // namespace
+
+Allocator* cpu_allocator() {
+  static CpuAllocator alloc;
+  return &alloc;
+}
+
+}  // namespace cl

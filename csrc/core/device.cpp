@@ -1,0 +1,47 @@
+#include "core/device.h"
+
+#include <cctype>
+
+#include "core/error.h"
+
+namespace cl {
+
+const char* device_type_name(DeviceType t) { return t == DeviceType::CUDA ? "cuda" : "cpu"; }
+
+namespace {
+// The device types torch knows, in the order its error message lists them.
+constexpr const char* kTorchDeviceTypes =
+    "cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, "
+    "vulkan, mps, meta, hpu, mtia, privateuseone";
+}  // namespace
+
+Device::Device(const std::string& s) {
+  auto colon = s.find(':');
+  std::string type_str = s.substr(0, colon);
+  if (type_str == "cpu") {
+    type = DeviceType::CPU;
+  } else if (type_str == "cuda") {
+    type = DeviceType::CUDA;
+  } else {
+    CL_THROW("Expected one of ", kTorchDeviceTypes, " device type at start of device string: ", s);
+  }
+  index = -1;
+  if (colon == std::string::npos) return;
+  std::string idx = s.substr(colon + 1);
+  bool ok = !idx.empty() && idx.size() < 6;
+  for (char c : idx) ok = ok && std::isdigit(static_cast<unsigned char>(c));
+  // torch rejects leading zeros ("cuda:01") as well.
+  ok = ok && !(idx.size() > 1 && idx[0] == '0');
+  CL_CHECK(ok, "Invalid device string: '", s, "'");
+  index = int16_t(std::stoi(idx));
+  CL_CHECK(type != DeviceType::CPU || index == 0,
+           "CPU device index must be -1 or zero, got ", index);
+}
+
+std::string Device::str() const {
+  std::string out = device_type_name(type);
+  if (has_index()) out += ":" + std::to_string(index);
+  return out;
+}
+
+}  // namespace cl

@@ -1,0 +1,20 @@
+// Storage: a reference-counted block of memory on one device that tensors view.
+#pragma once
+
+#include <memory>
+
+#include "core/allocator.h"
+
+namespace cl {
+
+struct StorageImpl {
+  StorageImpl(DataPtr d, size_t n) : data(std::move(d)), nbytes(n) {}
+  DataPtr data;
+  size_t nbytes;
+  bool pinned = false;  // page-locked host memory (pin_memory)
+  Device device() const { return data.device(); }
+  CL_DISALLOW_COPY_AND_MOVE(StorageImpl);
+};
+using Storage = std::shared_ptr<StorageImpl>;
+
+}  // namespace cl

@@ -1,0 +1,327 @@
+#include "core/tensor.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/cuda_api.h"
+#include "core/error.h"
+#include "ops/ops.h"
+
+namespace cl {
+
+TensorImpl::TensorImpl(Storage s, Shape sz, Shape st, int64_t off, ScalarType dt)
+    : storage(std::move(s)), sizes(std::move(sz)), strides(std::move(st)), offset(off), dtype(dt) {
+  refresh();
+}
+
+void TensorImpl::refresh() {
+  numel_ = shape_numel(sizes);
+  contiguous_ = true;
+  int64_t expected = 1;
+  for (int64_t d = dim() - 1; d >= 0; --d) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) {
+      contiguous_ = false;
+      break;
+    }
+    expected *= sizes[d];
+  }
+}
+
+Shape contiguous_strides(const Shape& sizes) {
+  Shape st(sizes.size());
+  int64_t s = 1;
+  for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; --d) {
+    st[d] = s;
+    s *= std::max<int64_t>(sizes[d], 1);
+  }
+  return st;
+}
+
+int64_t shape_numel(const Shape& sizes) {
+  int64_t n = 1;
+  for (auto s : sizes) n *= s;
+  return n;
+}
+
+std::string shape_str(const Shape& s) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
+  os << "]";
+  return os.str();
+}
+
+int64_t wrap_dim(int64_t dim, int64_t ndim) {
+  int64_t n = std::max<int64_t>(ndim, 1);
+  CL_CHECK_INDEX(dim >= -n && dim < n, "Dimension out of range (expected to be in range of [",
+                 -n, ", ", n - 1, "], but got ", dim, ")");
+  return dim < 0 ? dim + n : dim;
+}
+
+Device resolve_device(Device d) {
+  if (d.is_cuda() && !d.has_index()) return Device(DeviceType::CUDA, cuda::current_device());
+  if (d.is_cpu()) return Device(DeviceType::CPU);
+  return d;
+}
+
+Allocator* allocator_for(Device device) {
+  if (device.is_cpu()) return cpu_allocator();
+  return cuda::device_allocator(device.index);
+}
+
+Tensor empty(const Shape& sizes, ScalarType dtype, Device device, bool pin_memory) {
+  for (auto s : sizes) {
+    CL_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ",
+             shape_str(sizes));
+  }
+  device = resolve_device(device);
+  size_t nbytes = size_t(shape_numel(sizes)) * itemsize(dtype);
+  Allocator* alloc = pin_memory ? cuda::host_allocator() : allocator_for(device);
+  auto storage = std::make_shared<StorageImpl>(alloc->allocate(nbytes), nbytes);
+  storage->pinned = pin_memory;
+  return std::make_shared<TensorImpl>(std::move(storage), sizes, contiguous_strides(sizes), 0,
+                                      dtype);
+}
+
+Tensor empty_like(const Tensor& t) { return empty(t->sizes, t->dtype, t->device()); }
+Tensor empty_like(const Tensor& t, ScalarType dtype) { return empty(t->sizes, dtype, t->device()); }
+
+Tensor as_strided(const Tensor& t, const Shape& sizes, const Shape& strides, int64_t offset) {
+  return std::make_shared<TensorImpl>(t->storage, sizes, strides, offset, t->dtype);
+}
+
+Tensor alias(const Tensor& t) { return as_strided(t, t->sizes, t->strides, t->offset); }
+
+Shape infer_size(const Shape& sizes, int64_t numel) {
+  Shape out = sizes;
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      CL_CHECK(infer < 0, "only one dimension can be inferred");
+      infer = int64_t(i);
+    } else {
+      CL_CHECK(out[i] >= 0, "invalid shape dimension ", out[i]);
+      known *= out[i];
+    }
+  }
+  if (infer >= 0) {
+    CL_CHECK(known != 0 && numel % known == 0, "shape '", shape_str(sizes),
+             "' is invalid for input of size ", numel);
+    out[infer] = numel / known;
+  } else {
+    CL_CHECK(known == numel, "shape '", shape_str(sizes), "' is invalid for input of size ",
+             numel);
+  }
+  return out;
+}
+
+// The strides a view of `t` with `sizes` would have, or an empty result when the memory
+// layout cannot be expressed as a view (torch's computeStride).
+static bool compute_view_strides(const Tensor& t, const Shape& sizes, Shape& out) {
+  const Shape& old_sizes = t->sizes;
+  const Shape& old_strides = t->strides;
+  out.assign(sizes.size(), 0);
+  if (old_sizes.empty()) {
+    std::fill(out.begin(), out.end(), 1);
+    return true;
+  }
+  if (t->numel() == 0) {
+    out = contiguous_strides(sizes);
+    return true;
+  }
+  int64_t view_d = int64_t(sizes.size()) - 1;
+  int64_t chunk_base_stride = old_strides.back();
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t d = int64_t(old_sizes.size()) - 1; d >= 0; --d) {
+    tensor_numel *= old_sizes[d];
+    if (d == 0 || (old_sizes[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || sizes[view_d] == 1)) {
+        out[view_d] = view_numel * chunk_base_stride;
+        view_numel *= sizes[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return false;
+      if (d > 0) {
+        chunk_base_stride = old_strides[d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  return view_d == -1;
+}
+
+Tensor view(const Tensor& t, Shape sizes) {
+  sizes = infer_size(sizes, t->numel());
+  Shape strides;
+  CL_CHECK(compute_view_strides(t, sizes, strides),
+           "view size is not compatible with input tensor's size and stride (at least one "
+           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
+  return as_strided(t, sizes, strides, t->offset);
+}
+
+Tensor reshape(const Tensor& t, const Shape& sizes_in) {
+  Shape sizes = infer_size(sizes_in, t->numel());
+  Shape strides;
+  if (compute_view_strides(t, sizes, strides)) return as_strided(t, sizes, strides, t->offset);
+  return view(contiguous(t), sizes);
+}
+
+Tensor permute(const Tensor& t, const Shape& dims) {
+  int64_t n = t->dim();
+  CL_CHECK(int64_t(dims.size()) == n,
+           "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+           "length of the desired ordering of dimensions i.e. input.dim() = ",
+           n, " is not equal to len(dims) = ", dims.size());
+  Shape sizes(n), strides(n);
+  std::vector<bool> seen(n, false);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t d = wrap_dim(dims[i], n);
+    CL_CHECK(!seen[d], "permute(): duplicate dims are not allowed.");
+    seen[d] = true;
+    sizes[i] = t->sizes[d];
+    strides[i] = t->strides[d];
+  }
+  return as_strided(t, sizes, strides, t->offset);
+}
+
+Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) {
+  int64_t n = t->dim();
+  if (n == 0) {
+    wrap_dim(d0, 0);
+    wrap_dim(d1, 0);
+    return alias(t);
+  }
+  d0 = wrap_dim(d0, n);
+  d1 = wrap_dim(d1, n);
+  Shape sizes = t->sizes, strides = t->strides;
+  std::swap(sizes[d0], sizes[d1]);
+  std::swap(strides[d0], strides[d1]);
+  return as_strided(t, sizes, strides, t->offset);
+}
+
+Tensor expand(const Tensor& t, const Shape& sizes) {
+  int64_t n = int64_t(sizes.size()), tn = t->dim();
+  CL_CHECK(n >= tn, "expand(", dtype_short_name(t->dtype), "Tensor{", shape_str(t->sizes),
+           "}, size=", shape_str(sizes),
+           "): the number of sizes provided (", n,
+           ") must be greater or equal to the number of dimensions in the tensor (", tn, ")");
+  Shape out_sizes(n), out_strides(n);
+  for (int64_t i = n - 1; i >= 0; --i) {
+    int64_t ti = i - (n - tn);
+    int64_t size = ti >= 0 ? t->sizes[ti] : 1;
+    int64_t stride = ti >= 0 ? t->strides[ti] : 0;
+    int64_t target = sizes[i];
+    if (target == -1) {
+      CL_CHECK(ti >= 0, "The expanded size of the tensor (-1) isn't allowed in a leading, "
+                        "non-existing dimension ", i);
+      target = size;
+    }
+    if (size != target) {
+      CL_CHECK(size == 1, "The expanded size of the tensor (", target,
+               ") must match the existing size (", size, ") at non-singleton dimension ", i,
+               ".  Target sizes: ", shape_str(sizes), ".  Tensor sizes: ", shape_str(t->sizes));
+      stride = 0;
+    }
+    out_sizes[i] = target;
+    out_strides[i] = stride;
+  }
+  return as_strided(t, out_sizes, out_strides, t->offset);
+}
+
+Tensor squeeze(const Tensor& t) {
+  Shape sizes, strides;
+  for (int64_t d = 0; d < t->dim(); ++d) {
+    if (t->sizes[d] != 1) {
+      sizes.push_back(t->sizes[d]);
+      strides.push_back(t->strides[d]);
+    }
+  }
+  return as_strided(t, sizes, strides, t->offset);
+}
+
+Tensor squeeze_dims(const Tensor& t, const Shape& dims) {
+  std::vector<bool> drop(t->dim(), false);
+  for (auto d : dims) {
+    int64_t w = wrap_dim(d, t->dim());
+    if (t->dim() > 0 && t->sizes[w] == 1) drop[w] = true;
+  }
+  Shape sizes, strides;
+  for (int64_t d = 0; d < t->dim(); ++d) {
+    if (!drop[d]) {
+      sizes.push_back(t->sizes[d]);
+      strides.push_back(t->strides[d]);
+    }
+  }
+  return as_strided(t, sizes, strides, t->offset);
+}
+
+Tensor unsqueeze(const Tensor& t, int64_t dim) {
+  dim = wrap_dim(dim, t->dim() + 1);
+  Shape sizes = t->sizes, strides = t->strides;
+  int64_t st = dim < t->dim() ? sizes[dim] * strides[dim] : 1;
+  sizes.insert(sizes.begin() + dim, 1);
+  strides.insert(strides.begin() + dim, st);
+  return as_strided(t, sizes, strides, t->offset);
+}
+
+Tensor select(const Tensor& t, int64_t dim, int64_t index) {
+  CL_CHECK_INDEX(t->dim() > 0, "select() cannot be applied to a 0-dim tensor.");
+  dim = wrap_dim(dim, t->dim());
+  int64_t size = t->sizes[dim];
+  CL_CHECK_INDEX(index >= -size && index < size, "index ", index,
+                 " is out of bounds for dimension ", dim, " with size ", size);
+  if (index < 0) index += size;
+  Shape sizes = t->sizes, strides = t->strides;
+  int64_t off = t->offset + index * strides[dim];
+  sizes.erase(sizes.begin() + dim);
+  strides.erase(strides.begin() + dim);
+  return as_strided(t, sizes, strides, off);
+}
+
+Tensor slice(const Tensor& t, int64_t dim, int64_t start, int64_t stop, int64_t step) {
+  CL_CHECK_VALUE(step > 0, "step must be greater than zero");
+  dim = wrap_dim(dim, t->dim());
+  int64_t size = t->sizes[dim];
+  auto clampi = [size](int64_t i) {
+    if (i < 0) i += size;
+    return std::min(std::max<int64_t>(i, 0), size);
+  };
+  start = clampi(start);
+  stop = std::max(clampi(stop), start);
+  Shape sizes = t->sizes, strides = t->strides;
+  sizes[dim] = (stop - start + step - 1) / step;
+  strides[dim] *= step;
+  return as_strided(t, sizes, strides, t->offset + start * t->strides[dim]);
+}
+
+Tensor flatten(const Tensor& t, int64_t start, int64_t end) {
+  int64_t n = t->dim();
+  if (n == 0) return reshape(t, {1});
+  start = wrap_dim(start, n);
+  end = wrap_dim(end, n);
+  CL_CHECK(start <= end, "flatten() has invalid args: start_dim cannot come after end_dim");
+  if (start == end) return alias(t);
+  Shape sizes(t->sizes.begin(), t->sizes.begin() + start);
+  int64_t m = 1;
+  for (int64_t d = start; d <= end; ++d) m *= t->sizes[d];
+  sizes.push_back(m);
+  sizes.insert(sizes.end(), t->sizes.begin() + end + 1, t->sizes.end());
+  return reshape(t, sizes);
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    CL_CHECK(da == db || da == 1 || db == 1, "The size of tensor a (", da,
+             ") must match the size of tensor b (", db, ") at non-singleton dimension ", i);
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+}  // namespace cl

@@ -1,0 +1,74 @@
+// TensorImpl: a strided view (sizes, strides, offset, dtype) of a shared Storage.
+//
+// Tensors are handled as std::shared_ptr<TensorImpl> (alias Tensor). Views share the
+// storage; autograd state lives in the Python layer.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/storage.h"
+
+namespace cl {
+
+using Shape = std::vector<int64_t>;
+
+struct TensorImpl {
+  TensorImpl(Storage s, Shape sz, Shape st, int64_t off, ScalarType dt);
+
+  Storage storage;
+  Shape sizes;
+  Shape strides;  // in elements
+  int64_t offset;  // in elements
+  ScalarType dtype;
+
+  int64_t dim() const { return int64_t(sizes.size()); }
+  int64_t numel() const { return numel_; }
+  Device device() const { return storage->device(); }
+  bool is_cuda() const { return device().is_cuda(); }
+  bool is_contiguous() const { return contiguous_; }
+  size_t element_size() const { return itemsize(dtype); }
+  char* data() const {
+    return static_cast<char*>(storage->data.get()) + offset * int64_t(itemsize(dtype));
+  }
+  // Recompute numel and contiguity after sizes/strides change.
+  void refresh();
+
+ private:
+  int64_t numel_ = 1;
+  bool contiguous_ = true;
+};
+using Tensor = std::shared_ptr<TensorImpl>;
+
+Shape contiguous_strides(const Shape& sizes);
+int64_t shape_numel(const Shape& sizes);
+// Wraps a possibly negative dim into [0, ndim); throws IndexError with torch's message.
+int64_t wrap_dim(int64_t dim, int64_t ndim);
+std::string shape_str(const Shape& s);  // "[2, 3]"
+
+// Allocation on any device; a CUDA device without an index means the current device.
+Tensor empty(const Shape& sizes, ScalarType dtype, Device device, bool pin_memory = false);
+Tensor empty_like(const Tensor& t);
+Tensor empty_like(const Tensor& t, ScalarType dtype);
+Allocator* allocator_for(Device device);
+Device resolve_device(Device d);  // fills in the current CUDA device
+
+// Views: share storage, no copies.
+Tensor as_strided(const Tensor& t, const Shape& sizes, const Shape& strides, int64_t offset);
+Tensor alias(const Tensor& t);
+Tensor view(const Tensor& t, Shape sizes);           // -1 inferred; torch's stride rules
+Tensor reshape(const Tensor& t, const Shape& sizes);  // view when possible, else copy
+Tensor permute(const Tensor& t, const Shape& dims);
+Tensor transpose(const Tensor& t, int64_t d0, int64_t d1);
+Tensor expand(const Tensor& t, const Shape& sizes);
+Tensor squeeze(const Tensor& t);
+Tensor squeeze_dims(const Tensor& t, const Shape& dims);
+Tensor unsqueeze(const Tensor& t, int64_t dim);
+Tensor select(const Tensor& t, int64_t dim, int64_t index);
+Tensor slice(const Tensor& t, int64_t dim, int64_t start, int64_t stop, int64_t step);
+Tensor flatten(const Tensor& t, int64_t start, int64_t end);
+Shape infer_size(const Shape& sizes, int64_t numel);  // resolves one -1
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+
+}  // namespace cl

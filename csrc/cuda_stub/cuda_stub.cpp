@@ -1,0 +1,47 @@
+// CPU-only builds: the CUDA entry points exist and raise torch's "not compiled" error, so
+// the rest of the core compiles and links the same way with or without the toolkit.
+#include "core/cuda_api.h"
+#include "core/error.h"
+#include "ops/kernels.h"
+
+namespace cl {
+namespace {
+[[noreturn]] void fail() { throw Error("cudalite not compiled with CUDA enabled"); }
+}  // namespace
+
+namespace cuda {
+bool is_compiled() { return false; }
+std::string compiled_archs() { return ""; }
+std::string compiled_version() { return ""; }
+int device_count() noexcept { return 0; }
+void lazy_init() { fail(); }
+bool is_initialized() { return false; }
+int current_device() { fail(); }
+void set_device(int) { fail(); }
+void check_device_index(int) { fail(); }
+Allocator* device_allocator(int) { fail(); }
+Allocator* host_allocator() { fail(); }
+StreamHandle current_stream(int) { fail(); }
+void memcpy_h2d(void*, const void*, size_t, int, bool) { fail(); }
+void memcpy_d2h(void*, const void*, size_t, int, bool) { fail(); }
+void memcpy_d2d(void*, int, const void*, int, size_t) { fail(); }
+void synchronize(int) { fail(); }
+DeviceGuard::DeviceGuard(int) : prev_(-1), active_(false) {}
+DeviceGuard::~DeviceGuard() = default;
+
+void binary(const ElementwiseIter&, BinaryOp) { fail(); }
+void unary(const ElementwiseIter&, UnaryOp) { fail(); }
+void where(const ElementwiseIter&) { fail(); }
+void cast(const ElementwiseIter&) { fail(); }
+void affine_fill(const Tensor&, double, double) { fail(); }
+void reduce_rows(ReduceOp, const Tensor&, int64_t, int64_t, const Tensor&, const Tensor&) {
+  fail();
+}
+void gather_offsets(const Tensor&, const Tensor&, const Tensor&) { fail(); }
+void scatter_offsets(const Tensor&, const Tensor&, const Tensor&, bool) { fail(); }
+void random_fill(const Tensor&, int, double, double, uint64_t, uint64_t) { fail(); }
+}  // namespace cuda
+
+Tensor cuda_matmul(const Tensor&, const Tensor&) { fail(); }
+
+}  // namespace cl

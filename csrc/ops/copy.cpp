@@ -1,0 +1,110 @@
+// copy_ in every direction (with dtype conversion and broadcasting), and the conversions
+// built on it: contiguous, clone, to, item.
+#include <cstring>
+
+#include "core/cuda_api.h"
+#include "core/error.h"
+#include "ops/kernels.h"
+#include "ops/ops.h"
+
+namespace cl {
+
+namespace {
+
+// Same-device copy with conversion; `src` already has dst's shape (possibly via stride 0).
+void copy_same_device(const Tensor& dst, const Tensor& src) {
+  if (dst->numel() == 0) return;
+  if (dst->dtype == src->dtype && dst->is_contiguous() && src->is_contiguous() &&
+      dst->numel() == src->numel()) {
+    size_t n = size_t(dst->numel()) * dst->element_size();
+    if (dst->data() == src->data()) return;
+    if (dst->is_cuda()) {
+      cuda::memcpy_d2d(dst->data(), dst->device().index, src->data(), src->device().index, n);
+    } else {
+      std::memmove(dst->data(), src->data(), n);
+    }
+    return;
+  }
+  IterInput in;
+  in.tensor = &src;
+  ElementwiseIter it = make_elementwise_iter(dst, {in});
+  it.in_dtype = src->dtype;
+  if (dst->is_cuda()) {
+    cuda::DeviceGuard g(dst->device().index);
+    cuda::cast(it);
+  } else {
+    cpu::cast(it);
+  }
+}
+
+bool is_dense(const Tensor& t) { return t->is_contiguous(); }
+
+}  // namespace
+
+void copy_(const Tensor& dst, const Tensor& src_in, bool non_blocking) {
+  if (dst.get() == src_in.get()) return;
+  Tensor src = src_in->sizes == dst->sizes ? src_in : expand(src_in, dst->sizes);
+  Device dd = dst->device(), sd = src->device();
+  if (dd == sd) {
+    copy_same_device(dst, src);
+    return;
+  }
+  if (dst->numel() == 0) return;
+  // Across devices: move dense bytes in the source dtype, convert on the destination.
+  Tensor dense_src = contiguous(src);
+  bool direct = dst->dtype == src->dtype && is_dense(dst);
+  Tensor landing = direct ? dst : empty(dst->sizes, src->dtype, dd);
+  size_t n = size_t(dst->numel()) * src->element_size();
+  if (sd.is_cpu()) {
+    cuda::memcpy_h2d(landing->data(), dense_src->data(), n, dd.index,
+                     non_blocking && dense_src->storage->pinned);
+  } else if (dd.is_cpu()) {
+    cuda::memcpy_d2h(landing->data(), dense_src->data(), n, sd.index,
+                     non_blocking && landing->storage->pinned);
+  } else {
+    cuda::memcpy_d2d(landing->data(), dd.index, dense_src->data(), sd.index, n);
+  }
+  if (!direct) copy_same_device(dst, landing);
+}
+
+Tensor contiguous(const Tensor& t) { return t->is_contiguous() ? t : clone(t); }
+
+Tensor clone(const Tensor& t) {
+  Tensor out = empty(t->sizes, t->dtype, t->device());
+  copy_(out, t);
+  return out;
+}
+
+Tensor to(const Tensor& t, Device device, ScalarType dtype, bool non_blocking, bool copy) {
+  device = resolve_device(device);
+  if (!copy && device == t->device() && dtype == t->dtype) return t;
+  Tensor out = empty(t->sizes, dtype, device);
+  copy_(out, t, non_blocking);
+  return out;
+}
+
+Scalar item(const Tensor& t) {
+  CL_CHECK(t->numel() == 1, "a Tensor with ", t->numel(),
+           " elements cannot be converted to Scalar");
+  alignas(8) char buf[8];
+  if (t->is_cuda()) {
+    cuda::memcpy_d2h(buf, t->data(), t->element_size(), t->device().index, false);
+  } else {
+    std::memcpy(buf, t->data(), t->element_size());
+  }
+  Scalar out;
+  CL_DISPATCH_ALL_TYPES(t->dtype, "item", [&] {
+    scalar_t v;
+    std::memcpy(&v, buf, sizeof(v));
+    if constexpr (std::is_same_v<scalar_t, bool>) {
+      out = Scalar(v);
+    } else if constexpr (std::is_integral_v<scalar_t>) {
+      out = Scalar(int64_t(v));
+    } else {
+      out = Scalar(double(v));
+    }
+  });
+  return out;
+}
+
+}  // namespace cl

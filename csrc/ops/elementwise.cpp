@@ -1,0 +1,287 @@
+// Elementwise ops: torch's type promotion, device rules and output handling, then one call
+// into the CPU or CUDA loops.
+#include <algorithm>
+
+#include "core/cuda_api.h"
+#include "core/error.h"
+#include "ops/kernels.h"
+#include "ops/ops.h"
+
+namespace cl {
+
+const char* binary_op_name(BinaryOp op) {
+  static constexpr const char* kNames[] = {
+      "add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "maximum", "minimum",
+      "atan2", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor",
+      "logical_and", "logical_or", "logical_xor"};
+  return kNames[int(op)];
+}
+
+const char* unary_op_name(UnaryOp op) {
+  static constexpr const char* kNames[] = {
+      "neg",  "abs",   "sign",  "relu",  "bitwise_not", "logical_not", "square", "exp",
+      "log",  "log2",  "log10", "log1p", "expm1",       "sqrt",        "rsqrt",  "sin",
+      "cos",  "tan",   "tanh",  "sigmoid", "erf",       "reciprocal",  "floor",  "ceil",
+      "round", "trunc", "isnan", "isinf", "isfinite"};
+  return kNames[int(op)];
+}
+
+ScalarType result_type(const std::vector<const Operand*>& ops) {
+  // torch's ResultTypeState: tensors with dims, 0-dim tensors, then numbers.
+  std::optional<ScalarType> dim_r, zero_r, wrapped_r;
+  auto upd = [](std::optional<ScalarType>& r, ScalarType t) {
+    r = r ? promote_types(*r, t) : t;
+  };
+  for (const Operand* o : ops) {
+    if (o->is_scalar) {
+      upd(wrapped_r, o->scalar.natural_dtype());
+    } else if (o->tensor->dim() == 0) {
+      upd(zero_r, o->tensor->dtype);
+    } else {
+      upd(dim_r, o->tensor->dtype);
+    }
+  }
+  auto combine = [](std::optional<ScalarType> higher,
+                    std::optional<ScalarType> lower) -> std::optional<ScalarType> {
+    if (!higher) return lower;
+    if (!lower) return higher;
+    if (is_floating(*higher)) return higher;
+    if (*higher == ScalarType::Bool || is_floating(*lower)) return promote_types(*higher, *lower);
+    return higher;
+  };
+  auto r = combine(dim_r, combine(zero_r, wrapped_r));
+  CL_CHECK(r.has_value(), "result_type needs at least one operand");
+  return *r;
+}
+
+void check_same_device(const std::vector<const Tensor*>& ts) {
+  const Tensor* first = nullptr;
+  for (const Tensor* t : ts) {
+    if (!*t) continue;
+    if (!first) {
+      first = t;
+      continue;
+    }
+    Device a = (*first)->device(), b = (*t)->device();
+    if (a == b) continue;
+    // A 0-dim CPU tensor is a number to a CUDA op.
+    if (b.is_cpu() && (*t)->dim() == 0) continue;
+    if (a.is_cpu() && (*first)->dim() == 0) {
+      first = t;
+      continue;
+    }
+    CL_THROW("Expected all tensors to be on the same device, but found at least two devices, ",
+             a.str(), " and ", b.str(), "!");
+  }
+}
+
+namespace {
+
+// The device an op runs on: that of its first CUDA tensor or dimensioned tensor.
+Device op_device(const std::vector<const Tensor*>& ts) {
+  Device dev(DeviceType::CPU);
+  bool have = false;
+  for (const Tensor* t : ts) {
+    if (!*t) continue;
+    if (!have || ((*t)->is_cuda() && dev.is_cpu())) {
+      dev = (*t)->device();
+      have = true;
+    }
+  }
+  return dev;
+}
+
+IterInput as_input(const Operand& o, ScalarType ct, Device dev, std::vector<Tensor>& keep) {
+  IterInput in;
+  if (o.is_scalar) {
+    in.scalar = o.scalar;
+    return in;
+  }
+  const Tensor& t = o.tensor;
+  if (t->device() != dev) {  // a 0-dim CPU tensor used as a number
+    in.scalar = item(t);
+    return in;
+  }
+  if (t->dtype != ct) {
+    keep.push_back(to(t, dev, ct, false, true));
+  } else {
+    keep.push_back(t);
+  }
+  in.tensor = &keep.back();
+  return in;
+}
+
+Shape operand_shape(const Operand& o) { return o.is_scalar ? Shape{} : o.tensor->sizes; }
+
+void check_out(const Tensor& out, const Shape& shape, ScalarType result, Device dev,
+               bool inplace) {
+  CL_CHECK(can_cast(result, out->dtype), "result type ", dtype_short_name(result),
+           " can't be cast to the desired output type ", dtype_short_name(out->dtype));
+  if (out->device() != dev) {
+    CL_THROW("Expected all tensors to be on the same device, but found at least two devices, ",
+             dev.str(), " and ", out->device().str(), "!");
+  }
+  if (out->sizes != shape) {
+    if (!inplace && out->numel() == 0) {
+      // torch resizes an empty out= tensor to the result's shape.
+      Tensor fresh = empty(shape, out->dtype, out->device());
+      out->storage = fresh->storage;
+      out->sizes = fresh->sizes;
+      out->strides = fresh->strides;
+      out->offset = 0;
+      out->refresh();
+      return;
+    }
+    CL_THROW("output with shape ", shape_str(out->sizes), " doesn't match the broadcast shape ",
+             shape_str(shape));
+  }
+}
+
+// Runs `launch(iter)` writing into `out` (allocated when null), through a temporary when
+// the output dtype differs from the dtype the loop produces.
+template <class Launch>
+Tensor run_into(const Tensor& out_in, const Shape& shape, ScalarType produced, Device dev,
+                bool inplace, Launch launch) {
+  if (!out_in) {
+    Tensor out = empty(shape, produced, dev);
+    launch(out);
+    return out;
+  }
+  check_out(out_in, shape, produced, dev, inplace);
+  if (out_in->dtype == produced) {
+    launch(out_in);
+  } else {
+    Tensor tmp = empty(shape, produced, dev);
+    launch(tmp);
+    copy_(out_in, tmp);
+  }
+  return out_in;
+}
+
+bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::Ge; }
+bool is_logical(BinaryOp op) { return op >= BinaryOp::LogicalAnd; }
+bool is_bitwise(BinaryOp op) { return op >= BinaryOp::BitAnd && op <= BinaryOp::BitXor; }
+
+std::string not_implemented(const char* name, Device dev, ScalarType t) {
+  return detail::str("\"", name, dev.is_cuda() ? "_cuda" : "_cpu", "\" not implemented for '",
+                     dtype_short_name(t), "'");
+}
+
+}  // namespace
+
+Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out) {
+  const Tensor* ts[3] = {&a.tensor, &b.tensor, &out};
+  std::vector<const Tensor*> tv = {&out, &a.tensor, &b.tensor};
+  check_same_device(tv);
+  Device dev = op_device({ts[0], ts[1], ts[2]});
+  ScalarType rt = result_type({&a, &b});
+  ScalarType ct = rt;         // dtype the loop computes in
+  ScalarType produced = rt;   // dtype the loop writes
+  if (op == BinaryOp::Div || op == BinaryOp::Atan2) {
+    if (!is_floating(rt)) ct = produced = get_default_dtype();
+  } else if (is_comparison(op) || is_logical(op)) {
+    produced = ScalarType::Bool;
+  } else if (is_bitwise(op)) {
+    CL_CHECK(!is_floating(rt), not_implemented(binary_op_name(op), dev, rt));
+  } else if (op == BinaryOp::Sub && rt == ScalarType::Bool) {
+    CL_THROW("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+             "or `logical_xor()` operator instead.");
+  } else if (op == BinaryOp::Pow && !is_floating(rt) && b.is_scalar && b.scalar.to_int() < 0) {
+    CL_THROW("Integers to negative integer powers are not allowed.");
+  }
+  Shape shape = broadcast_shapes(operand_shape(a), operand_shape(b));
+  bool inplace = out && !a.is_scalar && out.get() == a.tensor.get();
+  std::vector<Tensor> keep;
+  keep.reserve(2);
+  IterInput ia = as_input(a, ct, dev, keep);
+  IterInput ib = as_input(b, ct, dev, keep);
+  if ((op == BinaryOp::FloorDiv || op == BinaryOp::Rem) && !is_floating(ct) &&
+      ct != ScalarType::Bool && dev.is_cpu()) {
+    // Integer division by zero: torch raises on the CPU (the CUDA result is unspecified).
+    bool zero = ib.tensor ? item(reduce(ReduceOp::Any,
+                                        binary(BinaryOp::Eq, Operand(*ib.tensor), Scalar(0)), {},
+                                        false))
+                                .to_int() != 0
+                          : ib.scalar.to_int() == 0;
+    CL_CHECK(!zero, "ZeroDivisionError");
+  }
+  return run_into(out, shape, produced, dev, inplace, [&](const Tensor& o) {
+    ElementwiseIter it = make_elementwise_iter(o, {ia, ib});
+    it.in_dtype = ct;
+    if (dev.is_cuda()) {
+      cuda::binary(it, op);
+    } else {
+      cpu::binary(it, op);
+    }
+  });
+}
+
+Tensor unary(UnaryOp op, const Tensor& a, const Tensor& out) {
+  check_same_device({&a, &out});
+  Device dev = a->device();
+  ScalarType ct = a->dtype, produced = a->dtype;
+  bool float_result = op >= UnaryOp::Exp && op <= UnaryOp::Trunc;
+  if (op >= UnaryOp::Floor && op <= UnaryOp::Trunc && !is_floating(ct)) {
+    // Rounding an integer is the identity.
+    if (out) {
+      check_out(out, a->sizes, a->dtype, dev, out.get() == a.get());
+      if (out.get() != a.get()) copy_(out, a);
+      return out;
+    }
+    return clone(a);
+  }
+  if (float_result && !is_floating(ct)) ct = produced = get_default_dtype();
+  if (op >= UnaryOp::IsNan || op == UnaryOp::LogicalNot) produced = ScalarType::Bool;
+  if (op == UnaryOp::Neg && ct == ScalarType::Bool) {
+    CL_THROW("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+             "to invert a mask, use the `~` or `logical_not()` operator instead.");
+  }
+  if (op == UnaryOp::BitNot) CL_CHECK(!is_floating(ct), not_implemented("bitwise_not", dev, ct));
+  std::vector<Tensor> keep;
+  IterInput in = as_input(Operand(a), ct, dev, keep);
+  bool inplace = out && out.get() == a.get();
+  return run_into(out, a->sizes, produced, dev, inplace, [&](const Tensor& o) {
+    ElementwiseIter it = make_elementwise_iter(o, {in});
+    it.in_dtype = ct;
+    if (dev.is_cuda()) {
+      cuda::unary(it, op);
+    } else {
+      cpu::unary(it, op);
+    }
+  });
+}
+
+Tensor where(const Tensor& cond, const Operand& a, const Operand& b) {
+  CL_CHECK(cond->dtype == ScalarType::Bool,
+           "where expected condition to be a boolean tensor, but got a tensor with dtype ",
+           dtype_short_name(cond->dtype));
+  check_same_device({&cond, &a.tensor, &b.tensor});
+  Device dev = op_device({&cond, &a.tensor, &b.tensor});
+  ScalarType ct = result_type({&a, &b});
+  Shape shape = broadcast_shapes(cond->sizes, broadcast_shapes(operand_shape(a), operand_shape(b)));
+  std::vector<Tensor> keep;
+  keep.reserve(3);
+  IterInput ic = as_input(Operand(cond), ct, dev, keep);
+  IterInput ia = as_input(a, ct, dev, keep);
+  IterInput ib = as_input(b, ct, dev, keep);
+  Tensor out = empty(shape, ct, dev);
+  ElementwiseIter it = make_elementwise_iter(out, {ic, ia, ib});
+  it.in_dtype = ct;
+  if (dev.is_cuda()) {
+    cuda::where(it);
+  } else {
+    cpu::where(it);
+  }
+  return out;
+}
+
+Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi,
+             const Tensor& out) {
+  CL_CHECK(lo || hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  Tensor r = a;
+  if (lo) r = binary(BinaryOp::Maximum, Operand(r), Operand(*lo), hi ? nullptr : out);
+  if (hi) r = binary(BinaryOp::Minimum, Operand(r), Operand(*hi), out);
+  return r;
+}
+
+}  // namespace cl

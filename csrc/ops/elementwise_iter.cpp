@@ -1,0 +1,92 @@
+#include "ops/elementwise_iter.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace cl {
+
+ElementwiseIter make_elementwise_iter(const Tensor& out, const std::vector<IterInput>& inputs) {
+  ElementwiseIter it;
+  it.noperands = 1 + int(inputs.size());
+  CL_CHECK(it.noperands <= kMaxOperands, "too many operands");
+  it.device = out->device();
+  it.out_dtype = out->dtype;
+  it.numel = out->numel();
+  int nd = int(out->dim());
+  CL_CHECK(nd <= kMaxDims, "tensors with more than ", kMaxDims, " dims are not supported");
+
+  // Per-operand strides in bytes, innermost first, aligned to the output's dims.
+  int64_t st[kMaxOperands][kMaxDims] = {};
+  int64_t shape[kMaxDims];
+  for (int d = 0; d < nd; ++d) {
+    shape[d] = out->sizes[nd - 1 - d];
+    st[0][d] = out->strides[nd - 1 - d] * int64_t(out->element_size());
+  }
+  it.data[0] = out->data();
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    int op = int(k) + 1;
+    const IterInput& in = inputs[k];
+    if (!in.tensor) {
+      it.is_scalar[op] = true;
+      it.scalars[op] = in.scalar;
+      continue;
+    }
+    const Tensor& t = *in.tensor;
+    it.in_dtype = t->dtype;
+    it.data[op] = t->data();
+    int tn = int(t->dim());
+    CL_CHECK(tn <= nd, "input has more dims than the output");
+    for (int d = 0; d < tn; ++d) {
+      int64_t size = t->sizes[tn - 1 - d];
+      CL_CHECK(size == shape[d] || size == 1, "The size of tensor a (", size,
+               ") must match the size of tensor b (", shape[d], ") at non-singleton dimension ",
+               nd - 1 - d);
+      st[op][d] = size == 1 ? 0 : t->strides[tn - 1 - d] * int64_t(t->element_size());
+    }
+  }
+
+  // Drop size-1 dims, then merge dims that are contiguous in every operand.
+  int n = 0;
+  for (int d = 0; d < nd; ++d) {
+    if (shape[d] == 1) continue;
+    if (n > 0) {
+      bool can_merge = true;
+      for (int op = 0; op < it.noperands; ++op) {
+        if (st[op][d] != st[op][n - 1] * it.shape[n - 1]) can_merge = false;
+      }
+      if (can_merge) {
+        it.shape[n - 1] *= shape[d];
+        continue;
+      }
+    }
+    it.shape[n] = shape[d];
+    for (int op = 0; op < it.noperands; ++op) it.strides[op][n] = st[op][d];
+    ++n;
+  }
+  it.ndim = n;
+  return it;
+}
+
+bool ElementwiseIter::contiguous() const {
+  if (ndim > 1) return false;
+  if (ndim == 0) return true;
+  for (int op = 0; op < noperands; ++op) {
+    if (is_scalar[op]) continue;
+    int64_t isz = int64_t(itemsize(op == 0 ? out_dtype : in_dtype));
+    if (strides[op][0] != isz) return false;
+  }
+  return true;
+}
+
+int64_t ElementwiseIter::max_offset_bytes() const {
+  int64_t m = 0;
+  for (int op = 0; op < noperands; ++op) {
+    int64_t off = 0;
+    for (int d = 0; d < ndim; ++d) off += (shape[d] - 1) * std::abs(strides[op][d]);
+    m = std::max(m, off);
+  }
+  return m;
+}
+
+}  // namespace cl

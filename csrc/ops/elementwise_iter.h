@@ -1,0 +1,47 @@
+// ElementwiseIter: the shared description of an elementwise loop, built once per op and
+// handed to the CPU loops (ops/cpu_loops.h) or the CUDA loops (kernels/loops.cuh).
+//
+// Operand 0 is the output. Inputs already have the compute dtype; numbers ride along as
+// scalars (no memory). Dims are stored innermost first, broadcast dims have stride 0, and
+// adjacent dims that are contiguous in every operand are merged.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/scalar.h"
+#include "core/tensor.h"
+
+namespace cl {
+
+constexpr int kMaxDims = 16;
+constexpr int kMaxOperands = 4;
+
+struct ElementwiseIter {
+  int ndim = 0;
+  int noperands = 0;  // output included
+  int64_t numel = 0;
+  int64_t shape[kMaxDims] = {};
+  int64_t strides[kMaxOperands][kMaxDims] = {};  // bytes, innermost first
+  char* data[kMaxOperands] = {};
+  bool is_scalar[kMaxOperands] = {};
+  Scalar scalars[kMaxOperands];
+  ScalarType in_dtype = ScalarType::Float32;   // dtype of the inputs
+  ScalarType out_dtype = ScalarType::Float32;  // dtype of operand 0
+  Device device;
+
+  // True when every tensor operand is dense and in order (scalars allowed).
+  bool contiguous() const;
+  // Largest byte offset reachable by any operand (for 32-bit indexing decisions).
+  int64_t max_offset_bytes() const;
+};
+
+struct IterInput {
+  const Tensor* tensor = nullptr;  // null: scalar
+  Scalar scalar;
+};
+
+// `out` must already have the broadcast shape; inputs broadcast to it.
+ElementwiseIter make_elementwise_iter(const Tensor& out, const std::vector<IterInput>& inputs);
+
+}  // namespace cl

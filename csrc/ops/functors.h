@@ -1,0 +1,256 @@
+// Scalar functors: the whole definition of each elementwise op, shared by the CPU loops
+// (ops/cpu_loops.h) and the CUDA loops (kernels/loops.cuh). T is the arithmetic type
+// (float for float16/bfloat16, see core/half.h).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "core/half.h"
+#include "core/macros.h"
+
+namespace cl::fn {
+
+template <class T>
+constexpr bool is_fp = std::is_floating_point_v<T>;
+
+struct Add {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b) const { return T(a + b); }
+};
+struct Sub {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b) const { return T(a - b); }
+};
+struct Mul {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (std::is_same_v<T, bool>) return a && b;
+    else return T(a * b);
+  }
+};
+struct Div {  // true division; only instantiated for floating T
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b) const { return a / b; }
+};
+// Python's floor division and modulo (torch.floor_divide, torch.remainder).
+struct FloorDiv {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (is_fp<T>) {
+      if (b == 0) return a / b;
+      T mod = std::fmod(a, b);
+      T div = (a - mod) / b;
+      if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
+      if (div == 0) return std::copysign(T(0), a / b);
+      T fl = std::floor(div);
+      if (div - fl > T(0.5)) fl += 1;
+      return fl;
+    } else if constexpr (std::is_same_v<T, bool>) {
+      return a;
+    } else {
+      if (b == 0) return 0;  // the CPU path raises before the loop runs
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return T(-a);  // avoids the INT_MIN / -1 trap
+        T q = a / b, r = a % b;
+        return (r != 0 && ((r < 0) != (b < 0))) ? T(q - 1) : q;
+      } else {
+        return a / b;
+      }
+    }
+  }
+};
+struct Rem {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (is_fp<T>) {
+      T r = std::fmod(a, b);
+      if (r != 0 && ((r < 0) != (b < 0))) r += b;
+      return r;
+    } else if constexpr (std::is_same_v<T, bool>) {
+      return false;
+    } else {
+      if (b == 0) return 0;
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return 0;
+        T r = a % b;
+        return (r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
+      } else {
+        return a % b;
+      }
+    }
+  }
+};
+struct Pow {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (is_fp<T>) {
+      return std::pow(a, b);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      return a || !b;
+    } else {
+      if constexpr (std::is_signed_v<T>) {
+        if (b < 0) return a == 1 ? T(1) : a == -1 ? T((b & 1) ? -1 : 1) : T(0);
+      }
+      T result = 1, base = a;
+      auto e = b;
+      while (e) {
+        if (e & 1) result = T(result * base);
+        base = T(base * base);
+        e = T(e >> 1);
+      }
+      return result;
+    }
+  }
+};
+// maximum/minimum propagate NaN, like torch.
+struct Maximum {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (is_fp<T>) {
+      if (a != a) return a;
+      if (b != b) return b;
+    }
+    return a > b ? a : b;
+  }
+};
+struct Minimum {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (is_fp<T>) {
+      if (a != a) return a;
+      if (b != b) return b;
+    }
+    return a < b ? a : b;
+  }
+};
+struct Atan2 {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b) const { return std::atan2(a, b); }
+};
+
+#define CL_CMP_FUNCTOR(Name, expr)                                     \
+  struct Name {                                                        \
+    template <class T>                                                 \
+    CL_HOST_DEVICE bool operator()(T a, T b) const { return expr; }    \
+  };
+CL_CMP_FUNCTOR(Eq, a == b)
+CL_CMP_FUNCTOR(Ne, a != b)
+CL_CMP_FUNCTOR(Lt, a < b)
+CL_CMP_FUNCTOR(Le, a <= b)
+CL_CMP_FUNCTOR(Gt, a > b)
+CL_CMP_FUNCTOR(Ge, a >= b)
+CL_CMP_FUNCTOR(LogicalAnd, bool(a) && bool(b))
+CL_CMP_FUNCTOR(LogicalOr, bool(a) || bool(b))
+CL_CMP_FUNCTOR(LogicalXor, bool(a) != bool(b))
+#undef CL_CMP_FUNCTOR
+
+struct BitAnd {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b) const { return T(a & b); }
+};
+struct BitOr {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b) const { return T(a | b); }
+};
+struct BitXor {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b) const { return T(a ^ b); }
+};
+
+// ---- unary ----
+struct Neg {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a) const { return T(-a); }
+};
+struct Abs {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a) const {
+    if constexpr (is_fp<T>) return std::fabs(a);
+    else if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>) return a;
+    else return T(a < 0 ? -a : a);
+  }
+};
+struct Sign {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a) const {
+    if constexpr (std::is_same_v<T, bool>) return a;
+    else return T((T(0) < a) - (a < T(0)));
+  }
+};
+struct Relu {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a) const { return a < T(0) ? T(0) : a; }
+};
+struct Square {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a) const {
+    if constexpr (std::is_same_v<T, bool>) return a;
+    else return T(a * a);
+  }
+};
+struct BitNot {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a) const {
+    if constexpr (std::is_same_v<T, bool>) return !a;
+    else return T(~a);
+  }
+};
+struct LogicalNot {
+  template <class T>
+  CL_HOST_DEVICE bool operator()(T a) const { return !bool(a); }
+};
+
+#define CL_FLOAT_UNARY(Name, expr)                    \
+  struct Name {                                       \
+    template <class T>                                \
+    CL_HOST_DEVICE T operator()(T a) const { return expr; } \
+  };
+CL_FLOAT_UNARY(Exp, std::exp(a))
+CL_FLOAT_UNARY(Log, std::log(a))
+CL_FLOAT_UNARY(Log2, std::log2(a))
+CL_FLOAT_UNARY(Log10, std::log10(a))
+CL_FLOAT_UNARY(Log1p, std::log1p(a))
+CL_FLOAT_UNARY(Expm1, std::expm1(a))
+CL_FLOAT_UNARY(Sqrt, std::sqrt(a))
+CL_FLOAT_UNARY(Rsqrt, T(1) / std::sqrt(a))
+CL_FLOAT_UNARY(Sin, std::sin(a))
+CL_FLOAT_UNARY(Cos, std::cos(a))
+CL_FLOAT_UNARY(Tan, std::tan(a))
+CL_FLOAT_UNARY(Tanh, std::tanh(a))
+CL_FLOAT_UNARY(Sigmoid, T(1) / (T(1) + std::exp(-a)))
+CL_FLOAT_UNARY(Erf, std::erf(a))
+CL_FLOAT_UNARY(Reciprocal, T(1) / a)
+CL_FLOAT_UNARY(Floor, std::floor(a))
+CL_FLOAT_UNARY(Ceil, std::ceil(a))
+CL_FLOAT_UNARY(Round, std::nearbyint(a))
+CL_FLOAT_UNARY(Trunc, std::trunc(a))
+#undef CL_FLOAT_UNARY
+
+struct IsNan {
+  template <class T>
+  CL_HOST_DEVICE bool operator()(T a) const { return a != a; }
+};
+struct IsInf {
+  template <class T>
+  CL_HOST_DEVICE bool operator()(T a) const {
+    if constexpr (is_fp<T>) return std::isinf(a);
+    else return false;
+  }
+};
+struct IsFinite {
+  template <class T>
+  CL_HOST_DEVICE bool operator()(T a) const {
+    if constexpr (is_fp<T>) return std::isfinite(a);
+    else return true;
+  }
+};
+
+// ---- ternary: the condition arrives converted to T ----
+struct Where {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T c, T a, T b) const { return c != T(0) ? a : b; }
+};
+
+}  // namespace cl::fn

@@ -1,0 +1,95 @@
+// The operator entry points of the core. Each works on CPU and CUDA tensors; device
+// checks, dtype promotion and output allocation happen here, the loops live in
+// ops/cpu_*.cpp and kernels/*.cu.
+#pragma once
+
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "core/scalar.h"
+#include "core/tensor.h"
+
+namespace cl {
+
+enum class BinaryOp : int8_t {
+  Add, Sub, Mul, Div, FloorDiv, Rem, Pow, Maximum, Minimum, Atan2,
+  Eq, Ne, Lt, Le, Gt, Ge,                 // -> bool
+  BitAnd, BitOr, BitXor,                  // integral and bool only
+  LogicalAnd, LogicalOr, LogicalXor,      // -> bool
+};
+enum class UnaryOp : int8_t {
+  Neg, Abs, Sign, Relu, BitNot, LogicalNot, Square,          // keep the dtype (LogicalNot: bool)
+  Exp, Log, Log2, Log10, Log1p, Expm1, Sqrt, Rsqrt, Sin, Cos, Tan,
+  Tanh, Sigmoid, Erf, Reciprocal, Floor, Ceil, Round, Trunc,  // floating results
+  IsNan, IsInf, IsFinite,                                     // -> bool
+};
+const char* binary_op_name(BinaryOp op);
+const char* unary_op_name(UnaryOp op);
+
+// A tensor or a Python number.
+struct Operand {
+  Operand(Tensor t) : tensor(std::move(t)) {}
+  Operand(Scalar s) : scalar(s), is_scalar(true) {}
+  Tensor tensor;
+  Scalar scalar;
+  bool is_scalar = false;
+};
+
+// torch.result_type over tensors and numbers (0-dim tensors and numbers don't widen a
+// tensor of the same category).
+ScalarType result_type(const std::vector<const Operand*>& ops);
+
+// `out` may be null (allocate), an explicit out= tensor, or the input itself (in-place).
+Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out = nullptr);
+Tensor unary(UnaryOp op, const Tensor& a, const Tensor& out = nullptr);
+Tensor where(const Tensor& cond, const Operand& a, const Operand& b);
+Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi,
+             const Tensor& out = nullptr);
+
+// Copies and conversions.
+void copy_(const Tensor& dst, const Tensor& src, bool non_blocking = false);
+Tensor contiguous(const Tensor& t);
+Tensor clone(const Tensor& t);
+Tensor to(const Tensor& t, Device device, ScalarType dtype, bool non_blocking, bool copy);
+Scalar item(const Tensor& t);
+
+// Creation.
+void fill_(const Tensor& t, Scalar value);
+Tensor full(const Shape& sizes, Scalar value, ScalarType dtype, Device device);
+Tensor arange(double start, double end, double step, ScalarType dtype, Device device);
+Tensor linspace(double start, double end, int64_t steps, ScalarType dtype, Device device);
+Tensor eye(int64_t n, int64_t m, ScalarType dtype, Device device);
+
+// Reductions over `dims` (empty: all dims).
+enum class ReduceOp : int8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, All, Any };
+Tensor reduce(ReduceOp op, const Tensor& t, Shape dims, bool keepdim,
+              std::optional<ScalarType> dtype = std::nullopt);
+// max/min along one dim: (values, indices).
+std::tuple<Tensor, Tensor> reduce_with_indices(bool is_max, const Tensor& t, int64_t dim,
+                                               bool keepdim);
+
+// Indexing primitives: element offsets (int64, relative to the storage start) into `src`.
+Tensor gather_offsets(const Tensor& src, const Tensor& offsets);
+void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& values,
+                     bool accumulate);
+Tensor nonzero(const Tensor& t);  // [n, ndim] int64
+Tensor cat(const std::vector<Tensor>& ts, int64_t dim);
+
+// Random numbers from a counter-based Philox generator: the same seed gives the same
+// numbers on CPU and GPU, whatever the launch shape.
+void uniform_(const Tensor& t, double lo, double hi);
+void normal_(const Tensor& t, double mean, double std);
+void random_int_(const Tensor& t, int64_t lo, int64_t hi);  // [lo, hi)
+void manual_seed(uint64_t seed);
+uint64_t initial_seed(Device device);
+std::vector<uint64_t> get_rng_state(Device device);  // {seed, offset}
+void set_rng_state(Device device, uint64_t seed, uint64_t offset);
+
+// Matrix products on CUDA through cuBLAS (the CPU path goes through NumPy's BLAS).
+Tensor cuda_matmul(const Tensor& a, const Tensor& b);
+
+// Checks that all tensors share one device (0-dim CPU tensors count as numbers).
+void check_same_device(const std::vector<const Tensor*>& ts);
+
+}  // namespace cl

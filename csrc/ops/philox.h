@@ -1,0 +1,65 @@
+// Philox4x32-10 (Salmon et al., SC'11): a counter-based generator. Element i of a draw uses
+// counter (base + i / 4) and lane i % 4, so results depend only on (seed, offset, i), never
+// on how the work is split across threads or devices.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "core/macros.h"
+
+namespace cl::philox {
+
+struct Out {
+  uint32_t w[4];
+};
+
+CL_HOST_DEVICE inline uint32_t mulhilo(uint32_t a, uint32_t b, uint32_t* hi) {
+  uint64_t p = uint64_t(a) * uint64_t(b);
+  *hi = uint32_t(p >> 32);
+  return uint32_t(p);
+}
+
+CL_HOST_DEVICE inline Out draw(uint64_t seed, uint64_t counter) {
+  uint32_t c0 = uint32_t(counter), c1 = uint32_t(counter >> 32), c2 = 0, c3 = 0;
+  uint32_t k0 = uint32_t(seed), k1 = uint32_t(seed >> 32);
+  for (int r = 0; r < 10; ++r) {
+    uint32_t hi0, hi1;
+    uint32_t lo0 = mulhilo(0xD2511F53u, c0, &hi0);
+    uint32_t lo1 = mulhilo(0xCD9E8D57u, c2, &hi1);
+    uint32_t n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+    c0 = n0;
+    c1 = lo1;
+    c2 = n2;
+    c3 = lo0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return {{c0, c1, c2, c3}};
+}
+
+// Uniform in [0, 1): 24 bits for float-sized outputs, 32 for double.
+CL_HOST_DEVICE inline double uniform01(uint32_t w, bool wide) {
+  return wide ? double(w) * (1.0 / 4294967296.0) : double(w >> 8) * (1.0 / 16777216.0);
+}
+
+// Value for element i. kind: 0 uniform [a, b), 1 normal(a, b), 2 integer in [a, b).
+CL_HOST_DEVICE inline double sample(int kind, double a, double b, bool wide, uint64_t seed,
+                                    uint64_t base, uint64_t i) {
+  Out o = draw(seed, base + i / 4);
+  unsigned lane = unsigned(i % 4);
+  if (kind == 0) return a + (b - a) * uniform01(o.w[lane], wide);
+  if (kind == 1) {
+    // Box-Muller on the lane pair: even lanes take the cosine, odd the sine.
+    double u1 = 1.0 - uniform01(o.w[lane & ~1u], true);  // (0, 1]
+    double u2 = uniform01(o.w[lane | 1u], true);
+    double r = sqrt(-2.0 * log(u1));
+    double t = 6.283185307179586 * u2;
+    return a + b * r * ((lane & 1u) ? sin(t) : cos(t));
+  }
+  uint64_t range = uint64_t(b - a);
+  uint64_t v = (uint64_t(o.w[lane]) << 32) | o.w[lane ^ 1u];
+  return a + double(v % range);
+}
+
+}  // namespace cl::philox

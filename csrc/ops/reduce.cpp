@@ -1,0 +1,109 @@
+// Reductions: dims are permuted so the reduced ones are innermost, then rows of a dense
+// [outer, inner] view are reduced by the device's loop (ops/cpu_reduce.cpp,
+// kernels/reduce.cu).
+#include <algorithm>
+
+#include "core/cuda_api.h"
+#include "core/error.h"
+#include "ops/kernels.h"
+#include "ops/ops.h"
+
+namespace cl {
+
+namespace {
+
+struct Plan {
+  Tensor rows;      // dense, viewed as [outer, inner]
+  int64_t outer, inner;
+  Shape out_shape;  // with or without the kept 1s
+};
+
+Plan plan_reduce(const Tensor& t, Shape dims, bool keepdim) {
+  int64_t nd = t->dim();
+  std::vector<bool> red(std::max<int64_t>(nd, 1), false);
+  if (dims.empty()) {
+    std::fill(red.begin(), red.end(), true);
+  } else {
+    for (auto d : dims) {
+      int64_t w = wrap_dim(d, nd);
+      CL_CHECK(!red[w], "dim ", w, " appears multiple times in the list of dims");
+      red[w] = true;
+    }
+  }
+  Shape perm, out_shape;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (!red[d]) {
+      perm.push_back(d);
+      outer *= t->sizes[d];
+      out_shape.push_back(t->sizes[d]);
+    } else if (keepdim) {
+      out_shape.push_back(1);
+    }
+  }
+  for (int64_t d = 0; d < nd; ++d) {
+    if (red[d]) {
+      perm.push_back(d);
+      inner *= t->sizes[d];
+    }
+  }
+  Tensor rows = nd == 0 ? t : contiguous(permute(t, perm));
+  return {rows, outer, inner, out_shape};
+}
+
+void run_rows(ReduceOp op, const Plan& p, const Tensor& out, const Tensor& idx) {
+  if (p.outer == 0) return;
+  if (p.rows->is_cuda()) {
+    cuda::DeviceGuard g(p.rows->device().index);
+    cuda::reduce_rows(op, p.rows, p.outer, p.inner, out, idx);
+  } else {
+    cpu::reduce_rows(op, p.rows, p.outer, p.inner, out, idx);
+  }
+}
+
+}  // namespace
+
+Tensor reduce(ReduceOp op, const Tensor& t_in, Shape dims, bool keepdim,
+              std::optional<ScalarType> dtype) {
+  Tensor t = t_in;
+  ScalarType out_dtype = t->dtype;
+  if (op == ReduceOp::Sum || op == ReduceOp::Prod) {
+    out_dtype = dtype ? *dtype : is_floating(t->dtype) ? t->dtype : ScalarType::Int64;
+    if (t->dtype != out_dtype) t = to(t, t->device(), out_dtype, false, false);
+  } else if (op == ReduceOp::All || op == ReduceOp::Any) {
+    out_dtype = ScalarType::Bool;
+  } else if (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin) {
+    out_dtype = ScalarType::Int64;
+  }
+  Plan p = plan_reduce(t, std::move(dims), keepdim);
+  bool is_arg = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
+  bool is_ext = op == ReduceOp::Max || op == ReduceOp::Min;
+  if (p.inner == 0 && (is_arg || is_ext)) {
+    CL_THROW(is_arg ? (op == ReduceOp::ArgMax ? "argmax" : "argmin")
+                    : (op == ReduceOp::Max ? "max" : "min"),
+             "(): Expected reduction dim to be specified for input.numel() == 0.");
+  }
+  Tensor out = empty(p.out_shape, out_dtype, t->device());
+  if (is_arg) {
+    Tensor vals = empty({p.outer}, t->dtype, t->device());
+    run_rows(op, p, vals, out);
+  } else {
+    run_rows(op, p, out, nullptr);
+  }
+  return out;
+}
+
+std::tuple<Tensor, Tensor> reduce_with_indices(bool is_max, const Tensor& t, int64_t dim,
+                                               bool keepdim) {
+  Plan p = plan_reduce(t, {dim}, keepdim);
+  if (p.inner == 0) {
+    CL_THROW(is_max ? "max" : "min", "(): Expected reduction dim ", wrap_dim(dim, t->dim()),
+             " to have non-zero size.");
+  }
+  Tensor vals = empty(p.out_shape, t->dtype, t->device());
+  Tensor idx = empty(p.out_shape, ScalarType::Int64, t->device());
+  run_rows(is_max ? ReduceOp::ArgMax : ReduceOp::ArgMin, p, vals, idx);
+  return {vals, idx};
+}
+
+}  // namespace cl

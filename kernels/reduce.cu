@@ -1,0 +1,174 @@
+// Row reductions on the GPU: `outer` dense rows of length `inner` (ops/reduce.cpp makes
+// the layout). Short rows get a thread each; long rows get blocks, split across several
+// blocks when there are too few rows to fill the GPU, with a second pass over the partial
+// results. The combine order is fixed by the launch shape, which depends only on the sizes,
+// so results are the same run to run. Bytes moved: outer * inner * itemsize (+ the output).
+#include <cuda_runtime.h>
+
+#include "core/cuda_api.h"
+#include "cuda/cuda_check.h"
+#include "ops/kernels.h"
+#include "ops/reduce_ops.h"
+
+namespace cl::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+// A reducer: acc type, identity, make (from an element and its index), combine, store.
+template <class T, ReduceOp OP>
+struct R {
+  using A = typename red::Acc<T, true>::type;
+  static constexpr bool kArg = OP == ReduceOp::Max || OP == ReduceOp::Min ||
+                               OP == ReduceOp::ArgMax || OP == ReduceOp::ArgMin;
+  static constexpr bool kIsMax = OP == ReduceOp::Max || OP == ReduceOp::ArgMax;
+  using P = opmath_t<T>;
+  using acc_t = std::conditional_t<kArg, red::ArgPair<P, kIsMax>,
+                                   std::conditional_t<OP == ReduceOp::All || OP == ReduceOp::Any,
+                                                      int, A>>;
+  __device__ static acc_t identity() {
+    if constexpr (kArg) return acc_t{P(0), -1};
+    else if constexpr (OP == ReduceOp::Prod || OP == ReduceOp::All) return acc_t(1);
+    else return acc_t(0);
+  }
+  __device__ static acc_t make(T x, int64_t i) {
+    if constexpr (kArg) return acc_t{P(x), i};
+    else if constexpr (OP == ReduceOp::All || OP == ReduceOp::Any) return bool(x) ? 1 : 0;
+    else return acc_t(x);
+  }
+  __device__ static acc_t combine(acc_t a, acc_t b) {
+    if constexpr (kArg) return red::arg_combine(a, b);
+    else if constexpr (OP == ReduceOp::Sum) return a + b;
+    else if constexpr (OP == ReduceOp::Prod) return a * b;
+    else if constexpr (OP == ReduceOp::All) return a && b;
+    else return a || b;
+  }
+  __device__ static void store(acc_t a, void* out, int64_t* idx, int64_t r) {
+    if constexpr (kArg) {
+      static_cast<T*>(out)[r] = T(a.v);
+      if (idx) idx[r] = a.i;
+    } else if constexpr (OP == ReduceOp::All || OP == ReduceOp::Any) {
+      static_cast<bool*>(out)[r] = a != 0;
+    } else {
+      static_cast<T*>(out)[r] = T(a);
+    }
+  }
+};
+
+template <class Red>
+__device__ typename Red::acc_t block_reduce(typename Red::acc_t v) {
+  __shared__ typename Red::acc_t sh[kThreads];
+  sh[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) sh[threadIdx.x] = Red::combine(sh[threadIdx.x], sh[threadIdx.x + s]);
+    __syncthreads();
+  }
+  return sh[0];
+}
+
+// One thread per row.
+template <class T, class Red>
+__global__ void thread_rows(const T* x, int64_t outer, int64_t inner, void* out, int64_t* idx) {
+  int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= outer) return;
+  auto acc = Red::identity();
+  for (int64_t i = 0; i < inner; ++i) acc = Red::combine(acc, Red::make(x[r * inner + i], i));
+  Red::store(acc, out, idx, r);
+}
+
+// Block (row, split): reduces elements [split*chunk, (split+1)*chunk) of the row. With one
+// split it stores the result, otherwise it writes a partial accumulator.
+template <class T, class Red>
+__global__ void block_rows(const T* x, int64_t inner, int64_t chunk, int splits, void* out,
+                           int64_t* idx, typename Red::acc_t* partial) {
+  int64_t r = blockIdx.x / splits;
+  int split = blockIdx.x % splits;
+  int64_t lo = split * chunk, hi = lo + chunk < inner ? lo + chunk : inner;
+  const T* row = x + r * inner;
+  auto acc = Red::identity();
+  for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+    acc = Red::combine(acc, Red::make(row[i], i));
+  }
+  acc = block_reduce<Red>(acc);
+  if (threadIdx.x == 0) {
+    if (splits == 1) {
+      Red::store(acc, out, idx, r);
+    } else {
+      partial[blockIdx.x] = acc;
+    }
+  }
+}
+
+template <class Red>
+__global__ void finish_rows(const typename Red::acc_t* partial, int splits, void* out,
+                            int64_t* idx) {
+  int64_t r = blockIdx.x;
+  auto acc = Red::identity();
+  for (int i = threadIdx.x; i < splits; i += blockDim.x) {
+    acc = Red::combine(acc, partial[r * splits + i]);
+  }
+  acc = block_reduce<Red>(acc);
+  if (threadIdx.x == 0) Red::store(acc, out, idx, r);
+}
+
+template <class T, ReduceOp OP>
+void launch(const Tensor& in, int64_t outer, int64_t inner, const Tensor& out,
+            const Tensor& idx) {
+  using Red = R<T, OP>;
+  cudaStream_t stream = static_cast<cudaStream_t>(current_stream(in->device().index));
+  const T* x = reinterpret_cast<const T*>(in->data());
+  void* o = out->data();
+  int64_t* ix = idx ? reinterpret_cast<int64_t*>(idx->data()) : nullptr;
+  if (inner <= 32 && outer >= 1024) {
+    int64_t blocks = (outer + kThreads - 1) / kThreads;
+    thread_rows<T, Red><<<unsigned(blocks), kThreads, 0, stream>>>(x, outer, inner, o, ix);
+    CL_CUDA_KERNEL_LAUNCH_CHECK();
+    return;
+  }
+  // Split long rows so that about 4 blocks per multiprocessor are busy.
+  int64_t want_blocks = 132 * 4;
+  int64_t splits = 1;
+  if (outer < want_blocks) {
+    splits = (want_blocks + outer - 1) / outer;
+    int64_t max_splits = (inner + 4095) / 4096;  // keep each chunk >= 4096 elements
+    splits = splits < max_splits ? splits : max_splits;
+    if (splits < 1) splits = 1;
+  }
+  int64_t chunk = (inner + splits - 1) / splits;
+  Tensor partial;
+  using acc_t = typename Red::acc_t;
+  if (splits > 1) {
+    partial = empty({int64_t(outer * splits * int64_t(sizeof(acc_t)))}, ScalarType::UInt8,
+                    in->device());
+  }
+  acc_t* pp = partial ? reinterpret_cast<acc_t*>(partial->data()) : nullptr;
+  block_rows<T, Red><<<unsigned(outer * splits), kThreads, 0, stream>>>(x, inner, chunk,
+                                                                        int(splits), o, ix, pp);
+  CL_CUDA_KERNEL_LAUNCH_CHECK();
+  if (splits > 1) {
+    finish_rows<Red><<<unsigned(outer), kThreads, 0, stream>>>(pp, int(splits), o, ix);
+    CL_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+}
+
+}  // namespace
+
+void reduce_rows(ReduceOp op, const Tensor& in, int64_t outer, int64_t inner, const Tensor& out,
+                 const Tensor& idx) {
+  CL_DISPATCH_ALL_TYPES(in->dtype, "reduce", [&] {
+    using T = scalar_t;
+    switch (op) {
+      case ReduceOp::Sum: launch<T, ReduceOp::Sum>(in, outer, inner, out, idx); break;
+      case ReduceOp::Prod: launch<T, ReduceOp::Prod>(in, outer, inner, out, idx); break;
+      case ReduceOp::Max: launch<T, ReduceOp::Max>(in, outer, inner, out, idx); break;
+      case ReduceOp::Min: launch<T, ReduceOp::Min>(in, outer, inner, out, idx); break;
+      case ReduceOp::ArgMax: launch<T, ReduceOp::ArgMax>(in, outer, inner, out, idx); break;
+      case ReduceOp::ArgMin: launch<T, ReduceOp::ArgMin>(in, outer, inner, out, idx); break;
+      case ReduceOp::All: launch<T, ReduceOp::All>(in, outer, inner, out, idx); break;
+      case ReduceOp::Any: launch<T, ReduceOp::Any>(in, outer, inner, out, idx); break;
+    }
+  });
+}
+
+}  // namespace cl::cuda

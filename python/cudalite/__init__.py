@@ -1,0 +1,1 @@
+from cudalite import _C  # noqa: F401
