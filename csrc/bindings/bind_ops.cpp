@@ -108,6 +108,11 @@ void bind_ops(py::module_& m) {
       })
       .def("__hash__", [](py::handle self) { return py::hash(py::int_(reinterpret_cast<uintptr_t>(self.ptr()))); });
 
+  py::list bnames, unames;
+  for (int i = 0; i <= int(BinaryOp::LogicalXor); ++i) bnames.append(binary_op_name(BinaryOp(i)));
+  for (int i = 0; i <= int(UnaryOp::IsFinite); ++i) unames.append(unary_op_name(UnaryOp(i)));
+  m.attr("_binary_op_names") = bnames;
+  m.attr("_unary_op_names") = unames;
   m.def("_binary", [](int op, py::handle a, py::handle b, py::handle out) {
     auto oa = to_operand(a), ob = to_operand(b);
     if (!oa || !ob) {

@@ -8,6 +8,7 @@ namespace cl::bind {
 
 namespace {
 py::handle g_tensor_type;
+py::object* g_legacy_ctor = nullptr;  // cudalite._legacy.legacy_new, set at import
 
 int64_t to_int(py::handle h, const char* what) {
   if (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr())) return h.cast<int64_t>();
@@ -60,6 +61,13 @@ py::object make_size(const Shape& s) {
 void bind_tensor(py::module_& m) {
   PyTensor cls(m, "Tensor", py::dynamic_attr());
   g_tensor_type = cls;
+  // The legacy constructor Tensor(2, 3) / Tensor([1, 2]) / Tensor(other): the argument
+  // parsing lives in Python; the new object aliases what it returns.
+  cls.def(py::init([](py::args a, py::kwargs k) {
+    CL_CHECK(g_legacy_ctor, "cudalite is not initialised");
+    return alias((*g_legacy_ctor)(*a, **k).cast<Tensor>());
+  }));
+  m.def("_set_legacy_ctor", [](py::object f) { g_legacy_ctor = new py::object(std::move(f)); });
   cls.def_property_readonly("shape", [](const Tensor& t) { return make_size(t->sizes); })
       .def_property_readonly("dtype", [](const Tensor& t) { return dtype_object(t->dtype); },
                              py::return_value_policy::reference)

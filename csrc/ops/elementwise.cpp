@@ -182,7 +182,7 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
   } else if (is_comparison(op) || is_logical(op)) {
     produced = ScalarType::Bool;
   } else if (is_bitwise(op)) {
-    CL_CHECK(!is_floating(rt), not_implemented(binary_op_name(op), dev, rt));
+    CL_CHECK_AS(NotImplementedError, !is_floating(rt), not_implemented(binary_op_name(op), dev, rt));
   } else if (op == BinaryOp::Sub && rt == ScalarType::Bool) {
     CL_THROW("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
              "or `logical_xor()` operator instead.");
@@ -236,7 +236,9 @@ Tensor unary(UnaryOp op, const Tensor& a, const Tensor& out) {
     CL_THROW("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
              "to invert a mask, use the `~` or `logical_not()` operator instead.");
   }
-  if (op == UnaryOp::BitNot) CL_CHECK(!is_floating(ct), not_implemented("bitwise_not", dev, ct));
+  if (op == UnaryOp::BitNot) {
+    CL_CHECK_AS(NotImplementedError, !is_floating(ct), not_implemented("bitwise_not", dev, ct));
+  }
   std::vector<Tensor> keep;
   IterInput in = as_input(Operand(a), ct, dev, keep);
   bool inplace = out && out.get() == a.get();

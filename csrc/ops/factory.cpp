@@ -43,7 +43,7 @@ Tensor arange(double start, double end, double step, ScalarType dtype, Device de
   CL_CHECK(std::isfinite(start) && std::isfinite(end),
            "unsupported range: ", start, " -> ", end);
   CL_CHECK((step > 0 && end >= start) || (step < 0 && end <= start),
-           "upper bound and larger bound inconsistent with step sign");
+           "upper bound and lower bound inconsistent with step sign");
   int64_t n = int64_t(std::ceil((end - start) / step));
   Tensor t = empty({n}, dtype, device);
   affine(t, start, step);

@@ -66,7 +66,7 @@ Tensor nonzero(const Tensor& t) {
 }
 
 Tensor cat(const std::vector<Tensor>& ts_in, int64_t dim) {
-  CL_CHECK(!ts_in.empty(), "torch.cat(): expected a non-empty list of Tensors");
+  CL_CHECK_VALUE(!ts_in.empty(), "cudalite.cat(): expected a non-empty list of Tensors");
   // Legacy behaviour kept by torch: 1-D empty tensors are skipped.
   std::vector<Tensor> ts;
   for (auto& t : ts_in) {

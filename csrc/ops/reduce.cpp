@@ -79,9 +79,10 @@ Tensor reduce(ReduceOp op, const Tensor& t_in, Shape dims, bool keepdim,
   bool is_arg = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
   bool is_ext = op == ReduceOp::Max || op == ReduceOp::Min;
   if (p.inner == 0 && (is_arg || is_ext)) {
-    CL_THROW(is_arg ? (op == ReduceOp::ArgMax ? "argmax" : "argmin")
-                    : (op == ReduceOp::Max ? "max" : "min"),
-             "(): Expected reduction dim to be specified for input.numel() == 0.");
+    throw IndexError(detail::str(is_arg ? (op == ReduceOp::ArgMax ? "argmax" : "argmin")
+                                        : (op == ReduceOp::Max ? "max" : "min"),
+                                 "(): Expected reduction dim to be specified for input.numel() "
+                                 "== 0."));
   }
   Tensor out = empty(p.out_shape, out_dtype, t->device());
   if (is_arg) {
@@ -97,8 +98,8 @@ std::tuple<Tensor, Tensor> reduce_with_indices(bool is_max, const Tensor& t, int
                                                bool keepdim) {
   Plan p = plan_reduce(t, {dim}, keepdim);
   if (p.inner == 0) {
-    CL_THROW(is_max ? "max" : "min", "(): Expected reduction dim ", wrap_dim(dim, t->dim()),
-             " to have non-zero size.");
+    throw IndexError(detail::str(is_max ? "max" : "min", "(): Expected reduction dim ",
+                                 wrap_dim(dim, t->dim()), " to have non-zero size."));
   }
   Tensor vals = empty(p.out_shape, t->dtype, t->device());
   Tensor idx = empty(p.out_shape, ScalarType::Int64, t->device());

@@ -1,1 +1,51 @@
-from cudalite import _C  # noqa: F401
+"""cudalite: torch.cuda semantics in a small, readable package.
+
+``import cudalite as torch`` runs the tutorials' code: devices, tensors on CPU and GPU,
+``.to()`` / ``.cuda()`` / ``.cpu()``, streams and events, pinned memory, a caching allocator
+with torch's memory statistics. Importing never initialises CUDA.
+"""
+
+from cudalite import _C
+from cudalite._C import (
+    AcceleratorError,
+    OutOfMemoryError,
+    Tensor,
+    can_cast,
+    device,
+    dtype,
+    from_numpy,
+    get_default_dtype,
+    promote_types,
+    set_default_dtype,
+)
+from cudalite._C import bfloat16, bool, float16, float32, float64, int8, int16, int32, int64, uint8
+from cudalite._size import Size
+from cudalite import _tensor, _tensor_math, _legacy
+from cudalite._creation import *  # noqa: F403
+from cudalite._ops import *  # noqa: F403
+from cudalite._reductions import *  # noqa: F403
+from cudalite._reductions import return_types
+from cudalite._functional import *  # noqa: F403
+from cudalite.random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from cudalite._tensor_str import get_printoptions, set_printoptions
+from cudalite import random, autograd
+
+__version__ = "0.1.0"
+
+_tensor.install()
+_tensor_math.install_properties(Tensor)
+_C._set_legacy_ctor(_legacy.legacy_new)
+globals().update(_legacy.make_legacy_types(is_cuda=False))
+
+# torch's dtype aliases.
+float = float32
+double = float64
+half = float16
+long = int64
+int = int32
+short = int16
+
+
+def _dtype_from_name(name):
+    """Unpickles a dtype."""
+    return getattr(_C, name)

@@ -1,0 +1,266 @@
+"""Tensor creation: ``tensor``, ``zeros``, ``arange``, ``rand`` and the rest of torch's factories."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from cudalite import _C
+from cudalite._C import Tensor
+
+__all__ = [
+    "tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "arange", "linspace",
+    "eye", "empty_like", "zeros_like", "ones_like", "full_like", "rand", "randn", "randint",
+    "rand_like", "randn_like", "randint_like", "randperm", "normal", "scalar_tensor",
+]
+
+from_numpy = _C.from_numpy
+
+
+def _size(args, name="size"):
+    """Sizes given as varargs ints, or one tuple / list / Size."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = args[0]
+    out = []
+    for a in args:
+        if isinstance(a, bool) or not hasattr(a, "__index__"):
+            raise TypeError(
+                f"{name}(): argument 'size' must be tuple of ints, but found element of type "
+                f"{type(a).__name__}"
+            )
+        out.append(a.__index__())
+    return out
+
+
+def _finish(t, requires_grad):
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _from_ndarray(arr, dtype, device):
+    if arr.dtype.byteorder not in "=|" or any(s < 0 for s in arr.strides):
+        arr = np.ascontiguousarray(arr)
+    t = _C.from_numpy(np.array(arr, copy=True))
+    if dtype is not None or device is not None:
+        t = _C._to(t, device, dtype, False, False)
+    return t
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """Creates a tensor that copies ``data`` (numbers, nested sequences, NumPy arrays)."""
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.clone()."
+            "detach() or sourceTensor.clone().detach().requires_grad_(True), rather than "
+            "cudalite.tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
+        t = _C._to(data, device, dtype, False, True)
+    elif isinstance(data, np.ndarray):
+        t = _from_ndarray(data, dtype, device)
+    else:
+        t = _C._tensor_from_data(data, dtype, device)
+    if pin_memory:
+        t = t.pin_memory()
+    return _finish(t, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Converts ``data`` to a tensor, sharing memory when dtype and device already match."""
+    if isinstance(data, Tensor):
+        return _C._to(data, device, dtype, False, False)
+    if isinstance(data, np.ndarray):
+        try:
+            t = _C.from_numpy(data)
+        except (TypeError, ValueError):
+            return _from_ndarray(data, dtype, device)
+        return _C._to(t, device, dtype, False, False)
+    return _C._tensor_from_data(data, dtype, device)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    """A 0-dim tensor holding ``s`` (default dtype unless given)."""
+    from cudalite import get_default_dtype
+
+    return _finish(_C._full([], s, dtype or get_default_dtype(), device), requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False, out=None):
+    """An uninitialised tensor of the given size."""
+    t = _C._empty(_size(size, "empty"), dtype, device, pin_memory)
+    if out is not None:
+        out._set_metadata(t)
+        return out
+    return _finish(t, requires_grad)
+
+
+def _filled(size, value, dtype, device, requires_grad, name):
+    from cudalite import get_default_dtype
+
+    return _finish(_C._full(_size(size, name), value, dtype or get_default_dtype(), device),
+                   requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of zeros."""
+    return _filled(size, 0, dtype, device, requires_grad, "zeros")
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of ones."""
+    return _filled(size, 1, dtype, device, requires_grad, "ones")
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """A tensor filled with ``fill_value``; the dtype follows the value like torch."""
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _finish(_C._full(_size((size,), "full"), fill_value, dtype, device), requires_grad)
+
+
+def _num(x):
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """Values from ``start`` to ``end`` (exclusive) spaced by ``step``."""
+    from cudalite import get_default_dtype, int64
+
+    start, end, step = _num(start), _num(end), _num(step)
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        is_float = any(isinstance(v, float) for v in (start, end, step))
+        dtype = get_default_dtype() if is_float else int64
+    return _finish(_C._arange(start, end, step, dtype, device), requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    from cudalite import get_default_dtype
+
+    t = _C._linspace(_num(start), _num(end), steps, dtype or get_default_dtype(), device)
+    return _finish(t, requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    """A 2-D tensor with ones on the diagonal."""
+    from cudalite import get_default_dtype
+
+    return _finish(_C._eye(n, n if m is None else m, dtype or get_default_dtype(), device),
+                   requires_grad)
+
+
+def _like(t, dtype, device):
+    return (t.dtype if dtype is None else dtype), (t.device if device is None else device)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False):
+    """An uninitialised tensor with ``input``'s size, dtype and device."""
+    dt, dev = _like(input, dtype, device)
+    return _finish(_C._empty(list(input.shape), dt, dev, False), requires_grad)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False):
+    """Zeros with ``input``'s size, dtype and device."""
+    dt, dev = _like(input, dtype, device)
+    return _finish(_C._full(list(input.shape), 0, dt, dev), requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False):
+    """Ones with ``input``'s size, dtype and device."""
+    dt, dev = _like(input, dtype, device)
+    return _finish(_C._full(list(input.shape), 1, dt, dev), requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """``fill_value`` with ``input``'s size, dtype and device."""
+    dt, dev = _like(input, dtype, device)
+    return _finish(_C._full(list(input.shape), fill_value, dt, dev), requires_grad)
+
+
+def _random(size, dtype, device, fill, requires_grad):
+    from cudalite import get_default_dtype
+
+    t = _C._empty(size, dtype or get_default_dtype(), device, False)
+    fill(t)
+    return _finish(t, requires_grad)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Uniform random numbers in [0, 1)."""
+    return _random(_size(size, "rand"), dtype, device, lambda t: _C._uniform_(t, 0.0, 1.0),
+                   requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Standard normal random numbers."""
+    return _random(_size(size, "randn"), dtype, device, lambda t: _C._normal_(t, 0.0, 1.0),
+                   requires_grad)
+
+
+def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    """Random integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
+    from cudalite import int64
+
+    args = list(args)
+    if size is None:
+        if not args:
+            raise TypeError("randint() missing required argument 'size'")
+        size = args.pop()
+    if len(args) == 1:
+        low, high = 0, args[0]
+    elif len(args) == 2:
+        low, high = args
+    else:
+        raise TypeError("randint() received an invalid combination of arguments")
+    t = _C._empty(_size((size,), "randint"), dtype or int64, device, False)
+    _C._random_int_(t, int(low), int(high))
+    return _finish(t, requires_grad)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False):
+    """Uniform random numbers with ``input``'s size, dtype and device."""
+    dt, dev = _like(input, dtype, device)
+    return rand(list(input.shape), dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False):
+    """Normal random numbers with ``input``'s size, dtype and device."""
+    dt, dev = _like(input, dtype, device)
+    return randn(list(input.shape), dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
+    """Random integers with ``input``'s size, dtype and device."""
+    if high is None:
+        low, high = 0, low
+    dt, dev = _like(input, dtype, device)
+    return randint(low, high, list(input.shape), dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """A random permutation of 0..n-1 (keys from the Philox generator, sorted on the host)."""
+    from cudalite import int64
+
+    keys = _C._empty([n], _C.float64, None, False)
+    _C._uniform_(keys, 0.0, 1.0)
+    perm = np.argsort(_C._numpy(keys), kind="stable").astype(np.int64)
+    return _finish(_C._to(_C.from_numpy(perm), device, dtype or int64, False, False),
+                   requires_grad)
+
+
+def normal(mean, std, size=None, *, generator=None, dtype=None, device=None):
+    """Normal random numbers with the given mean and std (numbers) and size."""
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        m = mean if isinstance(mean, Tensor) else None
+        s = std if isinstance(std, Tensor) else None
+        ref = m if m is not None else s
+        z = randn(list(ref.shape), dtype=ref.dtype, device=ref.device)
+        return z * std + mean
+    t = _C._empty(_size((size,), "normal"), dtype or _C.get_default_dtype(), device, False)
+    _C._normal_(t, float(mean), float(std))
+    return t

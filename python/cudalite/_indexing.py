@@ -1,0 +1,194 @@
+"""``Tensor.__getitem__`` / ``__setitem__`` with torch's indexing rules.
+
+Basic indices (ints, slices, None, Ellipsis) become a view. Advanced indices (integer and
+boolean tensors, lists) are turned into element offsets with ordinary tensor ops, then read
+or written through ``_C._gather_offsets`` / ``_C._scatter_offsets``, so the same code serves
+CPU and CUDA tensors.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from cudalite import _C
+from cudalite._C import Tensor
+
+_INDEX_TYPES = "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables " \
+    "are valid indices (got {})"
+
+
+def _as_index_tensor(i, device):
+    if isinstance(i, Tensor):
+        t = i
+    elif isinstance(i, np.ndarray):
+        t = _C.from_numpy(np.ascontiguousarray(i))
+    else:
+        t = _C._tensor_from_data(i, None, None)
+    if t.dtype.is_floating_point:
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if t.dtype == _C.uint8:
+        t = _C._to(t, None, _C.bool, False, False)
+    if t.device != device:
+        t = _C._to(t, device, None, False, False)
+    return t
+
+
+def _consumed(i):
+    if i is None or i is Ellipsis or isinstance(i, bool):
+        return 0
+    if isinstance(i, Tensor) and i.dtype in (_C.bool, _C.uint8):
+        return i.dim()
+    return 1
+
+
+def _walk(self, idx):
+    """Applies basic indices as views; returns (view, [(dim, int64 index tensor)])."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    used = sum(_consumed(i) for i in idx)
+    if self.dim() == 0 and any(isinstance(i, (int, np.integer, slice)) and not isinstance(i, bool)
+                               for i in idx):
+        raise IndexError(
+            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+            "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+    if used > self.dim():
+        raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
+    items, seen_ellipsis = [], False
+    for i in idx:
+        if i is Ellipsis:
+            # torch accepts several; only the first one stands for the remaining dims.
+            if not seen_ellipsis:
+                items.extend([slice(None)] * (self.dim() - used))
+            seen_ellipsis = True
+        else:
+            items.append(i)
+    view, d, adv = self, 0, []
+    for i in items:
+        if i is None:
+            view = view.unsqueeze(d)
+            d += 1
+        elif isinstance(i, bool):
+            view = view.unsqueeze(d)
+            adv.append((d, _C._full([1 if i else 0], 0, _C.int64, view.device)))
+            d += 1
+        elif isinstance(i, slice):
+            step = 1 if i.step is None else int(i.step)
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            start = 0 if i.start is None else int(i.start)
+            stop = sys.maxsize if i.stop is None else int(i.stop)
+            view = view._slice(d, start, stop, step)
+            d += 1
+        elif isinstance(i, (int, np.integer)):
+            view = view.select(d, int(i))
+        elif isinstance(i, (Tensor, list, tuple, np.ndarray)):
+            t = _as_index_tensor(i, view.device)
+            if t.dtype == _C.bool:
+                k = t.dim()
+                for j in range(k):
+                    if t.shape[j] != view.shape[d + j]:
+                        raise IndexError(
+                            f"The shape of the mask {list(t.shape)} at index {j} does not match "
+                            f"the shape of the indexed tensor {list(view.shape)} at index {d + j}")
+                if k == 0:
+                    view = view.unsqueeze(d)
+                    n = 1 if t.item() else 0
+                    adv.append((d, _C._full([n], 0, _C.int64, view.device)))
+                    d += 1
+                    continue
+                nz = _C._nonzero(t)
+                for j in range(k):
+                    adv.append((d + j, nz.select(1, j)))
+                d += k
+            else:
+                adv.append((d, _C._to(t, None, _C.int64, False, False)))
+                d += 1
+        else:
+            raise IndexError(_INDEX_TYPES.format(type(i).__name__))
+    return view, adv
+
+
+def _offsets(view, adv):
+    """Storage offsets (int64, the result's shape) of the elements the indices select."""
+    shapes = [tuple(t.shape) for _, t in adv]
+    try:
+        b = ()
+        for s in shapes:
+            b = tuple(_C._broadcast_shapes(b, s))
+    except RuntimeError:
+        shown = ", ".join(str(list(s)) for s in shapes)
+        raise IndexError(
+            f"shape mismatch: indexing tensors could not be broadcast together with shapes "
+            f"{shown}") from None
+    positions = [p for p, _ in adv]
+    rest = [d for d in range(view.dim()) if d not in positions]
+    adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
+    if adjacent:
+        before = [d for d in rest if d < positions[0]]
+        after = [d for d in rest if d > positions[0]]
+    else:
+        before, after = [], rest
+    out_shape = [view.shape[d] for d in before] + list(b) + [view.shape[d] for d in after]
+    nb, na = len(before), len(after)
+    dev = view.device
+    total = None
+    for p, t in adv:
+        size = view.shape[p]
+        if t.numel():
+            hi, lo = int(t.max().item()), int(t.min().item())
+            bad = hi if hi >= size else lo if lo < -size else None
+            if bad is not None:
+                raise IndexError(
+                    f"index {bad} is out of bounds for dimension {p} with size {size}")
+            if lo < 0:
+                t = _C._where(t < 0, t + size, t)
+        term = (t * view.stride(p)).reshape([1] * (len(b) - t.dim()) + list(t.shape))
+        term = term.reshape([1] * nb + list(term.shape) + [1] * na)
+        total = term if total is None else total + term
+    for k, d in enumerate(before + after):
+        pos = k if k < nb else nb + len(b) + (k - nb)
+        ar = _C._arange(0, view.shape[d], 1, _C.int64, dev) * view.stride(d)
+        shape = [1] * len(out_shape)
+        shape[pos] = view.shape[d]
+        total = total + ar.reshape(shape)
+    total = total + view.storage_offset()
+    return total.expand(out_shape).contiguous()
+
+
+def getitem(self, idx):
+    view, adv = _walk(self, idx)
+    if not adv:
+        return view._alias() if view is self else view
+    return _C._gather_offsets(view, _offsets(view, adv))
+
+
+def setitem(self, idx, value):
+    view, adv = _walk(self, idx)
+    if not adv:
+        if isinstance(value, Tensor):
+            _C._copy_(view, value, False)
+        elif isinstance(value, (list, tuple, np.ndarray)):
+            _C._copy_(view, _C._tensor_from_data(value, view.dtype, None), False)
+        else:
+            _C._fill_(view, value)
+        return
+    offsets = _offsets(view, adv)
+    if isinstance(value, Tensor):
+        values = value
+        if values.device != view.device:
+            values = _C._to(values, view.device, view.dtype, False, False)
+    else:
+        values = _C._tensor_from_data(value, view.dtype, view.device)
+    _C._scatter_offsets(view, offsets, values, False)
+
+
+def index_put_(self, indices, values, accumulate=False):
+    """``self[indices] = values`` (or ``+=`` with accumulate=True) for a tuple of tensors."""
+    view, adv = _walk(self, tuple(indices))
+    offsets = _offsets(view, adv) if adv else None
+    if offsets is None:
+        raise IndexError("index_put_ needs at least one index tensor")
+    _C._scatter_offsets(view, offsets, values, accumulate)
+    return self

@@ -1,0 +1,99 @@
+"""Legacy constructors and type names: ``Tensor(2, 3)``, ``FloatTensor([1, 2])``,
+``x.type()`` == 'cudalite.FloatTensor', and pickling support."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cudalite import _C
+from cudalite._C import Tensor
+
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "bfloat16": "BFloat16Tensor", "uint8": "ByteTensor", "int8": "CharTensor",
+               "int16": "ShortTensor", "int32": "IntTensor", "int64": "LongTensor",
+               "bool": "BoolTensor"}
+_BY_TYPE_NAME = {v: k for k, v in _TYPE_NAMES.items()}
+
+
+def type_name(t):
+    prefix = "cudalite.cuda." if t.is_cuda else "cudalite."
+    return prefix + _TYPE_NAMES[t.dtype._name]
+
+
+def convert_to_type_name(t, name):
+    cuda = ".cuda." in name
+    short = name.rsplit(".", 1)[-1]
+    if short not in _BY_TYPE_NAME:
+        raise ValueError(f"invalid type: '{name}'")
+    dev = "cuda" if cuda else "cpu"
+    return _C._to(t, dev, getattr(_C, _BY_TYPE_NAME[short]), False, False)
+
+
+def _new_with(dtype, device, args, kwargs, name):
+    dev = kwargs.pop("device", None)
+    if kwargs:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if dev is not None:
+        d = _C.device(dev) if not isinstance(dev, _C.device) else dev
+        if d.type != device:
+            raise RuntimeError(
+                f"legacy constructor expects device type: {device} but device type: {d.type} "
+                "was passed")
+    if not args:
+        return _C._empty([0], dtype, device, False)
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        src = args[0]
+        if src.dtype != dtype:
+            raise TypeError(f"expected {dtype._name} (got {src.dtype._name})")
+        return src._alias()
+    if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+        return _C._empty(list(args), dtype, device, False)
+    if len(args) == 1:
+        data = args[0]
+        if isinstance(data, np.ndarray):
+            return _C._to(_C.from_numpy(np.array(data, copy=True)), device, dtype, False, False)
+        return _C._tensor_from_data(data, dtype, device)
+    raise TypeError(f"{name}() received an invalid combination of arguments")
+
+
+def legacy_new(*args, **kwargs):
+    """``cudalite.Tensor(...)``: default dtype on the CPU."""
+    return _new_with(_C.get_default_dtype(), "cpu", args, dict(kwargs), "Tensor")
+
+
+class _LegacyMeta(type):
+    def __instancecheck__(cls, obj):
+        return (isinstance(obj, Tensor) and obj.dtype._name == cls._dtype_name
+                and obj.is_cuda == cls._is_cuda)
+
+    def __call__(cls, *args, **kwargs):
+        return _new_with(getattr(_C, cls._dtype_name), "cuda" if cls._is_cuda else "cpu", args,
+                         dict(kwargs), cls.__name__)
+
+    def __repr__(cls):
+        return f"<class '{'cudalite.cuda.' if cls._is_cuda else 'cudalite.'}{cls.__name__}'>"
+
+
+def make_legacy_types(is_cuda):
+    out = {}
+    for dt, name in _TYPE_NAMES.items():
+        out[name] = _LegacyMeta(name, (), {"_dtype_name": dt, "_is_cuda": is_cuda})
+    return out
+
+
+def _rebuild(array, dtype_name, device, requires_grad):
+    t = _C.from_numpy(array)
+    if dtype_name == "bfloat16":
+        t = _C._to(t, None, _C.bfloat16, False, False)
+    t = _C._to(t, device, None, False, False)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def rebuild_args(t):
+    host = t.detach().cpu()
+    if host.dtype == _C.bfloat16:
+        host = host.float()
+    arr = np.array(_C._numpy(host), copy=True)
+    return (_rebuild, (arr, t.dtype._name, str(t.device), t.requires_grad))

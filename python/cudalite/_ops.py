@@ -1,0 +1,348 @@
+"""Elementwise math, comparisons and matrix products as functions (``cudalite.add`` ...).
+
+Every function here is one call into the C++ core; the Tensor methods in ``_tensor.py`` are
+thin wrappers around these.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cudalite import _C
+from cudalite._C import Tensor
+
+BINARY = {name: i for i, name in enumerate(_C._binary_op_names)}
+UNARY = {name: i for i, name in enumerate(_C._unary_op_names)}
+
+__all__ = [
+    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
+    "remainder", "pow", "maximum", "minimum", "atan2", "eq", "ne", "lt", "le", "gt", "ge",
+    "greater", "less", "greater_equal", "less_equal", "not_equal", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "bitwise_not", "logical_and", "logical_or", "logical_xor", "logical_not",
+    "neg", "negative", "abs", "absolute", "sign", "relu", "square", "exp", "log", "log2", "log10",
+    "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf",
+    "reciprocal", "floor", "ceil", "round", "trunc", "isnan", "isinf", "isfinite", "where",
+    "clamp", "clip", "matmul", "mm", "bmm", "addmm", "mv", "dot", "equal", "allclose", "isclose",
+    "result_type", "cat", "concat", "concatenate", "stack", "lerp",
+]
+
+
+def _b(name):
+    op = BINARY[name]
+
+    def fn(input, other, *, out=None):
+        return _C._binary(op, input, other, out)
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` with broadcasting and torch's type promotion."
+    return fn
+
+
+def _u(name):
+    op = UNARY[name]
+
+    def fn(input, *, out=None):
+        return _C._unary(op, input, out)
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise ``{name}``."
+    return fn
+
+
+mul = multiply = _b("mul")
+true_divide = _b("div")
+floor_divide = _b("floor_divide")
+remainder = _b("remainder")
+pow = _b("pow")
+maximum, minimum, atan2 = _b("maximum"), _b("minimum"), _b("atan2")
+eq, ne, lt, le, gt, ge = (_b(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
+not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
+bitwise_and, bitwise_or, bitwise_xor = _b("bitwise_and"), _b("bitwise_or"), _b("bitwise_xor")
+logical_and, logical_or, logical_xor = _b("logical_and"), _b("logical_or"), _b("logical_xor")
+neg = negative = _u("neg")
+abs = absolute = _u("abs")
+(sign, relu, square, exp, log, log2, log10, log1p, expm1, sqrt, rsqrt, sin, cos, tan, tanh,
+ sigmoid, erf, reciprocal, floor, ceil, round, trunc, isnan, isinf, isfinite) = (
+    _u(n) for n in ("sign", "relu", "square", "exp", "log", "log2", "log10", "log1p", "expm1",
+                    "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "reciprocal",
+                    "floor", "ceil", "round", "trunc", "isnan", "isinf", "isfinite"))
+bitwise_not, logical_not = _u("bitwise_not"), _u("logical_not")
+
+
+def add(input, other, *, alpha=1, out=None):
+    """``input + alpha * other``."""
+    if alpha != 1:
+        other = _C._binary(BINARY["mul"], other, alpha, None)
+    return _C._binary(BINARY["add"], input, other, out)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """``input - alpha * other``."""
+    if alpha != 1:
+        other = _C._binary(BINARY["mul"], other, alpha, None)
+    return _C._binary(BINARY["sub"], input, other, out)
+
+
+subtract = sub
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    """True division, or with ``rounding_mode`` 'trunc' / 'floor'."""
+    if rounding_mode is None:
+        return _C._binary(BINARY["div"], input, other, out)
+    if rounding_mode == "floor":
+        return _C._binary(BINARY["floor_divide"], input, other, out)
+    if rounding_mode == "trunc":
+        q = _C._binary(BINARY["div"], input, other, None)
+        rt = _C._result_type(input, other)
+        q = _C._unary(UNARY["trunc"], q, None)
+        if not rt.is_floating_point:
+            q = _C._to(q, None, rt, False, False)
+        if out is not None:
+            _C._copy_(out, q, False)
+            return out
+        return q
+    raise RuntimeError(
+        "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+        f"'{rounding_mode}'"
+    )
+
+
+divide = div
+
+
+def where(condition, input=None, other=None):
+    """``input`` where ``condition`` holds, else ``other``; one argument: ``nonzero`` tuple."""
+    if input is None and other is None:
+        return tuple(condition.nonzero().t())
+    return _C._where(condition, input, other)
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    """Limits values to [min, max]."""
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        r = input
+        if min is not None:
+            r = maximum(r, min)
+        if max is not None:
+            r = minimum(r, max)
+        if out is not None:
+            _C._copy_(out, r, False)
+            return out
+        return r
+    return _C._clamp(input, min, max, out)
+
+
+clip = clamp
+
+
+def lerp(input, end, weight):
+    """``input + weight * (end - input)``."""
+    return input + weight * (end - input)
+
+
+def result_type(tensor1, tensor2):
+    """The dtype an op on these two operands produces (torch's promotion rules)."""
+    return _C._result_type(tensor1, tensor2)
+
+
+# ---- matrix products ----
+
+def _dtype_name(dt):
+    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+            "float16": "c10::Half", "bfloat16": "c10::BFloat16", "int16": "short int",
+            "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}[dt._name]
+
+
+def _np_matmul(a, b):
+    """CPU matrix product through NumPy's BLAS (bfloat16 computed in float32)."""
+    dt = a.dtype
+    if dt == _C.bool:
+        raise RuntimeError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
+    work = _C.float32 if dt == _C.bfloat16 else dt
+    an = _C._numpy(_C._to(a, None, work, False, False))
+    bn = _C._numpy(_C._to(b, None, work, False, False))
+    r = np.matmul(an, bn)
+    out = _C.from_numpy(np.ascontiguousarray(r))
+    return _C._to(out, None, dt, False, False)
+
+
+def _mm2(a, b):
+    if a.is_cuda or b.is_cuda:
+        _C._check_same_device([a, b])
+        return _C._cuda_matmul(a, b)
+    return _np_matmul(a, b)
+
+
+def _check_dtypes(a, b, name):
+    if a.dtype != b.dtype:
+        if name == "linear":
+            raise RuntimeError(
+                f"mat1 and mat2 must have the same dtype, but got {a.dtype._short_name} and "
+                f"{b.dtype._short_name}"
+            )
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {_dtype_name(a.dtype)} != "
+            f"{_dtype_name(b.dtype)}"
+        )
+
+
+def mm(input, mat2, *, out=None):
+    """Matrix product of two 2-D tensors."""
+    if input.dim() != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.dim() != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    _C._check_same_device([input, mat2])
+    _check_dtypes(input, mat2, "mm")
+    if input.shape[1] != mat2.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} and "
+            f"{mat2.shape[0]}x{mat2.shape[1]})"
+        )
+    r = _mm2(input, mat2)
+    if out is not None:
+        _C._copy_(out, r, False)
+        return out
+    return r
+
+
+def bmm(input, mat2, *, out=None):
+    """Batched matrix product of two 3-D tensors."""
+    if input.dim() != 3 or mat2.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor" if input.dim() != 3
+                           else "batch2 must be a 3D tensor")
+    return matmul(input, mat2, out=out)
+
+
+def mv(input, vec, *, out=None):
+    """Matrix-vector product."""
+    return matmul(input, vec, out=out)
+
+
+def dot(input, other, *, out=None):
+    """Inner product of two 1-D tensors."""
+    if input.dim() != 1 or other.dim() != 1:
+        raise RuntimeError(
+            f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors")
+    return matmul(input, other, out=out)
+
+
+def matmul(input, other, *, out=None):
+    """torch.matmul: dot, mm, mv or a batched product with broadcast batch dims."""
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        raise TypeError("matmul(): argument 'other' must be Tensor")
+    da, db = input.dim(), other.dim()
+    if da == 0 or db == 0:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
+    _C._check_same_device([input, other])
+    _check_dtypes(input, other, "matmul")
+    a = input.unsqueeze(0) if da == 1 else input
+    b = other.unsqueeze(-1) if db == 1 else other
+    if a.shape[-1] != b.shape[-2]:
+        if da == 2 and db == 1:
+            raise RuntimeError(
+                f"size mismatch, got input ({input.shape[0]}), mat "
+                f"({input.shape[0]}x{input.shape[1]}), vec ({other.shape[0]})")
+        if da == 1 and db == 1:
+            raise RuntimeError(
+                "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same "
+                "number of elements, but got {} and {} elements respectively".format(
+                    input.shape[0], other.shape[0], input.shape[0], other.shape[0]))
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({a.shape[-2]}x{a.shape[-1]} and "
+            f"{b.shape[-2]}x{b.shape[-1]})"
+        )
+    if a.dim() > 2 or b.dim() > 2:
+        batch = tuple(_C._broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+        a = a.expand(*batch, *a.shape[-2:])
+        b = b.expand(*batch, *b.shape[-2:])
+    r = _mm2(a, b)
+    if da == 1:
+        r = r.squeeze(-2)
+    if db == 1:
+        r = r.squeeze(-1)
+    if out is not None:
+        _C._copy_(out, r, False)
+        return out
+    return r
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (mat1 @ mat2)``."""
+    if mat1.dim() != 2 or mat2.dim() != 2:
+        raise RuntimeError("mat1 must be a matrix, got {}-D tensor".format(mat1.dim())
+                           if mat1.dim() != 2 else
+                           "mat2 must be a matrix, got {}-D tensor".format(mat2.dim()))
+    _check_dtypes(mat1, mat2, "linear")
+    p = mm(mat1, mat2)
+    if alpha != 1:
+        p = p * alpha
+    r = p + (input if beta == 1 else input * beta) if beta != 0 else p
+    if out is not None:
+        _C._copy_(out, r, False)
+        return out
+    return r
+
+
+# ---- comparisons of whole tensors ----
+
+def equal(input, other):
+    """True when both tensors have the same size and elements."""
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    return bool(_C._reduce(6, _C._binary(BINARY["eq"], input, other, None), None, False, None)
+                .item())
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise ``|input - other| <= atol + rtol * |other|``."""
+    if input.dtype != other.dtype:
+        raise RuntimeError(
+            f"{input.dtype._short_name} did not match {other.dtype._short_name}")
+    a, b = input, other
+    if not a.dtype.is_floating_point:
+        return eq(a, b)
+    close = eq(a, b) | le(abs(sub(a, b)), atol + rtol * abs(b))
+    if equal_nan:
+        close = close | (isnan(a) & isnan(b))
+    return close
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True when every element is close (see ``isclose``)."""
+    return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
+
+
+# ---- joining ----
+
+def cat(tensors, dim=0, *, out=None):
+    """Concatenates tensors along an existing dim."""
+    r = _C._cat(list(tensors), dim)
+    if out is not None:
+        out._set_metadata(r)
+        return out
+    return r
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0, *, out=None):
+    """Joins tensors of equal size along a new dim."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tuple(tensors[0].shape)
+    for i, t in enumerate(tensors):
+        if tuple(t.shape) != shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 "
+                f"and {list(t.shape)} at entry {i}"
+            )
+    nd = len(shape) + 1
+    if not -nd <= dim < nd:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
+    return cat([t.unsqueeze(dim) for t in tensors], dim, out=out)

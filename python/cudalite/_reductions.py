@@ -1,0 +1,236 @@
+"""Reductions: sum, mean, prod, max, min, argmax, argmin, std, var, norm, all, any.
+
+The core reduces rows (``_C._reduce``); mean, var, std and norm are compositions.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections import namedtuple
+
+from cudalite import _C
+from cudalite._C import Tensor
+
+__all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "std",
+           "var", "norm", "all", "any", "count_nonzero", "std_mean", "var_mean"]
+
+SUM, PROD, MAX, MIN, ARGMAX, ARGMIN, ALL, ANY = range(8)
+
+
+class _ReturnType(tuple):
+    """A named pair like ``torch.return_types.max(values=..., indices=...)``."""
+
+    _name = ""
+    _fields = ("values", "indices")
+
+    def __new__(cls, values, indices):
+        return tuple.__new__(cls, (values, indices))
+
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
+
+    def __repr__(self):
+        return (f"cudalite.return_types.{self._name}(\nvalues={self[0]!r},\n"
+                f"indices={self[1]!r})")
+
+
+def _return_type(name):
+    return type(name, (_ReturnType,), {"_name": name, "__slots__": ()})
+
+
+class return_types:  # noqa: N801 - torch's module name
+    max = _return_type("max")
+    min = _return_type("min")
+    sort = _return_type("sort")
+    topk = _return_type("topk")
+
+
+def _dims(dim):
+    if dim is None:
+        return None
+    if isinstance(dim, (tuple, list)):
+        return list(dim)
+    return [dim]
+
+
+def _count(t, dims):
+    if dims is None or len(dims) == 0:
+        return t.numel()
+    n = 1
+    nd = builtins.max(t.dim(), 1)
+    for d in dims:
+        n *= t.shape[d % nd] if t.dim() else 1
+    return n
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Sum over all elements or over ``dim`` (int or tuple)."""
+    r = _C._reduce(SUM, input, _dims(dim), keepdim, dtype)
+    return _out(r, out)
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """Product over all elements or over one dim."""
+    return _C._reduce(PROD, input, _dims(dim), keepdim, dtype)
+
+
+def _float_check(input, dtype, name):
+    dt = dtype if dtype is not None else input.dtype
+    if not dt.is_floating_point:
+        raise RuntimeError(
+            f"{name}(): could not infer output dtype. Input dtype must be either a floating "
+            f"point or complex dtype. Got: {dt._short_name}"
+        )
+    return dt
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Mean over all elements or over ``dim``."""
+    dt = _float_check(input, dtype, "mean")
+    x = input if input.dtype == dt else input.to(dt)
+    dims = _dims(dim)
+    s = _C._reduce(SUM, x, dims, keepdim, None)
+    n = _count(input, dims)
+    r = s / n if n else s * float("nan")
+    return _out(r, out)
+
+
+def _out(r, out):
+    if out is None:
+        return r
+    out._set_metadata(r) if out.numel() == 0 else _C._copy_(out, r, False)
+    return out
+
+
+def _extreme(input, dim, keepdim, is_max, other=None):
+    name = "max" if is_max else "min"
+    if isinstance(dim, Tensor):
+        other = dim
+    if other is not None:
+        return _C._binary(7 if is_max else 8, input, other, None)
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument.")
+        return _C._reduce(MAX if is_max else MIN, input, None, False, None)
+    v, i = _C._reduce_with_indices(is_max, input, dim, keepdim)
+    return (return_types.max if is_max else return_types.min)(v, i)
+
+
+def max(input, dim=None, keepdim=False, *, out=None):
+    """Largest element, or (values, indices) along ``dim``, or elementwise with a tensor."""
+    return _extreme(input, dim, keepdim, True)
+
+
+def min(input, dim=None, keepdim=False, *, out=None):
+    """Smallest element, or (values, indices) along ``dim``, or elementwise with a tensor."""
+    return _extreme(input, dim, keepdim, False)
+
+
+def amax(input, dim=(), keepdim=False):
+    """Largest values over ``dim`` (all dims when empty)."""
+    return _C._reduce(MAX, input, _dims(dim) or None, keepdim, None)
+
+
+def amin(input, dim=(), keepdim=False):
+    """Smallest values over ``dim`` (all dims when empty)."""
+    return _C._reduce(MIN, input, _dims(dim) or None, keepdim, None)
+
+
+def _arg(input, dim, keepdim, op):
+    if dim is None:
+        flat = input.reshape(-1)
+        if flat.numel() == 0:
+            raise RuntimeError(
+                f"{'argmax' if op == ARGMAX else 'argmin'}(): Expected reduction dim to be "
+                "specified for input.numel() == 0.")
+        r = _C._reduce(op, flat, [0], False, None)
+        return r.reshape([1] * input.dim()) if keepdim else r
+    return _C._reduce(op, input, [dim], keepdim, None)
+
+
+def argmax(input, dim=None, keepdim=False):
+    """Index of the largest element (first one on ties; NaN counts as largest)."""
+    return _arg(input, dim, keepdim, ARGMAX)
+
+
+def argmin(input, dim=None, keepdim=False):
+    """Index of the smallest element."""
+    return _arg(input, dim, keepdim, ARGMIN)
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return correction
+    if unbiased is None:
+        return 1
+    return 1 if unbiased else 0
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance with Bessel's correction by default."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    _float_check(input, None, "var")
+    c = _correction(unbiased, correction)
+    dims = _dims(dim)
+    m = _C._reduce(SUM, input, dims, True, None) / builtins.max(_count(input, dims), 1)
+    d = input - m
+    ss = _C._reduce(SUM, d * d, dims, keepdim, None)
+    n = _count(input, dims) - c
+    # torch gives inf (0 / 0 is nan) when the correction leaves no degrees of freedom.
+    return ss / n if n > 0 else ss / 0.0 if n == 0 else ss * float("nan")
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation with Bessel's correction by default."""
+    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(var, mean) in one call."""
+    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(std, mean) in one call."""
+    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """Vector p-norm over all elements or ``dim`` ('fro' and 2 are the same for vectors)."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+            f"{input.dtype._short_name}")
+    x = input.abs()
+    dims = _dims(dim)
+    if p in ("fro", 2, 2.0):
+        return _C._reduce(SUM, x * x, dims, keepdim, None).sqrt()
+    if p == math.inf:
+        return _C._reduce(MAX, x, dims, keepdim, None)
+    if p == -math.inf:
+        return _C._reduce(MIN, x, dims, keepdim, None)
+    if p == 0:
+        return _C._reduce(SUM, (x != 0).to(input.dtype), dims, keepdim, None)
+    if p == 1:
+        return _C._reduce(SUM, x, dims, keepdim, None)
+    return _C._reduce(SUM, x ** p, dims, keepdim, None) ** (1.0 / p)
+
+
+def all(input, dim=None, keepdim=False):
+    """True when every element (along ``dim``) is nonzero."""
+    return _C._reduce(ALL, input, _dims(dim), keepdim, None)
+
+
+def any(input, dim=None, keepdim=False):
+    """True when any element (along ``dim``) is nonzero."""
+    return _C._reduce(ANY, input, _dims(dim), keepdim, None)
+
+
+def count_nonzero(input, dim=None):
+    """The number of nonzero elements (along ``dim``)."""
+    return _C._reduce(SUM, input != 0, _dims(dim), False, None)
+

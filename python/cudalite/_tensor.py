@@ -1,0 +1,428 @@
+"""The Python half of ``cudalite.Tensor``: conversions, devices, autograd slots, printing.
+
+``Tensor`` is the C++ class ``cudalite._C.Tensor`` itself (so tensors that C++ ops return need
+no re-wrapping); this module adds the methods that are compositions, in the way
+``torch/_tensor.py`` extends ``torch._C.TensorBase``. Math methods are in ``_tensor_math.py``.
+"""
+
+from __future__ import annotations
+
+import copy as _copy
+
+import numpy as np
+
+from cudalite import _C, _creation, _indexing
+from cudalite._C import Tensor
+
+_methods = {}
+
+
+def method(fn=None, *, name=None):
+    """Registers ``fn`` as a Tensor method (installed by ``install``)."""
+
+    def reg(f):
+        _methods[name or f.__name__] = f
+        return f
+
+    return reg(fn) if fn is not None else reg
+
+
+# ---- autograd slots (the graph itself arrives with cudalite.autograd) ----
+
+def _get_requires_grad(self):
+    return self.__dict__.get("_requires_grad", False)
+
+
+def _set_requires_grad(self, value):
+    value = bool(value)
+    if value and not self.dtype.is_floating_point:
+        raise RuntimeError("only Tensors of floating point dtype can require gradients")
+    if not value and self.grad_fn is not None:
+        raise RuntimeError(
+            "you can only change requires_grad flags of leaf variables. If you want to use a "
+            "computed variable in a subgraph that doesn't require differentiation use "
+            "var_no_grad = var.detach().")
+    self.__dict__["_requires_grad"] = value
+
+
+@method
+def requires_grad_(self, requires_grad=True):
+    """Sets ``requires_grad`` in place and returns self."""
+    _set_requires_grad(self, requires_grad)
+    return self
+
+
+@method
+def detach(self):
+    """A view sharing storage, outside the autograd graph."""
+    return self._alias()
+
+
+@method
+def detach_(self):
+    """Removes self from the autograd graph in place."""
+    self.__dict__.pop("grad_fn", None)
+    self.__dict__["_requires_grad"] = False
+    return self
+
+
+def _get_data(self):
+    return self.detach()
+
+
+def _set_data(self, new):
+    if not isinstance(new, Tensor):
+        raise TypeError(f"Variable data has to be a tensor, but got {type(new).__name__}")
+    self._set_metadata(new)
+
+
+# ---- conversions ----
+
+@method
+def item(self):
+    """The single value of a one-element tensor as a Python number."""
+    return _C._item(self)
+
+
+@method
+def tolist(self):
+    """The values as (nested) Python lists; a 0-dim tensor gives a number."""
+    if self.dim() == 0:
+        return self.item()
+    host = self.cpu()
+    if host.dtype == _C.bfloat16:
+        host = host.float()
+    return _C._numpy(host).tolist()
+
+
+@method
+def numpy(self, *, force=False):
+    """A NumPy array sharing this CPU tensor's memory."""
+    if force:
+        return _C._numpy(self.detach().cpu())
+    if self.requires_grad:
+        raise RuntimeError(
+            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+    return _C._numpy(self)
+
+
+@method
+def __array__(self, dtype=None, copy=None):
+    if copy is False and (self.is_cuda or (dtype is not None and np.dtype(dtype) !=
+                                           np.dtype(_C._numpy_dtype_name(self.dtype)))):
+        raise ValueError("Unable to avoid copy while creating an array as requested.")
+    arr = _C._numpy(self.detach().cpu() if self.dtype != _C.bfloat16 else self.float().cpu())
+    if dtype is not None:
+        arr = arr.astype(dtype, copy=False)
+    return arr.copy() if copy else arr
+
+
+Tensor.__array_priority__ = 1000
+
+
+def _parse_to(args, kwargs):
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    non_blocking = kwargs.pop("non_blocking", False)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    args = list(args)
+    if args and isinstance(args[0], Tensor):
+        other = args.pop(0)
+        device, dtype = other.device, other.dtype
+    elif args and isinstance(args[0], (str, int, _C.device)) and not isinstance(args[0], bool):
+        device = args.pop(0)
+    if args and isinstance(args[0], _C.dtype):
+        dtype = args.pop(0)
+    if args and isinstance(args[0], bool):
+        non_blocking = args.pop(0)
+    if args and isinstance(args[0], bool):
+        copy = args.pop(0)
+    if args:
+        raise TypeError(f"to() received an invalid combination of arguments: {args!r}")
+    return device, dtype, non_blocking, copy
+
+
+@method
+def to(self, *args, **kwargs):
+    """Converts dtype and/or device; returns self when nothing changes (unless copy=True)."""
+    device, dtype, non_blocking, copy = _parse_to(args, kwargs)
+    return _C._to(self, device, dtype, non_blocking, copy)
+
+
+@method
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    """A copy in CUDA memory (self if already on that device)."""
+    if device is None:
+        device = _C.device("cuda")
+    elif isinstance(device, int):
+        device = _C.device("cuda", device)
+    else:
+        device = _C.device(device) if isinstance(device, str) else device
+        if device.type != "cuda":
+            raise RuntimeError("Invalid device, must be cuda device")
+    return _C._to(self, device, None, non_blocking, False)
+
+
+@method
+def cpu(self, memory_format=None):
+    """A copy in host memory (self if already there)."""
+    return _C._to(self, "cpu", None, False, False)
+
+
+def _cast(dtype_name):
+    def fn(self, memory_format=None):
+        return _C._to(self, None, getattr(_C, dtype_name), False, False)
+
+    fn.__name__ = dtype_name
+    fn.__doc__ = f"``self.to({dtype_name})``."
+    return fn
+
+
+for _name, _dt in [("float", "float32"), ("double", "float64"), ("half", "float16"),
+                   ("bfloat16", "bfloat16"), ("long", "int64"), ("int", "int32"),
+                   ("short", "int16"), ("char", "int8"), ("byte", "uint8"), ("bool", "bool")]:
+    _methods[_name] = _cast(_dt)
+
+
+@method
+def type(self, dtype=None, non_blocking=False):
+    """The type name ('cudalite.FloatTensor'), or a copy converted to ``dtype``."""
+    from cudalite import _legacy
+
+    if dtype is None:
+        return _legacy.type_name(self)
+    if isinstance(dtype, str):
+        return _legacy.convert_to_type_name(self, dtype)
+    return _C._to(self, None, dtype, non_blocking, False)
+
+
+@method
+def is_floating_point(self):
+    return self.dtype.is_floating_point
+
+
+@method
+def is_signed(self):
+    return self.dtype.is_signed
+
+
+@method
+def clone(self, *, memory_format=None):
+    """A copy with its own memory."""
+    return self._clone()
+
+
+@method
+def copy_(self, src, non_blocking=False):
+    """Copies ``src`` (broadcast, any device and dtype) into self."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'other' must be Tensor, not {type(src).__name__}")
+    _C._copy_(self, src, non_blocking)
+    return self
+
+
+@method
+def fill_(self, value):
+    """Fills self with ``value``."""
+    if isinstance(value, Tensor):
+        if value.dim() != 0:
+            raise RuntimeError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value.dim()} dimensions.")
+        value = value.item()
+    _C._fill_(self, value)
+    return self
+
+
+@method
+def zero_(self):
+    """Fills self with zeros."""
+    _C._fill_(self, 0)
+    return self
+
+
+@method
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    """Fills self with normal random numbers."""
+    _C._normal_(self, float(mean), float(std))
+    return self
+
+
+@method
+def uniform_(self, from_=0.0, to=1.0, *, generator=None):
+    """Fills self with uniform random numbers in [from_, to)."""
+    _C._uniform_(self, float(from_), float(to))
+    return self
+
+
+@method
+def random_(self, from_=0, to=None, *, generator=None):
+    """Fills self with random integers in [from_, to)."""
+    if to is None:
+        from_, to = 0, from_ if from_ else 2 ** min(self.element_size() * 8 - 1, 53)
+    _C._random_int_(self, int(from_), int(to))
+    return self
+
+
+def _new(name, factory):
+    def fn(self, *args, dtype=None, device=None, requires_grad=False, **kw):
+        return factory(*args, dtype=dtype or self.dtype, device=device or self.device,
+                       requires_grad=requires_grad, **kw)
+
+    fn.__name__ = name
+    fn.__doc__ = f"Like ``cudalite.{name[4:]}`` with self's dtype and device by default."
+    return fn
+
+
+_methods["new_empty"] = _new("new_empty", _creation.empty)
+_methods["new_zeros"] = _new("new_zeros", _creation.zeros)
+_methods["new_ones"] = _new("new_ones", _creation.ones)
+_methods["new_full"] = _new("new_full", _creation.full)
+
+
+@method
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    """A new tensor from ``data`` with self's dtype and device by default."""
+    if isinstance(data, Tensor):
+        return _C._to(data, device or self.device, dtype or self.dtype, False, True)
+    return _creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                            requires_grad=requires_grad)
+
+
+# ---- Python protocol ----
+
+@method
+def __len__(self):
+    if self.dim() == 0:
+        raise TypeError("len() of a 0-d tensor")
+    return self.shape[0]
+
+
+@method
+def __iter__(self):
+    if self.dim() == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return iter([self.select(0, i) for i in range(self.shape[0])])
+
+
+@method
+def __bool__(self):
+    if self.numel() != 1:
+        if self.numel() == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(self.item())
+
+
+@method
+def __float__(self):
+    return float(self.item())
+
+
+@method
+def __int__(self):
+    return int(self.item())
+
+
+@method
+def __index__(self):
+    if self.numel() != 1 or self.dtype.is_floating_point or self.dtype == _C.bool:
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+    return int(self.item())
+
+
+@method
+def __complex__(self):
+    return complex(self.item())
+
+
+@method
+def __format__(self, spec):
+    if self.dim() == 0:
+        return self.item().__format__(spec)
+    return object.__format__(self, spec)
+
+
+@method
+def __repr__(self, *, tensor_contents=None):
+    from cudalite import _tensor_str, get_default_dtype
+
+    host = self.detach().cpu()
+    if host.dtype == _C.bfloat16:
+        host = _C._to(host, None, _C.float32, False, False)
+    grad_fn = self.grad_fn
+    return _tensor_str.tensor_repr(
+        _C._numpy(host),
+        dtype_name=self.dtype._name,
+        default_dtype_name=get_default_dtype()._name,
+        device=str(self.device) if self.is_cuda else None,
+        requires_grad=self.requires_grad and grad_fn is None,
+        grad_fn=None if grad_fn is None else type(grad_fn).__name__,
+    )
+
+
+@method
+def __getitem__(self, idx):
+    return _indexing.getitem(self, idx)
+
+
+@method
+def __setitem__(self, idx, value):
+    _indexing.setitem(self, idx, value)
+
+
+@method
+def __deepcopy__(self, memo):
+    out = self.clone()
+    out.__dict__.update(_copy.deepcopy({k: v for k, v in self.__dict__.items()}, memo))
+    return out
+
+
+@method
+def __reduce_ex__(self, protocol):
+    from cudalite import _legacy
+
+    return _legacy.rebuild_args(self)
+
+
+@method
+def __contains__(self, element):
+    if isinstance(element, (Tensor, int, float, bool)):
+        return bool((self == element).any().item())
+    raise RuntimeError(
+        "Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+        f"{type(element)}.")
+
+
+@method
+def pin_memory(self, device=None):
+    """A copy in page-locked host memory (self if already pinned)."""
+    if self.is_cuda:
+        raise RuntimeError(f"cannot pin '{_legacy_type(self)}' only dense CPU tensors can be pinned")
+    if self.is_pinned():
+        return self
+    out = _C._empty(list(self.shape), self.dtype, "cpu", True)
+    _C._copy_(out, self, False)
+    return out
+
+
+def _legacy_type(t):
+    from cudalite import _legacy
+
+    return _legacy.type_name(t)
+
+
+def install():
+    """Attaches the methods and properties above to the C++ Tensor class."""
+    for name, fn in _methods.items():
+        setattr(Tensor, name, fn)
+    Tensor.requires_grad = property(_get_requires_grad, _set_requires_grad)
+    Tensor.data = property(_get_data, _set_data)
+    Tensor.grad = None
+    Tensor.grad_fn = None
+    Tensor.is_leaf = property(lambda self: self.grad_fn is None)
+    Tensor.__str__ = Tensor.__repr__
+    Tensor.__module__ = "cudalite"

@@ -1,0 +1,271 @@
+"""Tensor methods for math, reductions and shapes: thin wrappers over ``_ops``,
+``_reductions`` and the C++ views, installed on ``Tensor`` by ``_tensor.install``."""
+
+from __future__ import annotations
+
+from cudalite import _C, _indexing, _ops, _reductions
+from cudalite._tensor import _methods, method
+
+# Elementwise: Tensor.exp() is cudalite.exp(self), and exp_() writes in place.
+_UNARY = ["abs", "neg", "sign", "relu", "square", "exp", "log", "log2", "log10", "log1p",
+          "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "reciprocal",
+          "floor", "ceil", "round", "trunc", "bitwise_not", "logical_not"]
+_UNARY_NO_INPLACE = ["isnan", "isinf", "isfinite"]
+_BINARY = ["mul", "true_divide", "floor_divide", "remainder", "pow", "maximum", "minimum",
+           "atan2", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or",
+           "bitwise_xor", "logical_and", "logical_or", "logical_xor"]
+_ALIASES = {"negative": "neg", "absolute": "abs", "multiply": "mul", "greater": "gt",
+            "less": "lt", "greater_equal": "ge", "less_equal": "le", "not_equal": "ne"}
+
+
+def _unary(name, inplace):
+    op = _ops.UNARY[name]
+
+    if inplace:
+        def fn(self):
+            return _C._unary(op, self, self)
+    else:
+        def fn(self):
+            return _C._unary(op, self, None)
+    fn.__name__ = name + ("_" if inplace else "")
+    return fn
+
+
+def _binary(name, inplace):
+    f = getattr(_ops, name)
+    if inplace:
+        def fn(self, other):
+            return f(self, other, out=self)
+    else:
+        def fn(self, other):
+            return f(self, other)
+    fn.__name__ = name + ("_" if inplace else "")
+    return fn
+
+
+for _n in _UNARY:
+    _methods[_n] = _unary(_n, False)
+    _methods[_n + "_"] = _unary(_n, True)
+for _n in _UNARY_NO_INPLACE:
+    _methods[_n] = _unary(_n, False)
+for _n in _BINARY:
+    _methods[_n] = _binary(_n, False)
+    _methods[_n + "_"] = _binary(_n, True)
+for _alias, _target in _ALIASES.items():
+    _methods[_alias] = _methods[_target]
+_methods["div_"] = lambda self, other, *, rounding_mode=None: _ops.div(
+    self, other, rounding_mode=rounding_mode, out=self)
+_methods["sub_"] = lambda self, other, *, alpha=1: _ops.sub(self, other, alpha=alpha, out=self)
+_methods["add_"] = lambda self, other, *, alpha=1: _ops.add(self, other, alpha=alpha, out=self)
+
+
+@method
+def add(self, other, *, alpha=1):
+    return _ops.add(self, other, alpha=alpha)
+
+
+@method
+def sub(self, other, *, alpha=1):
+    return _ops.sub(self, other, alpha=alpha)
+
+
+_methods["subtract"] = _methods["sub"]
+
+
+@method
+def div(self, other, *, rounding_mode=None):
+    return _ops.div(self, other, rounding_mode=rounding_mode)
+
+
+_methods["divide"] = _methods["div"]
+
+
+@method
+def clamp(self, min=None, max=None):
+    return _ops.clamp(self, min, max)
+
+
+@method
+def clamp_(self, min=None, max=None):
+    return _ops.clamp(self, min, max, out=self)
+
+
+_methods["clip"], _methods["clip_"] = _methods["clamp"], _methods["clamp_"]
+
+
+@method
+def where(self, condition, other):
+    return _ops.where(condition, self, other)
+
+
+@method
+def masked_fill(self, mask, value):
+    return _ops.where(mask, value, self).to(self.dtype)
+
+
+@method
+def masked_fill_(self, mask, value):
+    _indexing.setitem(self, mask.expand(*self.shape) if mask.shape != self.shape else mask, value)
+    return self
+
+
+@method
+def lerp(self, end, weight):
+    return _ops.lerp(self, end, weight)
+
+
+for _n in ("matmul", "mm", "bmm", "mv", "dot", "equal", "allclose", "isclose"):
+    _methods[_n] = getattr(_ops, _n)
+
+
+@method
+def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    return _ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+
+@method
+def __matmul__(self, other):
+    if not isinstance(other, _C.Tensor):
+        return NotImplemented
+    return _ops.matmul(self, other)
+
+
+@method
+def __rmatmul__(self, other):
+    if not isinstance(other, _C.Tensor):
+        return NotImplemented
+    return _ops.matmul(other, self)
+
+
+@method
+def __pos__(self):
+    return self.clone()
+
+
+# Reductions.
+for _n in ("sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "std", "var",
+           "norm", "all", "any", "count_nonzero"):
+    _methods[_n] = getattr(_reductions, _n)
+
+
+@method
+def nonzero(self, *, as_tuple=False):
+    nz = _C._nonzero(self)
+    if as_tuple:
+        return tuple(nz.select(1, i) for i in range(nz.shape[1])) if self.dim() else (nz.reshape(-1),)
+    return nz
+
+
+@method
+def index_select(self, dim, index):
+    idx = [slice(None)] * self.dim()
+    idx[dim] = index.reshape(-1) if index.dim() == 0 else index
+    return _indexing.getitem(self, tuple(idx))
+
+
+@method
+def index_put_(self, indices, values, accumulate=False):
+    return _indexing.index_put_(self, indices, values, accumulate)
+
+
+# Shapes.
+@method
+def t(self):
+    if self.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
+    return self.transpose(0, 1) if self.dim() == 2 else self._alias()
+
+
+def _T(self):  # noqa: N802
+    return self.permute(*reversed(range(self.dim())))
+
+
+def _mT(self):  # noqa: N802
+    if self.dim() < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self.dim()}-D tensor.")
+    return self.transpose(-2, -1)
+
+
+@method
+def view_as(self, other):
+    return self.view(*other.shape)
+
+
+@method
+def reshape_as(self, other):
+    return self.reshape(*other.shape)
+
+
+@method
+def expand_as(self, other):
+    return self.expand(*other.shape)
+
+
+@method
+def narrow(self, dim, start, length):
+    return self._slice(dim, start, start + length, 1)
+
+
+@method
+def unbind(self, dim=0):
+    return tuple(self.select(dim, i) for i in range(self.shape[dim]))
+
+
+@method
+def split(self, split_size, dim=0):
+    n = self.shape[dim]
+    if isinstance(split_size, int):
+        sizes = [min(split_size, n - i) for i in range(0, n, split_size)] or [0]
+    else:
+        sizes = list(split_size)
+        if sum(sizes) != n:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
+                f"size at dimension {dim}), but got split_sizes={sizes}")
+    out, pos = [], 0
+    for s in sizes:
+        out.append(self._slice(dim, pos, pos + s, 1))
+        pos += s
+    return tuple(out)
+
+
+@method
+def chunk(self, chunks, dim=0):
+    n = self.shape[dim]
+    return self.split(max(1, -(-n // chunks)), dim)
+
+
+@method
+def repeat(self, *sizes):
+    sizes = list(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else list(sizes)
+    if len(sizes) < self.dim():
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    x = self.reshape([1] * (len(sizes) - self.dim()) + list(self.shape))
+    expanded, final = [], []
+    for r, s in zip(sizes, x.shape):
+        expanded += [r, s]
+        final.append(r * s)
+    y = x.reshape([v for s in x.shape for v in (1, s)]).expand(*expanded)
+    return y.reshape(final)
+
+
+@method
+def flip(self, dims):
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    idx = [slice(None)] * self.dim()
+    for d in dims:
+        n = self.shape[d]
+        idx[d] = _C._arange(n - 1, -1, -1, _C.int64, self.device)
+    out = self
+    for d in dims:
+        sel = [slice(None)] * self.dim()
+        sel[d] = idx[d]
+        out = _indexing.getitem(out, tuple(sel))
+    return out if dims else self.clone()
+
+
+def install_properties(Tensor):
+    Tensor.T = property(_T)
+    Tensor.mT = property(_mT)

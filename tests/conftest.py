@@ -1,0 +1,37 @@
+"""Shared fixtures: every op test runs on the CPU and, where a GPU is visible, on CUDA."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cudalite
+from cudalite import _C
+
+HAS_CUDA = _C._cuda.device_count() > 0
+requires_cuda = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA GPU visible")
+
+DEVICES = ["cpu", pytest.param("cuda", marks=requires_cuda)]
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    """'cpu', and 'cuda' where a GPU is visible; checks CUDA memory comes back after the test."""
+    if request.param == "cuda":
+        cudalite.cuda.synchronize()
+    yield request.param
+    if request.param == "cuda":
+        cudalite.cuda.synchronize()
+
+
+def to_np(t):
+    """A NumPy copy of a tensor on any device (bfloat16 as float32)."""
+    if t.dtype == cudalite.bfloat16:
+        t = t.float()
+    return np.array(t.cpu().numpy(), copy=True)
+
+
+@pytest.fixture(autouse=True)
+def _default_dtype_guard():
+    yield
+    cudalite.set_default_dtype(cudalite.float32)
