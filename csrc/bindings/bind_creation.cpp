@@ -10,7 +10,10 @@ namespace {
 bool is_sequence(py::handle h) {
   PyObject* p = h.ptr();
   if (PyList_Check(p) || PyTuple_Check(p)) return true;
-  if (PyUnicode_Check(p) || PyBytes_Check(p) || is_tensor(h)) return false;
+  if (PyUnicode_Check(p) || PyBytes_Check(p) || PyFloat_Check(p) || PyLong_Check(p) ||
+      is_tensor(h)) {
+    return false;
+  }
   return PySequence_Check(p) && py::hasattr(h, "__len__");
 }
 
@@ -22,12 +25,12 @@ struct Infer {
 void promote_leaf(py::handle h, std::optional<ScalarType>& dt) {
   ScalarType t;
   PyObject* p = h.ptr();
-  if (PyBool_Check(p)) {
+  if (PyFloat_Check(p)) {
+    t = get_default_dtype();
+  } else if (PyBool_Check(p)) {
     t = ScalarType::Bool;
   } else if (PyLong_Check(p)) {
     t = ScalarType::Int64;
-  } else if (PyFloat_Check(p)) {
-    t = get_default_dtype();
   } else if (is_tensor(h)) {
     t = as_tensor(h)->dtype;
   } else if (py::hasattr(h, "dtype") && py::hasattr(h, "item")) {  // NumPy scalar
@@ -40,16 +43,35 @@ void promote_leaf(py::handle h, std::optional<ScalarType>& dt) {
   dt = dt ? promote_types(*dt, t) : t;
 }
 
+// Lists and tuples are walked through their item arrays (no temporary objects); other
+// sequences (NumPy arrays inside lists, ranges) through the sequence protocol.
+py::object as_fast(py::handle h) {
+  return py::reinterpret_steal<py::object>(PySequence_Fast(h.ptr(), "expected a sequence"));
+}
+
 // Shape from the first element at each level, dtype from every leaf.
 void scan(py::handle h, size_t depth, Infer& inf) {
   if (!is_sequence(h)) {
     promote_leaf(h, inf.dtype);
     return;
   }
-  py::sequence seq = py::reinterpret_borrow<py::sequence>(h);
-  int64_t n = int64_t(py::len(seq));
+  py::object seq = as_fast(h);
+  if (!seq) throw py::error_already_set();
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
+  PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
   if (depth == inf.shape.size()) inf.shape.push_back(n);
-  for (int64_t i = 0; i < n; ++i) scan(seq[i], depth + 1, inf);
+  for (Py_ssize_t i = 0; i < n; ++i) scan(items[i], depth + 1, inf);
+}
+
+template <class T>
+T leaf_value(PyObject* p) {
+  if (PyFloat_Check(p)) return Scalar(PyFloat_AS_DOUBLE(p)).template to<T>();
+  if (PyBool_Check(p)) return Scalar(p == Py_True).template to<T>();
+  py::handle h(p);
+  if (is_tensor(h) && as_tensor(h)->numel() != 1) {
+    throw ValueError("only one element tensors can be converted to Python scalars");
+  }
+  return to_scalar(h).template to<T>();
 }
 
 template <class T>
@@ -59,23 +81,22 @@ void fill_leaves(py::handle h, const Shape& shape, size_t depth, T*& out) {
       throw ValueError(detail::str("expected sequence of length ", 0, " at dim ", depth, " (got ",
                                    py::len(h), ")"));
     }
-    if (is_tensor(h) && as_tensor(h)->numel() != 1) {
-      throw ValueError("only one element tensors can be converted to Python scalars");
-    }
-    *out++ = to_scalar(h).template to<T>();
+    *out++ = leaf_value<T>(h.ptr());
     return;
   }
   if (!is_sequence(h)) {
     throw ValueError(detail::str("expected sequence of length ", shape[depth], " at dim ", depth,
                                  " (got a scalar)"));
   }
-  py::sequence seq = py::reinterpret_borrow<py::sequence>(h);
-  int64_t n = int64_t(py::len(seq));
+  py::object seq = as_fast(h);
+  if (!seq) throw py::error_already_set();
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
+  PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
   if (n != shape[depth]) {
     throw ValueError(detail::str("expected sequence of length ", shape[depth], " at dim ", depth,
                                  " (got ", n, ")"));
   }
-  for (int64_t i = 0; i < n; ++i) fill_leaves(seq[i], shape, depth + 1, out);
+  for (Py_ssize_t i = 0; i < n; ++i) fill_leaves(items[i], shape, depth + 1, out);
 }
 
 Tensor from_data(py::handle data, py::handle dtype_h, py::handle device_h) {

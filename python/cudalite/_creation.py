@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
-
 from cudalite import _C
+from cudalite._lazy import is_ndarray, numpy
 from cudalite._C import Tensor
 
 __all__ = [
@@ -40,6 +39,7 @@ def _finish(t, requires_grad):
 
 
 def _from_ndarray(arr, dtype, device):
+    np = numpy()
     if arr.dtype.byteorder not in "=|" or any(s < 0 for s in arr.strides):
         arr = np.ascontiguousarray(arr)
     t = _C.from_numpy(np.array(arr, copy=True))
@@ -59,7 +59,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             stacklevel=2,
         )
         t = _C._to(data, device, dtype, False, True)
-    elif isinstance(data, np.ndarray):
+    elif is_ndarray(data):
         t = _from_ndarray(data, dtype, device)
     else:
         t = _C._tensor_from_data(data, dtype, device)
@@ -72,7 +72,7 @@ def as_tensor(data, dtype=None, device=None):
     """Converts ``data`` to a tensor, sharing memory when dtype and device already match."""
     if isinstance(data, Tensor):
         return _C._to(data, device, dtype, False, False)
-    if isinstance(data, np.ndarray):
+    if is_ndarray(data):
         try:
             t = _C.from_numpy(data)
         except (TypeError, ValueError):
@@ -248,6 +248,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 
     keys = _C._empty([n], _C.float64, None, False)
     _C._uniform_(keys, 0.0, 1.0)
+    np = numpy()
     perm = np.argsort(_C._numpy(keys), kind="stable").astype(np.int64)
     return _finish(_C._to(_C.from_numpy(perm), device, dtype or int64, False, False),
                    requires_grad)

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
-
 from cudalite import _C
+from cudalite._lazy import is_ndarray, is_np_integer, numpy
 from cudalite._C import Tensor
 
 _INDEX_TYPES = "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables " \
@@ -22,8 +21,8 @@ _INDEX_TYPES = "only integers, slices (`:`), ellipsis (`...`), None and long or 
 def _as_index_tensor(i, device):
     if isinstance(i, Tensor):
         t = i
-    elif isinstance(i, np.ndarray):
-        t = _C.from_numpy(np.ascontiguousarray(i))
+    elif is_ndarray(i):
+        t = _C.from_numpy(numpy().ascontiguousarray(i))
     else:
         t = _C._tensor_from_data(i, None, None)
     if t.dtype.is_floating_point:
@@ -48,7 +47,7 @@ def _walk(self, idx):
     if not isinstance(idx, tuple):
         idx = (idx,)
     used = sum(_consumed(i) for i in idx)
-    if self.dim() == 0 and any(isinstance(i, (int, np.integer, slice)) and not isinstance(i, bool)
+    if self.dim() == 0 and any((isinstance(i, (int, slice)) or is_np_integer(i)) and not isinstance(i, bool)
                                for i in idx):
         raise IndexError(
             "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
@@ -81,9 +80,9 @@ def _walk(self, idx):
             stop = sys.maxsize if i.stop is None else int(i.stop)
             view = view._slice(d, start, stop, step)
             d += 1
-        elif isinstance(i, (int, np.integer)):
+        elif isinstance(i, int) or is_np_integer(i):
             view = view.select(d, int(i))
-        elif isinstance(i, (Tensor, list, tuple, np.ndarray)):
+        elif isinstance(i, (Tensor, list, tuple)) or is_ndarray(i):
             t = _as_index_tensor(i, view.device)
             if t.dtype == _C.bool:
                 k = t.dim()
@@ -169,7 +168,7 @@ def setitem(self, idx, value):
     if not adv:
         if isinstance(value, Tensor):
             _C._copy_(view, value, False)
-        elif isinstance(value, (list, tuple, np.ndarray)):
+        elif isinstance(value, (list, tuple)) or is_ndarray(value):
             _C._copy_(view, _C._tensor_from_data(value, view.dtype, None), False)
         else:
             _C._fill_(view, value)

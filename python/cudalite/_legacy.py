@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from cudalite import _C
+from cudalite._lazy import is_ndarray, numpy
 from cudalite._C import Tensor
 
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
@@ -50,8 +49,8 @@ def _new_with(dtype, device, args, kwargs, name):
         return _C._empty(list(args), dtype, device, False)
     if len(args) == 1:
         data = args[0]
-        if isinstance(data, np.ndarray):
-            return _C._to(_C.from_numpy(np.array(data, copy=True)), device, dtype, False, False)
+        if is_ndarray(data):
+            return _C._to(_C.from_numpy(numpy().array(data, copy=True)), device, dtype, False, False)
         return _C._tensor_from_data(data, dtype, device)
     raise TypeError(f"{name}() received an invalid combination of arguments")
 
@@ -95,5 +94,5 @@ def rebuild_args(t):
     host = t.detach().cpu()
     if host.dtype == _C.bfloat16:
         host = host.float()
-    arr = np.array(_C._numpy(host), copy=True)
+    arr = numpy().array(_C._numpy(host), copy=True)
     return (_rebuild, (arr, t.dtype._name, str(t.device), t.requires_grad))

@@ -6,8 +6,6 @@ thin wrappers around these.
 
 from __future__ import annotations
 
-import numpy as np
-
 from cudalite import _C
 from cudalite._C import Tensor
 
@@ -160,6 +158,8 @@ def _np_matmul(a, b):
     if dt == _C.bool:
         raise RuntimeError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
     work = _C.float32 if dt == _C.bfloat16 else dt
+    import numpy as np
+
     an = _C._numpy(_C._to(a, None, work, False, False))
     bn = _C._numpy(_C._to(b, None, work, False, False))
     r = np.matmul(an, bn)

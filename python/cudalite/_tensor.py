@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import copy as _copy
 
-import numpy as np
-
 from cudalite import _C, _creation, _indexing
 from cudalite._C import Tensor
 
@@ -108,6 +106,8 @@ def numpy(self, *, force=False):
 
 @method
 def __array__(self, dtype=None, copy=None):
+    import numpy as np
+
     if copy is False and (self.is_cuda or (dtype is not None and np.dtype(dtype) !=
                                            np.dtype(_C._numpy_dtype_name(self.dtype)))):
         raise ValueError("Unable to avoid copy while creating an array as requested.")
