@@ -74,8 +74,10 @@ class Table:
             for k in vals:
                 if k not in libs:
                     libs.append(k)
-        out = [f"\n== {self.title} ({self.unit}; ratio = cudalite vs other, >1 means cudalite "
-               f"is better) =="]
+        out = [
+            f"\n== {self.title} ({self.unit}; ratio = cudalite vs other, >1 means cudalite "
+            f"is better) =="
+        ]
         head = f"{'case':44s}" + "".join(f"{lib:>14s}" for lib in libs)
         others = [lib for lib in libs if lib != "cudalite"]
         head += "".join(f"{'vs ' + lib:>12s}" for lib in others)

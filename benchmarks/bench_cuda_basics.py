@@ -15,9 +15,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _harness import Table, optional, per_call  # noqa: E402
-
 import cudalite  # noqa: E402
+from _harness import Table, optional, per_call  # noqa: E402
 
 torch = optional("torch")
 cupy = optional("cupy")
@@ -31,17 +30,24 @@ FIRST_TENSOR = {
 
 def process_wall(code, runs=5):
     """Median wall seconds of a fresh interpreter running `code`, minus a bare one."""
+
     def one(c):
         ts = []
         for _ in range(runs):
             out = subprocess.run(
-                [sys.executable, "-c",
-                 "import time; t=time.perf_counter()\n" + c + "\nprint(time.perf_counter()-t)"],
-                capture_output=True, text=True)
+                [
+                    sys.executable,
+                    "-c",
+                    "import time; t=time.perf_counter()\n" + c + "\nprint(time.perf_counter()-t)",
+                ],
+                capture_output=True,
+                text=True,
+            )
             if out.returncode != 0:
                 return None
             ts.append(float(out.stdout.strip().splitlines()[-1]))
         return statistics.median(ts)
+
     return one(code)
 
 
@@ -52,8 +58,10 @@ def main():
     libs = {"cudalite": cudalite, "torch": torch, "cupy": cupy}
     cold = Table("new process (wall seconds)")
     cold.add("import", **{k: process_wall(f"import {k}") for k, m in libs.items() if m})
-    cold.add("first CUDA tensor (import + create + item)",
-             **{k: process_wall(FIRST_TENSOR[k]) for k, m in libs.items() if m})
+    cold.add(
+        "first CUDA tensor (import + create + item)",
+        **{k: process_wall(FIRST_TENSOR[k]) for k, m in libs.items() if m},
+    )
 
     sync_c = cudalite.cuda.synchronize
     t = Table("per call (median)")
@@ -69,14 +77,18 @@ def main():
         row["cupy"] = per_call(lambda: cupy.asarray(one_n), sync=cupy.cuda.Device().synchronize)
     t.add("cpu_tensor_1elem.cuda()", **row)
 
-    row = {"cudalite": per_call(lambda: cudalite.tensor([1.0, 2.0, 3.0], device="cuda"),
-                                sync=sync_c)}
+    row = {
+        "cudalite": per_call(lambda: cudalite.tensor([1.0, 2.0, 3.0], device="cuda"), sync=sync_c)
+    }
     if torch:
-        row["torch"] = per_call(lambda: torch.tensor([1.0, 2.0, 3.0], device="cuda"),
-                                sync=torch.cuda.synchronize)
+        row["torch"] = per_call(
+            lambda: torch.tensor([1.0, 2.0, 3.0], device="cuda"), sync=torch.cuda.synchronize
+        )
     if cupy:
-        row["cupy"] = per_call(lambda: cupy.array([1.0, 2.0, 3.0], dtype=cupy.float32),
-                               sync=cupy.cuda.Device().synchronize)
+        row["cupy"] = per_call(
+            lambda: cupy.array([1.0, 2.0, 3.0], dtype=cupy.float32),
+            sync=cupy.cuda.Device().synchronize,
+        )
     t.add("tensor([1., 2., 3.], device='cuda')", **row)
 
     g_c = cudalite.ones(1, device="cuda")

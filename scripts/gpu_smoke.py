@@ -19,15 +19,26 @@ def check(name, f):
         a = f("cpu")
         b = f("cuda")
         if isinstance(a, tuple):
-            ok = all(np.allclose(_np(x), _np(y), rtol=1e-4, atol=1e-5, equal_nan=True)
-                     for x, y in zip(a, b))
+            ok = all(
+                np.allclose(_np(x), _np(y), rtol=1e-4, atol=1e-5, equal_nan=True)
+                for x, y in zip(a, b, strict=True)
+            )
         else:
-            ok = np.allclose(_np(a), _np(b), rtol=1e-4, atol=1e-5, equal_nan=True) and \
-                a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape)
+            ok = (
+                np.allclose(_np(a), _np(b), rtol=1e-4, atol=1e-5, equal_nan=True)
+                and a.dtype == b.dtype
+                and tuple(a.shape) == tuple(b.shape)
+            )
         if not ok:
             fails += 1
-            print("MISMATCH", name, "\n cpu:", _np(a) if not isinstance(a, tuple) else a,
-                  "\n cuda:", _np(b) if not isinstance(b, tuple) else b)
+            print(
+                "MISMATCH",
+                name,
+                "\n cpu:",
+                _np(a) if not isinstance(a, tuple) else a,
+                "\n cuda:",
+                _np(b) if not isinstance(b, tuple) else b,
+            )
     except Exception as e:
         fails += 1
         print("ERROR", name, type(e).__name__, e)
@@ -51,8 +62,18 @@ def t(a, d, dt=None):
     return x if dt is None else x.to(dt)
 
 
-for dt in [cl.float32, cl.float64, cl.float16, cl.bfloat16, cl.int32, cl.int64, cl.uint8,
-           cl.int8, cl.int16, cl.bool]:
+for dt in [
+    cl.float32,
+    cl.float64,
+    cl.float16,
+    cl.bfloat16,
+    cl.int32,
+    cl.int64,
+    cl.uint8,
+    cl.int8,
+    cl.int16,
+    cl.bool,
+]:
     for op in ["add", "sub", "mul", "maximum", "minimum", "eq", "lt", "ge"]:
         if op == "sub" and dt == cl.bool:
             continue
@@ -100,8 +121,13 @@ check("stack", lambda d: cl.stack([t(Y, d), t(Y, d)]))
 
 def rand(d):
     cl.manual_seed(123)
-    return cl.cat([cl.rand(1000, device=d), cl.randn(1001, device=d),
-                   cl.randint(0, 10, (17,), device=d).float()])
+    return cl.cat(
+        [
+            cl.rand(1000, device=d),
+            cl.randn(1001, device=d),
+            cl.randint(0, 10, (17,), device=d).float(),
+        ]
+    )
 
 
 check("random same on both devices", rand)

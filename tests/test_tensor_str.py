@@ -27,7 +27,8 @@ def _load(name: str, path: Path):
 
 # The module is loaded by path so these tests run without the compiled extension.  Once
 # `import cudalite` works everywhere, this becomes `from cudalite import _tensor_str as ts`.
-ts = _load("_tensor_str", HERE.parent / "python" / "cudalite" / "_tensor_str.py")
+from cudalite import _tensor_str as ts  # noqa: E402
+
 cases = _load("tensor_str_cases", HERE / "tensor_str_cases.py")
 EXPECTED = _load("tensor_str_expected", HERE / "tensor_str_expected.py").EXPECTED
 

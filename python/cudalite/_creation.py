@@ -1,17 +1,37 @@
-"""Tensor creation: ``tensor``, ``zeros``, ``arange``, ``rand`` and the rest of torch's factories."""
+"""Tensor creation: ``tensor``, ``zeros``, ``arange``, ``rand`` and torch's other factories."""
 
 from __future__ import annotations
 
 import warnings
 
 from cudalite import _C
-from cudalite._lazy import is_ndarray, numpy
 from cudalite._C import Tensor
+from cudalite._lazy import is_ndarray, numpy
 
 __all__ = [
-    "tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "arange", "linspace",
-    "eye", "empty_like", "zeros_like", "ones_like", "full_like", "rand", "randn", "randint",
-    "rand_like", "randn_like", "randint_like", "randperm", "normal", "scalar_tensor",
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "empty",
+    "zeros",
+    "ones",
+    "full",
+    "arange",
+    "linspace",
+    "eye",
+    "empty_like",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "rand",
+    "randn",
+    "randint",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "randperm",
+    "normal",
+    "scalar_tensor",
 ]
 
 from_numpy = _C.from_numpy
@@ -100,8 +120,9 @@ def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
 def _filled(size, value, dtype, device, requires_grad, name):
     from cudalite import get_default_dtype
 
-    return _finish(_C._full(_size(size, name), value, dtype or get_default_dtype(), device),
-                   requires_grad)
+    return _finish(
+        _C._full(_size(size, name), value, dtype or get_default_dtype(), device), requires_grad
+    )
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
@@ -150,8 +171,9 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     """A 2-D tensor with ones on the diagonal."""
     from cudalite import get_default_dtype
 
-    return _finish(_C._eye(n, n if m is None else m, dtype or get_default_dtype(), device),
-                   requires_grad)
+    return _finish(
+        _C._eye(n, n if m is None else m, dtype or get_default_dtype(), device), requires_grad
+    )
 
 
 def _like(t, dtype, device):
@@ -192,14 +214,16 @@ def _random(size, dtype, device, fill, requires_grad):
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform random numbers in [0, 1)."""
-    return _random(_size(size, "rand"), dtype, device, lambda t: _C._uniform_(t, 0.0, 1.0),
-                   requires_grad)
+    return _random(
+        _size(size, "rand"), dtype, device, lambda t: _C._uniform_(t, 0.0, 1.0), requires_grad
+    )
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal random numbers."""
-    return _random(_size(size, "randn"), dtype, device, lambda t: _C._normal_(t, 0.0, 1.0),
-                   requires_grad)
+    return _random(
+        _size(size, "randn"), dtype, device, lambda t: _C._normal_(t, 0.0, 1.0), requires_grad
+    )
 
 
 def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
@@ -250,8 +274,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     _C._uniform_(keys, 0.0, 1.0)
     np = numpy()
     perm = np.argsort(_C._numpy(keys), kind="stable").astype(np.int64)
-    return _finish(_C._to(_C.from_numpy(perm), device, dtype or int64, False, False),
-                   requires_grad)
+    return _finish(_C._to(_C.from_numpy(perm), device, dtype or int64, False, False), requires_grad)
 
 
 def normal(mean, std, size=None, *, generator=None, dtype=None, device=None):

@@ -11,11 +11,13 @@ from __future__ import annotations
 import sys
 
 from cudalite import _C
-from cudalite._lazy import is_ndarray, is_np_integer, numpy
 from cudalite._C import Tensor
+from cudalite._lazy import is_ndarray, is_np_integer, numpy
 
-_INDEX_TYPES = "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables " \
+_INDEX_TYPES = (
+    "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
     "are valid indices (got {})"
+)
 
 
 def _as_index_tensor(i, device):
@@ -47,11 +49,13 @@ def _walk(self, idx):
     if not isinstance(idx, tuple):
         idx = (idx,)
     used = sum(_consumed(i) for i in idx)
-    if self.dim() == 0 and any((isinstance(i, (int, slice)) or is_np_integer(i)) and not isinstance(i, bool)
-                               for i in idx):
+    if self.dim() == 0 and any(
+        (isinstance(i, (int, slice)) or is_np_integer(i)) and not isinstance(i, bool) for i in idx
+    ):
         raise IndexError(
             "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
-            "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+            "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+        )
     if used > self.dim():
         raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
     items, seen_ellipsis = [], False
@@ -90,7 +94,8 @@ def _walk(self, idx):
                     if t.shape[j] != view.shape[d + j]:
                         raise IndexError(
                             f"The shape of the mask {list(t.shape)} at index {j} does not match "
-                            f"the shape of the indexed tensor {list(view.shape)} at index {d + j}")
+                            f"the shape of the indexed tensor {list(view.shape)} at index {d + j}"
+                        )
                 if k == 0:
                     view = view.unsqueeze(d)
                     n = 1 if t.item() else 0
@@ -119,8 +124,8 @@ def _offsets(view, adv):
     except RuntimeError:
         shown = ", ".join(str(list(s)) for s in shapes)
         raise IndexError(
-            f"shape mismatch: indexing tensors could not be broadcast together with shapes "
-            f"{shown}") from None
+            f"shape mismatch: indexing tensors could not be broadcast together with shapes {shown}"
+        ) from None
     positions = [p for p, _ in adv]
     rest = [d for d in range(view.dim()) if d not in positions]
     adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
@@ -139,8 +144,7 @@ def _offsets(view, adv):
             hi, lo = int(t.max().item()), int(t.min().item())
             bad = hi if hi >= size else lo if lo < -size else None
             if bad is not None:
-                raise IndexError(
-                    f"index {bad} is out of bounds for dimension {p} with size {size}")
+                raise IndexError(f"index {bad} is out of bounds for dimension {p} with size {size}")
             if lo < 0:
                 t = _C._where(t < 0, t + size, t)
         term = (t * view.stride(p)).reshape([1] * (len(b) - t.dim()) + list(t.shape))

@@ -4,13 +4,21 @@
 from __future__ import annotations
 
 from cudalite import _C
-from cudalite._lazy import is_ndarray, numpy
 from cudalite._C import Tensor
+from cudalite._lazy import is_ndarray, numpy
 
-_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-               "bfloat16": "BFloat16Tensor", "uint8": "ByteTensor", "int8": "CharTensor",
-               "int16": "ShortTensor", "int32": "IntTensor", "int64": "LongTensor",
-               "bool": "BoolTensor"}
+_TYPE_NAMES = {
+    "float32": "FloatTensor",
+    "float64": "DoubleTensor",
+    "float16": "HalfTensor",
+    "bfloat16": "BFloat16Tensor",
+    "uint8": "ByteTensor",
+    "int8": "CharTensor",
+    "int16": "ShortTensor",
+    "int32": "IntTensor",
+    "int64": "LongTensor",
+    "bool": "BoolTensor",
+}
 _BY_TYPE_NAME = {v: k for k, v in _TYPE_NAMES.items()}
 
 
@@ -37,7 +45,8 @@ def _new_with(dtype, device, args, kwargs, name):
         if d.type != device:
             raise RuntimeError(
                 f"legacy constructor expects device type: {device} but device type: {d.type} "
-                "was passed")
+                "was passed"
+            )
     if not args:
         return _C._empty([0], dtype, device, False)
     if len(args) == 1 and isinstance(args[0], Tensor):
@@ -50,7 +59,9 @@ def _new_with(dtype, device, args, kwargs, name):
     if len(args) == 1:
         data = args[0]
         if is_ndarray(data):
-            return _C._to(_C.from_numpy(numpy().array(data, copy=True)), device, dtype, False, False)
+            return _C._to(
+                _C.from_numpy(numpy().array(data, copy=True)), device, dtype, False, False
+            )
         return _C._tensor_from_data(data, dtype, device)
     raise TypeError(f"{name}() received an invalid combination of arguments")
 
@@ -62,12 +73,20 @@ def legacy_new(*args, **kwargs):
 
 class _LegacyMeta(type):
     def __instancecheck__(cls, obj):
-        return (isinstance(obj, Tensor) and obj.dtype._name == cls._dtype_name
-                and obj.is_cuda == cls._is_cuda)
+        return (
+            isinstance(obj, Tensor)
+            and obj.dtype._name == cls._dtype_name
+            and obj.is_cuda == cls._is_cuda
+        )
 
     def __call__(cls, *args, **kwargs):
-        return _new_with(getattr(_C, cls._dtype_name), "cuda" if cls._is_cuda else "cpu", args,
-                         dict(kwargs), cls.__name__)
+        return _new_with(
+            getattr(_C, cls._dtype_name),
+            "cuda" if cls._is_cuda else "cpu",
+            args,
+            dict(kwargs),
+            cls.__name__,
+        )
 
     def __repr__(cls):
         return f"<class '{'cudalite.cuda.' if cls._is_cuda else 'cudalite.'}{cls.__name__}'>"

@@ -13,15 +13,86 @@ BINARY = {name: i for i, name in enumerate(_C._binary_op_names)}
 UNARY = {name: i for i, name in enumerate(_C._unary_op_names)}
 
 __all__ = [
-    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
-    "remainder", "pow", "maximum", "minimum", "atan2", "eq", "ne", "lt", "le", "gt", "ge",
-    "greater", "less", "greater_equal", "less_equal", "not_equal", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "bitwise_not", "logical_and", "logical_or", "logical_xor", "logical_not",
-    "neg", "negative", "abs", "absolute", "sign", "relu", "square", "exp", "log", "log2", "log10",
-    "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf",
-    "reciprocal", "floor", "ceil", "round", "trunc", "isnan", "isinf", "isfinite", "where",
-    "clamp", "clip", "matmul", "mm", "bmm", "addmm", "mv", "dot", "equal", "allclose", "isclose",
-    "result_type", "cat", "concat", "concatenate", "stack", "lerp",
+    "add",
+    "sub",
+    "subtract",
+    "mul",
+    "multiply",
+    "div",
+    "divide",
+    "true_divide",
+    "floor_divide",
+    "remainder",
+    "pow",
+    "maximum",
+    "minimum",
+    "atan2",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "greater",
+    "less",
+    "greater_equal",
+    "less_equal",
+    "not_equal",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "neg",
+    "negative",
+    "abs",
+    "absolute",
+    "sign",
+    "relu",
+    "square",
+    "exp",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "expm1",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sigmoid",
+    "erf",
+    "reciprocal",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "where",
+    "clamp",
+    "clip",
+    "matmul",
+    "mm",
+    "bmm",
+    "addmm",
+    "mv",
+    "dot",
+    "equal",
+    "allclose",
+    "isclose",
+    "result_type",
+    "cat",
+    "concat",
+    "concatenate",
+    "stack",
+    "lerp",
 ]
 
 
@@ -59,11 +130,62 @@ bitwise_and, bitwise_or, bitwise_xor = _b("bitwise_and"), _b("bitwise_or"), _b("
 logical_and, logical_or, logical_xor = _b("logical_and"), _b("logical_or"), _b("logical_xor")
 neg = negative = _u("neg")
 abs = absolute = _u("abs")
-(sign, relu, square, exp, log, log2, log10, log1p, expm1, sqrt, rsqrt, sin, cos, tan, tanh,
- sigmoid, erf, reciprocal, floor, ceil, round, trunc, isnan, isinf, isfinite) = (
-    _u(n) for n in ("sign", "relu", "square", "exp", "log", "log2", "log10", "log1p", "expm1",
-                    "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "reciprocal",
-                    "floor", "ceil", "round", "trunc", "isnan", "isinf", "isfinite"))
+(
+    sign,
+    relu,
+    square,
+    exp,
+    log,
+    log2,
+    log10,
+    log1p,
+    expm1,
+    sqrt,
+    rsqrt,
+    sin,
+    cos,
+    tan,
+    tanh,
+    sigmoid,
+    erf,
+    reciprocal,
+    floor,
+    ceil,
+    round,
+    trunc,
+    isnan,
+    isinf,
+    isfinite,
+) = (
+    _u(n)
+    for n in (
+        "sign",
+        "relu",
+        "square",
+        "exp",
+        "log",
+        "log2",
+        "log10",
+        "log1p",
+        "expm1",
+        "sqrt",
+        "rsqrt",
+        "sin",
+        "cos",
+        "tan",
+        "tanh",
+        "sigmoid",
+        "erf",
+        "reciprocal",
+        "floor",
+        "ceil",
+        "round",
+        "trunc",
+        "isnan",
+        "isinf",
+        "isfinite",
+    )
+)
 bitwise_not, logical_not = _u("bitwise_not"), _u("logical_not")
 
 
@@ -146,10 +268,20 @@ def result_type(tensor1, tensor2):
 
 # ---- matrix products ----
 
+
 def _dtype_name(dt):
-    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-            "float16": "c10::Half", "bfloat16": "c10::BFloat16", "int16": "short int",
-            "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}[dt._name]
+    return {
+        "float32": "float",
+        "float64": "double",
+        "int64": "long int",
+        "int32": "int",
+        "float16": "c10::Half",
+        "bfloat16": "c10::BFloat16",
+        "int16": "short int",
+        "int8": "signed char",
+        "uint8": "unsigned char",
+        "bool": "bool",
+    }[dt._name]
 
 
 def _np_matmul(a, b):
@@ -210,8 +342,9 @@ def mm(input, mat2, *, out=None):
 def bmm(input, mat2, *, out=None):
     """Batched matrix product of two 3-D tensors."""
     if input.dim() != 3 or mat2.dim() != 3:
-        raise RuntimeError("batch1 must be a 3D tensor" if input.dim() != 3
-                           else "batch2 must be a 3D tensor")
+        raise RuntimeError(
+            "batch1 must be a 3D tensor" if input.dim() != 3 else "batch2 must be a 3D tensor"
+        )
     return matmul(input, mat2, out=out)
 
 
@@ -224,7 +357,8 @@ def dot(input, other, *, out=None):
     """Inner product of two 1-D tensors."""
     if input.dim() != 1 or other.dim() != 1:
         raise RuntimeError(
-            f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors")
+            f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors"
+        )
     return matmul(input, other, out=out)
 
 
@@ -235,7 +369,8 @@ def matmul(input, other, *, out=None):
     da, db = input.dim(), other.dim()
     if da == 0 or db == 0:
         raise RuntimeError(
-            f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
+            f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D"
+        )
     _C._check_same_device([input, other])
     _check_dtypes(input, other, "matmul")
     a = input.unsqueeze(0) if da == 1 else input
@@ -244,12 +379,14 @@ def matmul(input, other, *, out=None):
         if da == 2 and db == 1:
             raise RuntimeError(
                 f"size mismatch, got input ({input.shape[0]}), mat "
-                f"({input.shape[0]}x{input.shape[1]}), vec ({other.shape[0]})")
+                f"({input.shape[0]}x{input.shape[1]}), vec ({other.shape[0]})"
+            )
         if da == 1 and db == 1:
             raise RuntimeError(
-                "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same "
-                "number of elements, but got {} and {} elements respectively".format(
-                    input.shape[0], other.shape[0], input.shape[0], other.shape[0]))
+                f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
+                f"[{other.shape[0]}] to have the same number of elements, but got "
+                f"{input.shape[0]} and {other.shape[0]} elements respectively"
+            )
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({a.shape[-2]}x{a.shape[-1]} and "
             f"{b.shape[-2]}x{b.shape[-1]})"
@@ -272,9 +409,11 @@ def matmul(input, other, *, out=None):
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``."""
     if mat1.dim() != 2 or mat2.dim() != 2:
-        raise RuntimeError("mat1 must be a matrix, got {}-D tensor".format(mat1.dim())
-                           if mat1.dim() != 2 else
-                           "mat2 must be a matrix, got {}-D tensor".format(mat2.dim()))
+        raise RuntimeError(
+            f"mat1 must be a matrix, got {mat1.dim()}-D tensor"
+            if mat1.dim() != 2
+            else f"mat2 must be a matrix, got {mat2.dim()}-D tensor"
+        )
     _check_dtypes(mat1, mat2, "linear")
     p = mm(mat1, mat2)
     if alpha != 1:
@@ -288,19 +427,20 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 # ---- comparisons of whole tensors ----
 
+
 def equal(input, other):
     """True when both tensors have the same size and elements."""
     if tuple(input.shape) != tuple(other.shape):
         return False
-    return bool(_C._reduce(6, _C._binary(BINARY["eq"], input, other, None), None, False, None)
-                .item())
+    return bool(
+        _C._reduce(6, _C._binary(BINARY["eq"], input, other, None), None, False, None).item()
+    )
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise ``|input - other| <= atol + rtol * |other|``."""
     if input.dtype != other.dtype:
-        raise RuntimeError(
-            f"{input.dtype._short_name} did not match {other.dtype._short_name}")
+        raise RuntimeError(f"{input.dtype._short_name} did not match {other.dtype._short_name}")
     a, b = input, other
     if not a.dtype.is_floating_point:
         return eq(a, b)
@@ -316,6 +456,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 # ---- joining ----
+
 
 def cat(tensors, dim=0, *, out=None):
     """Concatenates tensors along an existing dim."""
@@ -344,5 +485,6 @@ def stack(tensors, dim=0, *, out=None):
     nd = len(shape) + 1
     if not -nd <= dim < nd:
         raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
+            f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})"
+        )
     return cat([t.unsqueeze(dim) for t in tensors], dim, out=out)

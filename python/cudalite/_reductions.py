@@ -7,13 +7,29 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections import namedtuple
 
 from cudalite import _C
 from cudalite._C import Tensor
 
-__all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "std",
-           "var", "norm", "all", "any", "count_nonzero", "std_mean", "var_mean"]
+__all__ = [
+    "sum",
+    "mean",
+    "prod",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "argmax",
+    "argmin",
+    "std",
+    "var",
+    "norm",
+    "all",
+    "any",
+    "count_nonzero",
+    "std_mean",
+    "var_mean",
+]
 
 SUM, PROD, MAX, MIN, ARGMAX, ARGMIN, ALL, ANY = range(8)
 
@@ -31,8 +47,7 @@ class _ReturnType(tuple):
     indices = property(lambda self: self[1])
 
     def __repr__(self):
-        return (f"cudalite.return_types.{self._name}(\nvalues={self[0]!r},\n"
-                f"indices={self[1]!r})")
+        return f"cudalite.return_types.{self._name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
 
 
 def _return_type(name):
@@ -113,7 +128,8 @@ def _extreme(input, dim, keepdim, is_max, other=None):
         if input.numel() == 0:
             raise RuntimeError(
                 f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-                "Specify the reduction dim with the 'dim' argument.")
+                "Specify the reduction dim with the 'dim' argument."
+            )
         return _C._reduce(MAX if is_max else MIN, input, None, False, None)
     v, i = _C._reduce_with_indices(is_max, input, dim, keepdim)
     return (return_types.max if is_max else return_types.min)(v, i)
@@ -145,7 +161,8 @@ def _arg(input, dim, keepdim, op):
         if flat.numel() == 0:
             raise RuntimeError(
                 f"{'argmax' if op == ARGMAX else 'argmin'}(): Expected reduction dim to be "
-                "specified for input.numel() == 0.")
+                "specified for input.numel() == 0."
+            )
         r = _C._reduce(op, flat, [0], False, None)
         return r.reshape([1] * input.dim()) if keepdim else r
     return _C._reduce(op, input, [dim], keepdim, None)
@@ -204,7 +221,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if not input.dtype.is_floating_point:
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-            f"{input.dtype._short_name}")
+            f"{input.dtype._short_name}"
+        )
     x = input.abs()
     dims = _dims(dim)
     if p in ("fro", 2, 2.0):
@@ -217,7 +235,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         return _C._reduce(SUM, (x != 0).to(input.dtype), dims, keepdim, None)
     if p == 1:
         return _C._reduce(SUM, x, dims, keepdim, None)
-    return _C._reduce(SUM, x ** p, dims, keepdim, None) ** (1.0 / p)
+    return _C._reduce(SUM, x**p, dims, keepdim, None) ** (1.0 / p)
 
 
 def all(input, dim=None, keepdim=False):
@@ -233,4 +251,3 @@ def any(input, dim=None, keepdim=False):
 def count_nonzero(input, dim=None):
     """The number of nonzero elements (along ``dim``)."""
     return _C._reduce(SUM, input != 0, _dims(dim), False, None)
-

@@ -7,26 +7,81 @@ from cudalite import _C, _indexing, _ops, _reductions
 from cudalite._tensor import _methods, method
 
 # Elementwise: Tensor.exp() is cudalite.exp(self), and exp_() writes in place.
-_UNARY = ["abs", "neg", "sign", "relu", "square", "exp", "log", "log2", "log10", "log1p",
-          "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "reciprocal",
-          "floor", "ceil", "round", "trunc", "bitwise_not", "logical_not"]
+_UNARY = [
+    "abs",
+    "neg",
+    "sign",
+    "relu",
+    "square",
+    "exp",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "expm1",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sigmoid",
+    "erf",
+    "reciprocal",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "bitwise_not",
+    "logical_not",
+]
 _UNARY_NO_INPLACE = ["isnan", "isinf", "isfinite"]
-_BINARY = ["mul", "true_divide", "floor_divide", "remainder", "pow", "maximum", "minimum",
-           "atan2", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or",
-           "bitwise_xor", "logical_and", "logical_or", "logical_xor"]
-_ALIASES = {"negative": "neg", "absolute": "abs", "multiply": "mul", "greater": "gt",
-            "less": "lt", "greater_equal": "ge", "less_equal": "le", "not_equal": "ne"}
+_BINARY = [
+    "mul",
+    "true_divide",
+    "floor_divide",
+    "remainder",
+    "pow",
+    "maximum",
+    "minimum",
+    "atan2",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+]
+_ALIASES = {
+    "negative": "neg",
+    "absolute": "abs",
+    "multiply": "mul",
+    "greater": "gt",
+    "less": "lt",
+    "greater_equal": "ge",
+    "less_equal": "le",
+    "not_equal": "ne",
+}
 
 
 def _unary(name, inplace):
     op = _ops.UNARY[name]
 
     if inplace:
+
         def fn(self):
             return _C._unary(op, self, self)
     else:
+
         def fn(self):
             return _C._unary(op, self, None)
+
     fn.__name__ = name + ("_" if inplace else "")
     return fn
 
@@ -34,11 +89,14 @@ def _unary(name, inplace):
 def _binary(name, inplace):
     f = getattr(_ops, name)
     if inplace:
+
         def fn(self, other):
             return f(self, other, out=self)
     else:
+
         def fn(self, other):
             return f(self, other)
+
     fn.__name__ = name + ("_" if inplace else "")
     return fn
 
@@ -54,7 +112,8 @@ for _n in _BINARY:
 for _alias, _target in _ALIASES.items():
     _methods[_alias] = _methods[_target]
 _methods["div_"] = lambda self, other, *, rounding_mode=None: _ops.div(
-    self, other, rounding_mode=rounding_mode, out=self)
+    self, other, rounding_mode=rounding_mode, out=self
+)
 _methods["sub_"] = lambda self, other, *, alpha=1: _ops.sub(self, other, alpha=alpha, out=self)
 _methods["add_"] = lambda self, other, *, alpha=1: _ops.add(self, other, alpha=alpha, out=self)
 
@@ -143,8 +202,23 @@ def __pos__(self):
 
 
 # Reductions.
-for _n in ("sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "std", "var",
-           "norm", "all", "any", "count_nonzero"):
+for _n in (
+    "sum",
+    "mean",
+    "prod",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "argmax",
+    "argmin",
+    "std",
+    "var",
+    "norm",
+    "all",
+    "any",
+    "count_nonzero",
+):
     _methods[_n] = getattr(_reductions, _n)
 
 
@@ -152,7 +226,9 @@ for _n in ("sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmi
 def nonzero(self, *, as_tuple=False):
     nz = _C._nonzero(self)
     if as_tuple:
-        return tuple(nz.select(1, i) for i in range(nz.shape[1])) if self.dim() else (nz.reshape(-1),)
+        return (
+            tuple(nz.select(1, i) for i in range(nz.shape[1])) if self.dim() else (nz.reshape(-1),)
+        )
     return nz
 
 
@@ -182,8 +258,10 @@ def _T(self):  # noqa: N802
 
 def _mT(self):  # noqa: N802
     if self.dim() < 2:
-        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
-                           f"Got {self.dim()}-D tensor.")
+        raise RuntimeError(
+            "tensor.mT is only supported on matrices or batches of matrices. "
+            f"Got {self.dim()}-D tensor."
+        )
     return self.transpose(-2, -1)
 
 
@@ -222,7 +300,8 @@ def split(self, split_size, dim=0):
         if sum(sizes) != n:
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
-                f"size at dimension {dim}), but got split_sizes={sizes}")
+                f"size at dimension {dim}), but got split_sizes={sizes}"
+            )
     out, pos = [], 0
     for s in sizes:
         out.append(self._slice(dim, pos, pos + s, 1))
@@ -238,13 +317,17 @@ def chunk(self, chunks, dim=0):
 
 @method
 def repeat(self, *sizes):
-    sizes = list(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else list(sizes)
+    sizes = (
+        list(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else list(sizes)
+    )
     if len(sizes) < self.dim():
-        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
-                           "of dimensions of tensor")
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number "
+            "of dimensions of tensor"
+        )
     x = self.reshape([1] * (len(sizes) - self.dim()) + list(self.shape))
     expanded, final = [], []
-    for r, s in zip(sizes, x.shape):
+    for r, s in zip(sizes, x.shape, strict=True):
         expanded += [r, s]
         final.append(r * s)
     y = x.reshape([v for s in x.shape for v in (1, s)]).expand(*expanded)
