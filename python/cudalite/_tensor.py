@@ -29,7 +29,7 @@ def method(fn=None, *, name=None):
 
 
 def _get_requires_grad(self):
-    return self.__dict__.get("_requires_grad", False)
+    return self._requires_grad_flag
 
 
 def _set_requires_grad(self, value):
@@ -42,7 +42,7 @@ def _set_requires_grad(self, value):
             "computed variable in a subgraph that doesn't require differentiation use "
             "var_no_grad = var.detach()."
         )
-    self.__dict__["_requires_grad"] = value
+    self._requires_grad_flag = value
 
 
 @method
@@ -62,7 +62,7 @@ def detach(self):
 def detach_(self):
     """Removes self from the autograd graph in place."""
     self.__dict__.pop("grad_fn", None)
-    self.__dict__["_requires_grad"] = False
+    self._requires_grad_flag = False
     return self
 
 
