@@ -227,7 +227,7 @@ NvmlDevice handle(int device) {
   if (!a.ok) fail(a.init_result);
   NvmlDevice d = nullptr;
   // Once CUDA is up, the device's UUID names it exactly, whatever CUDA_DEVICE_ORDER says.
-  if (is_initialized() && a.get_handle_by_uuid) {
+  if (is_initialized() && a.get_handle_by_uuid && device >= 0 && device < device_count()) {
     std::string uuid = "GPU-" + uuid_string(get_device_properties(device).uuid);
     if (a.get_handle_by_uuid(uuid.c_str(), &d) == kSuccess) return d;
   }
