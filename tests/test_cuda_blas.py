@@ -1,5 +1,9 @@
 """Matrix products on CUDA tensors through cuBLAS, and cudalite.backends.cuda.matmul."""
 
+import ast
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -239,3 +243,32 @@ def test_blas_handle_per_device():
     h = cuda.current_blas_handle()
     assert h == _C._cuda.current_blas_handle(0) != 0
     assert _C._cuda._blas_library_path() != ""
+
+
+@pytest.mark.skipif(not _C._cuda.is_compiled(), reason="needs a CUDA build")
+def test_cublas_is_loaded_on_first_use_only():
+    code = (
+        "from cudalite import _C\n"
+        "before = _C._cuda._blas_library_path()\n"
+        "try:\n"
+        "    _C._cuda.current_blas_handle(0)\n"
+        "    err = ''\n"
+        "except RuntimeError as e:\n"
+        "    err = str(e)\n"
+        "maps = open('/proc/self/maps').read()\n"
+        "print(repr((before, _C._cuda._blas_library_path(), 'libcublas' in maps, err)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    ).stdout
+    before, after, mapped, err = ast.literal_eval(out.strip())
+    assert before == ""
+    if err.startswith("cuBLAS could not be loaded"):
+        assert after == "" and "Tried: libcublas.so.13" in err
+        return
+    assert "libcublas.so" in after and mapped
+    if HAS_GPU:
+        assert err == ""
+    else:  # loaded, then the handle needs a GPU
+        assert err.startswith(("Found no NVIDIA driver", "No CUDA GPUs are available"))

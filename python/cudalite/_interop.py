@@ -5,31 +5,47 @@ The conversions are in C++ (csrc/bindings/bind_interop.cpp); this module gives t
 torch's Python signatures, and :func:`install` attaches them to the Tensor class.
 """
 
-import enum
-
 from cudalite import _C
 
-__all__ = ["DLDeviceType", "from_dlpack", "install", "to_dlpack"]
+__all__ = ["from_dlpack", "install", "to_dlpack"]  # and DLDeviceType, made on first use
 
 
-class DLDeviceType(enum.IntEnum):
-    """DLPack's device codes (the first item of ``__dlpack_device__()``)."""
+def _make_dl_device_type():
+    import enum  # on first use: enum costs more to import than the rest of this module
 
-    kDLCPU = 1
-    kDLCUDA = 2
-    kDLCUDAHost = 3
-    kDLOpenCL = 4
-    kDLVulkan = 7
-    kDLMetal = 8
-    kDLVPI = 9
-    kDLROCM = 10
-    kDLROCMHost = 11
-    kDLExtDev = 12
-    kDLCUDAManaged = 13
-    kDLOneAPI = 14
-    kDLWebGPU = 15
-    kDLHexagon = 16
-    kDLMAIA = 17
+    class DLDeviceType(enum.IntEnum):
+        """DLPack's device codes (the first item of ``__dlpack_device__()``)."""
+
+        kDLCPU = 1
+        kDLCUDA = 2
+        kDLCUDAHost = 3
+        kDLOpenCL = 4
+        kDLVulkan = 7
+        kDLMetal = 8
+        kDLVPI = 9
+        kDLROCM = 10
+        kDLROCMHost = 11
+        kDLExtDev = 12
+        kDLCUDAManaged = 13
+        kDLOneAPI = 14
+        kDLWebGPU = 15
+        kDLHexagon = 16
+        kDLMAIA = 17
+
+    DLDeviceType.__module__ = __name__
+    return DLDeviceType
+
+
+_dl_device_type = None
+
+
+def __getattr__(name):
+    global _dl_device_type
+    if name == "DLDeviceType":
+        if _dl_device_type is None:
+            _dl_device_type = _make_dl_device_type()
+        return _dl_device_type
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _check_exportable(tensor, what):
@@ -63,7 +79,7 @@ def __dlpack__(self, *, stream=-1, max_version=None, dl_device=None, copy=None):
 def __dlpack_device__(self):
     """The tensor's DLPack device: ``(DLDeviceType, index)``."""
     kind, index = _C._dlpack_device(self)
-    return (DLDeviceType(kind), index)
+    return (__getattr__("DLDeviceType")(kind), index)
 
 
 def _cuda_array_interface(self):
@@ -100,7 +116,7 @@ def from_dlpack(ext_tensor, *, device=None, copy=None):
     if hasattr(ext_tensor, "__dlpack__"):
         kwargs = {"max_version": (1, 0)}
         kind, index = ext_tensor.__dlpack_device__()
-        if kind in (DLDeviceType.kDLCUDA, DLDeviceType.kDLCUDAManaged):
+        if kind in (2, 13):  # kDLCUDA, kDLCUDAManaged
             # Our current stream on that device, as the protocol spells it (1: legacy).
             kwargs["stream"] = _C._dlpack_stream(index)
         try:

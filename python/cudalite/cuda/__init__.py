@@ -10,7 +10,6 @@ determine if your system supports CUDA. Neither :func:`is_available()` nor
 
 import os  # noqa: F401  (torch.cuda.os is part of torch's namespace; tutorials use it)
 import sys as _sys
-import threading  # noqa: F401
 
 from cudalite import _C
 from cudalite.cuda._device import (  # noqa: F401  (private names torch.cuda also has)

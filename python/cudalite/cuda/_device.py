@@ -1,7 +1,5 @@
 """Devices: counting, selecting and describing GPUs (torch.cuda's device API)."""
 
-from typing import Any
-
 from cudalite import _C
 from cudalite.cuda._lazy import _is_compiled, _lazy_init, is_initialized
 
@@ -25,7 +23,7 @@ def device_count() -> int:
     return _C._cuda.device_count() if _is_compiled() else 0
 
 
-def _get_device_index(device: Any, optional: bool = False, allow_cpu: bool = False) -> int:
+def _get_device_index(device, optional: bool = False, allow_cpu: bool = False) -> int:
     r"""Get the device index from :attr:`device`: a cudalite.device, a str, an int or ``None``.
 
     A CUDA device without an index, or ``None`` with :attr:`optional`, means the current
@@ -105,14 +103,14 @@ class device:
 
     __module__ = "cudalite.cuda"  # printed as <cudalite.cuda.device object at 0x...>
 
-    def __init__(self, device: Any):
+    def __init__(self, device):
         self.idx = _get_device_index(device, optional=True)
         self.prev_idx = -1
 
     def __enter__(self):
         self.prev_idx = _exchange_device(self.idx)
 
-    def __exit__(self, type: Any, value: Any, traceback: Any):
+    def __exit__(self, type, value, traceback):
         # Restoring never creates a context on a device the program hasn't used.
         self.idx = _maybe_exchange_device(self.prev_idx)
         return False

@@ -6,13 +6,14 @@ the "not compiled" and bad-fork errors, and calls queued before initialisation (
 the GPU generators, for instance) that run right after it.
 """
 
-import threading
+# _thread, not threading: the same primitives without threading's import cost.
+import _thread
 
 from cudalite import _C
 
 _initialized = False
-_tls = threading.local()
-_initialization_lock = threading.Lock()
+_tls = _thread._local()
+_initialization_lock = _thread.allocate_lock()
 # (callable, stack of the caller) pairs, run once CUDA is initialised.
 _queued_calls = []
 # Only the latest manual_seed / manual_seed_all call matters; kept apart from the queue.

@@ -1,7 +1,5 @@
 """cudalite.backends.cuda: cuBLAS settings (torch.backends.cuda.matmul)."""
 
-import warnings
-
 from cudalite import _C
 
 __all__ = ["cuBLASModule", "is_built", "matmul"]
@@ -47,6 +45,8 @@ def set_float32_matmul_precision(precision: str) -> None:
     """
     global _precision_with_tf32, _fp32_precision
     if precision not in ("highest", "high", "medium"):
+        import warnings
+
         warnings.warn(
             f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
             "set_float32_matmul_precision call has no effect.",
