@@ -149,6 +149,5 @@ struct TensorImpl;
 using Tensor = std::shared_ptr<TensorImpl>;
 // beta * self + alpha * (a @ b) for 2-D `a`, `b` on one GPU, `self` broadcastable to the
 // product (nn.Linear's bias); through cuBLAS (csrc/cuda/blas.cpp).
-Tensor cuda_addmm(const Tensor& self, const Tensor& a, const Tensor& b, double beta,
-                  double alpha);
+Tensor cuda_addmm(const Tensor& self, const Tensor& a, const Tensor& b, double beta, double alpha);
 }  // namespace cl
