@@ -6,7 +6,7 @@
 
 namespace cl {
 namespace {
-[[noreturn]] void fail() { throw Error("cudalite not compiled with CUDA enabled"); }
+[[noreturn]] void fail() { throw AssertionError("cudalite not compiled with CUDA enabled"); }
 }  // namespace
 
 namespace cuda {

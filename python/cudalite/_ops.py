@@ -373,6 +373,12 @@ def matmul(input, other, *, out=None):
         )
     _C._check_same_device([input, other])
     _check_dtypes(input, other, "matmul")
+    if input.is_cuda:
+        r = _C._cuda_matmul(input, other)
+        if out is not None:
+            _C._copy_(out, r, False)
+            return out
+        return r
     a = input.unsqueeze(0) if da == 1 else input
     b = other.unsqueeze(-1) if db == 1 else other
     if a.shape[-1] != b.shape[-2]:
@@ -415,6 +421,13 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
             else f"mat2 must be a matrix, got {mat2.dim()}-D tensor"
         )
     _check_dtypes(mat1, mat2, "linear")
+    if mat1.is_cuda and isinstance(input, Tensor):
+        _C._check_same_device([input, mat1, mat2])
+        r = _C._cuda_addmm(input, mat1, mat2, beta, alpha)
+        if out is not None:
+            _C._copy_(out, r, False)
+            return out
+        return r
     p = mm(mat1, mat2)
     if alpha != 1:
         p = p * alpha
