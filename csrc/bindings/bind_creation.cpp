@@ -53,7 +53,7 @@ void scan(py::handle h, size_t depth, Infer& inf) {
 }
 
 template <class T>
-void fill_leaves(py::handle h, const Shape& shape, size_t depth, T*& out) {
+void fill_leaves(py::handle h, const Shape& shape, size_t depth, ScalarType dt, T*& out) {
   if (depth == shape.size()) {
     if (is_sequence(h)) {
       throw ValueError(detail::str("expected sequence of length ", 0, " at dim ", depth, " (got ",
@@ -62,7 +62,9 @@ void fill_leaves(py::handle h, const Shape& shape, size_t depth, T*& out) {
     if (is_tensor(h) && as_tensor(h)->numel() != 1) {
       throw ValueError("only one element tensors can be converted to Python scalars");
     }
-    *out++ = to_scalar(h).template to<T>();
+    Scalar v = to_scalar(h);
+    check_scalar_fits(v, dt, true);
+    *out++ = v.template to<T>();
     return;
   }
   if (!is_sequence(h)) {
@@ -75,7 +77,7 @@ void fill_leaves(py::handle h, const Shape& shape, size_t depth, T*& out) {
     throw ValueError(detail::str("expected sequence of length ", shape[depth], " at dim ", depth,
                                  " (got ", n, ")"));
   }
-  for (int64_t i = 0; i < n; ++i) fill_leaves(seq[i], shape, depth + 1, out);
+  for (int64_t i = 0; i < n; ++i) fill_leaves(seq[i], shape, depth + 1, dt, out);
 }
 
 Tensor from_data(py::handle data, py::handle dtype_h, py::handle device_h) {
@@ -86,7 +88,7 @@ Tensor from_data(py::handle data, py::handle dtype_h, py::handle device_h) {
   Tensor t = empty(inf.shape, dt, Device(DeviceType::CPU));
   CL_DISPATCH_ALL_TYPES(dt, "tensor", [&] {
     scalar_t* p = reinterpret_cast<scalar_t*>(t->data());
-    fill_leaves(data, inf.shape, 0, p);
+    fill_leaves(data, inf.shape, 0, dt, p);
   });
   if (!device_h.is_none()) {
     Device d = to_device(device_h);
