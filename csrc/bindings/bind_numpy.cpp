@@ -7,9 +7,7 @@
 
 namespace cl::bind {
 
-namespace {
-
-ScalarType from_numpy_dtype(const py::dtype& d) {
+static ScalarType from_numpy_dtype(const py::dtype& d) {
   char kind = d.kind();
   size_t size = d.itemsize();
   if (kind == 'b') return ScalarType::Bool;
@@ -33,6 +31,12 @@ ScalarType from_numpy_dtype(const py::dtype& d) {
                               ". The only supported types are: float64, float32, float16, "
                               "int64, int32, int16, int8, uint8, and bool."));
 }
+
+ScalarType from_numpy_dtype_object(py::handle numpy_dtype) {
+  return from_numpy_dtype(py::reinterpret_borrow<py::dtype>(numpy_dtype));
+}
+
+namespace {
 
 const char* numpy_dtype_name(ScalarType t) {
   switch (t) {
