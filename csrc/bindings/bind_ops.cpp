@@ -47,7 +47,11 @@ Scalar to_scalar(py::handle h) {
   if (PyLong_Check(p)) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
-    CL_CHECK(!overflow, "Overflow when unpacking long");
+    if (overflow) {
+      // What torch raises for a Python int outside int64 used as a Scalar.
+      PyErr_SetString(PyExc_OverflowError, "int too big to convert");
+      throw py::error_already_set();
+    }
     return Scalar(int64_t(v));
   }
   if (PyFloat_Check(p)) return Scalar(PyFloat_AS_DOUBLE(p));
