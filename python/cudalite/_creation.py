@@ -35,6 +35,9 @@ def _size(args, name="size"):
 
 def _finish(t, requires_grad):
     if requires_grad:
+        if not t.dtype.is_floating_point:
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_(True)
     return t
 

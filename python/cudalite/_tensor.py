@@ -33,10 +33,12 @@ def _get_requires_grad(self):
     return self.__dict__.get("_requires_grad", False)
 
 
-def _set_requires_grad(self, value):
+def _set_requires_grad(self, value, *,
+                       msg="only Tensors of floating point and complex dtype can require gradients"):
+    # torch words this differently in the setter, requires_grad_() and the factories.
     value = bool(value)
     if value and not self.dtype.is_floating_point:
-        raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        raise RuntimeError(msg)
     if not value and self.grad_fn is not None:
         raise RuntimeError(
             "you can only change requires_grad flags of leaf variables. If you want to use a "
@@ -48,7 +50,8 @@ def _set_requires_grad(self, value):
 @method
 def requires_grad_(self, requires_grad=True):
     """Sets ``requires_grad`` in place and returns self."""
-    _set_requires_grad(self, requires_grad)
+    _set_requires_grad(self, requires_grad,
+                       msg="only Tensors of floating point dtype can require gradients")
     return self
 
 
