@@ -199,6 +199,8 @@ def type(self, dtype=None, non_blocking=False):
         return _legacy.type_name(self)
     if isinstance(dtype, str):
         return _legacy.convert_to_type_name(self, dtype)
+    if isinstance(dtype, _legacy._LegacyMeta):  # x.type(cudalite.FloatTensor)
+        return _legacy.convert_to_type_name(self, repr(dtype)[8:-2])
     return _C._to(self, None, dtype, non_blocking, False)
 
 
