@@ -18,17 +18,37 @@ __all__ = [
 from_numpy = _C.from_numpy
 
 
-def _size(args, name="size"):
-    """Sizes given as varargs ints, or one tuple / list / Size."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = args[0]
+def _is_int(a):
+    if isinstance(a, Tensor):
+        return a.dim() == 0 and not a.dtype.is_floating_point and a.dtype != _C.bool
+    return not isinstance(a, bool) and hasattr(a, "__index__")
+
+
+def _size(args, name="size", pos=1, sequence_only=False):
+    """Sizes given as varargs ints, or one tuple / list / Size, with torch's argument errors.
+
+    Like torch's parser, only the first element decides whether the argument is a list of ints;
+    a later bad element fails while unpacking, with a different message.
+    """
+    one = len(args) == 1
+    varargs = not (one and isinstance(args[0], (tuple, list)))
+    if varargs and (sequence_only or (one and not _is_int(args[0]))):
+        raise TypeError(f"{name}(): argument 'size' (position {pos}) must be tuple of ints, not "
+                        f"{type(args[0]).__name__}")
+    seq = args if varargs else args[0]
     out = []
-    for a in args:
-        if isinstance(a, bool) or not hasattr(a, "__index__"):
-            raise TypeError(
-                f"{name}(): argument 'size' must be tuple of ints, but found element of type "
-                f"{type(a).__name__}"
-            )
+    for i, a in enumerate(seq):
+        if not _is_int(a):
+            tn = type(a).__name__
+            if i > 0:
+                raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
+                                f"{i + 1} with error \"type must be tuple of ints,but got {tn}\"")
+            if varargs:
+                got = ", ".join(type(x).__name__ for x in seq)
+                raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                                f"({got}), but expected one of:")
+            raise TypeError(f"{name}(): argument 'size' (position {pos}) must be tuple of ints, "
+                            f"but found element of type {tn} at pos 0")
         out.append(a.__index__())
     return out
 
@@ -109,6 +129,8 @@ def _filled(size, value, dtype, device, requires_grad, name):
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of zeros."""
+    if any(s < 0 for s in _size(size, "zeros")):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
     return _filled(size, 0, dtype, device, requires_grad, "zeros")
 
 
@@ -121,7 +143,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """A tensor filled with ``fill_value``; the dtype follows the value like torch."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    return _finish(_C._full(_size((size,), "full"), fill_value, dtype, device), requires_grad)
+    return _finish(_C._full(_size((size,), "full", sequence_only=True), fill_value, dtype, device), requires_grad)
 
 
 def _num(x):
@@ -220,7 +242,7 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
         low, high = args
     else:
         raise TypeError("randint() received an invalid combination of arguments")
-    t = _C._empty(_size((size,), "randint"), dtype or int64, device, False)
+    t = _C._empty(_size((size,), "randint", pos=2, sequence_only=True), dtype or int64, device, False)
     _C._random_int_(t, int(low), int(high))
     return _finish(t, requires_grad)
 
@@ -264,6 +286,6 @@ def normal(mean, std, size=None, *, generator=None, dtype=None, device=None):
         ref = m if m is not None else s
         z = randn(list(ref.shape), dtype=ref.dtype, device=ref.device)
         return z * std + mean
-    t = _C._empty(_size((size,), "normal"), dtype or _C.get_default_dtype(), device, False)
+    t = _C._empty(_size((size,), "normal", pos=3, sequence_only=True), dtype or _C.get_default_dtype(), device, False)
     _C._normal_(t, float(mean), float(std))
     return t
