@@ -283,7 +283,12 @@ def _new(name, factory):
 
 
 _methods["new_empty"] = _new("new_empty", _creation.empty)
-_methods["new_zeros"] = _new("new_zeros", _creation.zeros)
+def _new_zeros(*size, dtype=None, device=None, requires_grad=False):
+    # Not cudalite.zeros: torch's new_zeros reports negative sizes like empty, not like zeros.
+    return _creation._filled(size, 0, dtype, device, requires_grad, "new_zeros")
+
+
+_methods["new_zeros"] = _new("new_zeros", _new_zeros)
 _methods["new_ones"] = _new("new_ones", _creation.ones)
 _methods["new_full"] = _new("new_full", _creation.full)
 
