@@ -63,9 +63,10 @@ def _finish(t, requires_grad):
 
 
 def _from_ndarray(arr, dtype, device):
-    if arr.dtype.byteorder not in "=|" or any(s < 0 for s in arr.strides):
-        arr = np.ascontiguousarray(arr)
-    t = _C.from_numpy(np.array(arr, copy=True))
+    # from_numpy refuses what torch.tensor refuses (negative strides, a non-native byte order);
+    # the copy is contiguous.
+    _C.from_numpy(arr)
+    t = _C.from_numpy(np.array(arr, copy=True, order="C"))
     if dtype is not None or device is not None:
         t = _C._to(t, device, dtype, False, False)
     return t
@@ -96,11 +97,7 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         return _C._to(data, device, dtype, False, False)
     if isinstance(data, np.ndarray):
-        try:
-            t = _C.from_numpy(data)
-        except (TypeError, ValueError):
-            return _from_ndarray(data, dtype, device)
-        return _C._to(t, device, dtype, False, False)
+        return _C._to(_C.from_numpy(data), device, dtype, False, False)
     return _C._tensor_from_data(data, dtype, device)
 
 
