@@ -64,9 +64,9 @@ def _finish(t, requires_grad):
 
 def _from_ndarray(arr, dtype, device):
     # from_numpy refuses what torch.tensor refuses (negative strides, a non-native byte order);
-    # the copy is contiguous.
+    # the copy keeps the memory order of the array, as torch.tensor does.
     _C.from_numpy(arr)
-    t = _C.from_numpy(np.array(arr, copy=True, order="C"))
+    t = _C.from_numpy(np.array(arr, copy=True, order="K"))
     if dtype is not None or device is not None:
         t = _C._to(t, device, dtype, False, False)
     return t
