@@ -82,7 +82,7 @@ def _walk(self, idx):
             view = view._slice(d, start, stop, step)
             d += 1
         elif isinstance(i, (int, np.integer)):
-            view = view.select(d, int(i))
+            view = view._select(d, int(i))
         elif isinstance(i, (Tensor, list, tuple, np.ndarray)):
             t = _as_index_tensor(i, view.device)
             if t.dtype == _C.bool:
