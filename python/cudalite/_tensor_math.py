@@ -204,19 +204,39 @@ def expand_as(self, other):
 
 @method
 def narrow(self, dim, start, length):
+    dim = _C._wrap_dim(dim, self.dim())
+    size = self.shape[dim]
+    if not -size <= start <= size:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    if start < 0:
+        start += size
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > size:
+        raise RuntimeError(
+            f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return self._slice(dim, start, start + length, 1)
 
 
 @method
 def unbind(self, dim=0):
+    dim = _C._wrap_dim(dim, self.dim())
     return tuple(self.select(dim, i) for i in range(self.shape[dim]))
 
 
 @method
 def split(self, split_size, dim=0):
+    dim = _C._wrap_dim(dim, self.dim())
     n = self.shape[dim]
     if isinstance(split_size, int):
-        sizes = [min(split_size, n - i) for i in range(0, n, split_size)] or [0]
+        if split_size < 0:
+            raise RuntimeError(
+                f"split expects split_size be non-negative, but got split_size={split_size}")
+        if split_size == 0 and n != 0:
+            raise RuntimeError("split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
+        sizes = [min(split_size, n - i) for i in range(0, n, split_size or 1)] or [0]
     else:
         sizes = list(split_size)
         if sum(sizes) != n:
@@ -232,7 +252,9 @@ def split(self, split_size, dim=0):
 
 @method
 def chunk(self, chunks, dim=0):
-    n = self.shape[dim]
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = self.shape[_C._wrap_dim(dim, self.dim())]
     return self.split(max(1, -(-n // chunks)), dim)
 
 
@@ -247,13 +269,20 @@ def repeat(self, *sizes):
     for r, s in zip(sizes, x.shape):
         expanded += [r, s]
         final.append(r * s)
+    for f in final:
+        if f < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {f}: {final}")
     y = x.reshape([v for s in x.shape for v in (1, s)]).expand(*expanded)
     return y.reshape(final)
 
 
 @method
-def flip(self, dims):
-    dims = [dims] if isinstance(dims, int) else list(dims)
+def flip(self, *dims):
+    dims = list(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else list(dims)
+    dims = [_C._wrap_dim(d, self.dim()) for d in dims]
+    for d in dims:
+        if dims.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     idx = [slice(None)] * self.dim()
     for d in dims:
         n = self.shape[d]
