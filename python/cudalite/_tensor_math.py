@@ -105,6 +105,12 @@ def masked_fill(self, mask, value):
 
 @method
 def masked_fill_(self, mask, value):
+    if isinstance(value, _C.Tensor):
+        if value.dim() != 0:
+            raise RuntimeError(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value.dim()} dimension(s).")
+        value = value.item()
     _indexing.setitem(self, mask.expand(*self.shape) if mask.shape != self.shape else mask, value)
     return self
 
