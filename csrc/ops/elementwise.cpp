@@ -183,9 +183,17 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
     produced = ScalarType::Bool;
   } else if (is_bitwise(op)) {
     CL_CHECK_AS(NotImplementedError, !is_floating(rt), not_implemented(binary_op_name(op), dev, rt));
-  } else if (op == BinaryOp::Sub && rt == ScalarType::Bool) {
-    CL_THROW("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+  } else if (op == BinaryOp::Sub) {
+    // torch's sub_check: a Python True counts as a bool operand too.
+    auto is_bool = [](const Operand& o) {
+      return o.is_scalar ? o.scalar.is_bool() : o.tensor->dtype == ScalarType::Bool;
+    };
+    CL_CHECK(!(is_bool(a) && is_bool(b)),
+             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
              "or `logical_xor()` operator instead.");
+    CL_CHECK(!is_bool(a) && !is_bool(b),
+             "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+             "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
   } else if (op == BinaryOp::Pow && !is_floating(rt) && b.is_scalar && b.scalar.to_int() < 0) {
     CL_THROW("Integers to negative integer powers are not allowed.");
   }
