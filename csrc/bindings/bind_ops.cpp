@@ -108,6 +108,9 @@ void bind_ops(py::module_& m) {
       .def("__neg__", [](const Tensor& t) { return unary(UnaryOp::Neg, t); })
       .def("__abs__", [](const Tensor& t) { return unary(UnaryOp::Abs, t); })
       .def("__invert__", [](const Tensor& t) {
+        CL_CHECK_TYPE(!is_floating(t->dtype),
+                      "~ (operator.invert) is only implemented on integer and Boolean-type "
+                      "tensors");
         return unary(t->dtype == ScalarType::Bool ? UnaryOp::LogicalNot : UnaryOp::BitNot, t);
       })
       .def("__hash__", [](py::handle self) { return py::hash(py::int_(reinterpret_cast<uintptr_t>(self.ptr()))); });
