@@ -69,17 +69,34 @@ abs = absolute = _u("abs")
 bitwise_not, logical_not = _u("bitwise_not"), _u("logical_not")
 
 
+def _scaled(input, other, alpha):
+    """``alpha * other`` with torch's alpha_check against the op's result dtype."""
+    rt = _C._result_type(input, other)
+    if isinstance(alpha, bool) and rt != _C.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and not rt.is_floating_point:
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number.")
+    if rt == _C.bool:
+        # In bool arithmetic alpha * other is other when alpha is nonzero.
+        return other if alpha else _C._binary(BINARY["logical_and"], other, False, None)
+    return _C._binary(BINARY["mul"], other, alpha, None)
+
+
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``."""
-    if alpha != 1:
-        other = _C._binary(BINARY["mul"], other, alpha, None)
+    if type(alpha) is not int or alpha != 1:
+        other = _scaled(input, other, alpha)
     return _C._binary(BINARY["add"], input, other, out)
 
 
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
-    if alpha != 1:
-        other = _C._binary(BINARY["mul"], other, alpha, None)
+    if type(alpha) is not int or alpha != 1:
+        if any(x.dtype == _C.bool if isinstance(x, Tensor) else isinstance(x, bool)
+               for x in (input, other)):
+            _C._binary(BINARY["sub"], input, other, None)  # raises torch's sub_check error
+        other = _scaled(input, other, alpha)
     return _C._binary(BINARY["sub"], input, other, out)
 
 
