@@ -196,6 +196,12 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
              "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
   } else if (op == BinaryOp::Pow && !is_floating(rt) && b.is_scalar && b.scalar.to_int() < 0) {
     CL_THROW("Integers to negative integer powers are not allowed.");
+  } else if (op == BinaryOp::Pow && rt == ScalarType::Bool && !b.is_scalar) {
+    // torch's pow(tensor, tensor) has no bool kernel (a Python exponent takes another path).
+    throw NotImplementedError("\"pow\" not implemented for 'Bool'");
+  } else if ((op == BinaryOp::FloorDiv || op == BinaryOp::Rem) && rt == ScalarType::Bool) {
+    throw NotImplementedError(
+        not_implemented(op == BinaryOp::FloorDiv ? "div_floor" : "remainder", dev, rt));
   }
   Shape shape = broadcast_shapes(operand_shape(a), operand_shape(b));
   bool inplace = out && !a.is_scalar && out.get() == a.tensor.get();
@@ -229,7 +235,7 @@ Tensor unary(UnaryOp op, const Tensor& a, const Tensor& out) {
   Device dev = a->device();
   ScalarType ct = a->dtype, produced = a->dtype;
   bool float_result = op >= UnaryOp::Exp && op <= UnaryOp::Trunc;
-  if (op >= UnaryOp::Floor && op <= UnaryOp::Trunc && !is_floating(ct)) {
+  if (op >= UnaryOp::Floor && op <= UnaryOp::Trunc && !is_floating(ct) && ct != ScalarType::Bool) {
     // Rounding an integer is the identity.
     if (out) {
       check_out(out, a->sizes, a->dtype, dev, out.get() == a.get());
@@ -237,6 +243,16 @@ Tensor unary(UnaryOp op, const Tensor& a, const Tensor& out) {
       return out;
     }
     return clone(a);
+  }
+  if (ct == ScalarType::Bool) {
+    // torch has no bool kernels for these; square is pow(x, 2), which promotes to int64.
+    CL_CHECK(op != UnaryOp::Relu, "Boolean inputs not supported for relu");
+    if (op == UnaryOp::Abs) throw NotImplementedError(not_implemented("abs", dev, ct));
+    if (op >= UnaryOp::Floor && op <= UnaryOp::Trunc) {
+      std::string name = std::string(unary_op_name(op)) + (dev.is_cuda() ? "" : "_vml");
+      throw NotImplementedError(not_implemented(name.c_str(), dev, ct));
+    }
+    if (op == UnaryOp::Square) ct = produced = ScalarType::Int64;
   }
   if (float_result && !is_floating(ct)) ct = produced = get_default_dtype();
   if (op >= UnaryOp::IsNan || op == UnaryOp::LogicalNot) produced = ScalarType::Bool;
