@@ -27,14 +27,49 @@ __all__ = [
 ]
 
 
-def _b(name):
+_NUMBER = (bool, int, float, np.number, np.bool_)
+# torch's ops that take no Python numbers, and those whose argument errors name the argument
+# (the others have several overloads and report "an invalid combination of arguments").
+_TENSOR_ONLY = {"maximum", "minimum", "atan2", "logical_and", "logical_or", "logical_xor"}
+_NAMED_ARG = _TENSOR_ONLY | {"add", "sub", "mul", "div"}
+
+
+def _type_name(x):
+    tp = type(x)
+    if isinstance(x, Tensor):
+        return "Tensor"
+    return tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__}.{tp.__name__}"
+
+
+def check_args(name, input, other, method=False):
+    """torch's argument-parser TypeErrors for a binary op's operands (``name`` may be an
+    in-place method name such as 'add_')."""
+    base = name.rstrip("_")
+    allowed = Tensor if base in _TENSOR_ONLY else (Tensor, *_NUMBER)
+    ok_in, ok_other = isinstance(input, allowed), isinstance(other, allowed)
+    if ok_in and ok_other:
+        return
+    if base in _NAMED_ARG:
+        arg, pos, bad = ("input", 1, input) if not ok_in else ("other", 1 if method else 2, other)
+        raise TypeError(
+            f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {_type_name(bad)}")
+    got = ", ".join(_type_name(a) for a in ((other,) if method else (input, other)))
+    raise TypeError(
+        f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:")
+
+
+def _b(name, public=None):
     op = BINARY[name]
+    public = public or name
+    tensor_only = public in _TENSOR_ONLY
 
     def fn(input, other, *, out=None):
+        if tensor_only or not isinstance(other, (Tensor, *_NUMBER)):
+            check_args(public, input, other)
         return _C._binary(op, input, other, out)
 
-    fn.__name__ = name
-    fn.__doc__ = f"Elementwise ``{name}`` with broadcasting and torch's type promotion."
+    fn.__name__ = public
+    fn.__doc__ = f"Elementwise ``{public}`` with broadcasting and torch's type promotion."
     return fn
 
 
@@ -50,7 +85,7 @@ def _u(name):
 
 
 mul = multiply = _b("mul")
-true_divide = _b("div")
+true_divide = _b("div", "true_divide")
 floor_divide = _b("floor_divide")
 remainder = _b("remainder")
 pow = _b("pow")
@@ -85,6 +120,8 @@ def _scaled(input, other, alpha):
 
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``."""
+    if not isinstance(other, (Tensor, *_NUMBER)):
+        check_args("add", input, other)
     if type(alpha) is not int or alpha != 1:
         other = _scaled(input, other, alpha)
     return _C._binary(BINARY["add"], input, other, out)
@@ -92,6 +129,8 @@ def add(input, other, *, alpha=1, out=None):
 
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
+    if not isinstance(other, (Tensor, *_NUMBER)):
+        check_args("sub", input, other)
     if type(alpha) is not int or alpha != 1:
         if any(x.dtype == _C.bool if isinstance(x, Tensor) else isinstance(x, bool)
                for x in (input, other)):
@@ -105,6 +144,8 @@ subtract = sub
 
 def div(input, other, *, rounding_mode=None, out=None):
     """True division, or with ``rounding_mode`` 'trunc' / 'floor'."""
+    if not isinstance(other, (Tensor, *_NUMBER)):
+        check_args("div", input, other)
     if rounding_mode is None:
         return _C._binary(BINARY["div"], input, other, out)
     if rounding_mode == "floor":

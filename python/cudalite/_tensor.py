@@ -436,3 +436,5 @@ def install():
     Tensor.is_leaf = property(lambda self: self.grad_fn is None)
     Tensor.__str__ = Tensor.__repr__
     Tensor.__module__ = "cudalite"
+    # Sets the C type name too, so Python's own errors say 'Tensor' as torch's do.
+    Tensor.__name__ = "Tensor"

@@ -33,11 +33,14 @@ def _unary(name, inplace):
 
 def _binary(name, inplace):
     f = getattr(_ops, name)
+    public = name + ("_" if inplace else "")
     if inplace:
         def fn(self, other):
+            _ops.check_args(public, self, other, True)
             return f(self, other, out=self)
     else:
         def fn(self, other):
+            _ops.check_args(name, self, other, True)
             return f(self, other)
     fn.__name__ = name + ("_" if inplace else "")
     return fn
@@ -53,19 +56,35 @@ for _n in _BINARY:
     _methods[_n + "_"] = _binary(_n, True)
 for _alias, _target in _ALIASES.items():
     _methods[_alias] = _methods[_target]
-_methods["div_"] = lambda self, other, *, rounding_mode=None: _ops.div(
-    self, other, rounding_mode=rounding_mode, out=self)
-_methods["sub_"] = lambda self, other, *, alpha=1: _ops.sub(self, other, alpha=alpha, out=self)
-_methods["add_"] = lambda self, other, *, alpha=1: _ops.add(self, other, alpha=alpha, out=self)
+
+
+@method
+def div_(self, other, *, rounding_mode=None):
+    _ops.check_args("div_", self, other, True)
+    return _ops.div(self, other, rounding_mode=rounding_mode, out=self)
+
+
+@method
+def sub_(self, other, *, alpha=1):
+    _ops.check_args("sub_", self, other, True)
+    return _ops.sub(self, other, alpha=alpha, out=self)
+
+
+@method
+def add_(self, other, *, alpha=1):
+    _ops.check_args("add_", self, other, True)
+    return _ops.add(self, other, alpha=alpha, out=self)
 
 
 @method
 def add(self, other, *, alpha=1):
+    _ops.check_args("add", self, other, True)
     return _ops.add(self, other, alpha=alpha)
 
 
 @method
 def sub(self, other, *, alpha=1):
+    _ops.check_args("sub", self, other, True)
     return _ops.sub(self, other, alpha=alpha)
 
 
@@ -74,6 +93,7 @@ _methods["subtract"] = _methods["sub"]
 
 @method
 def div(self, other, *, rounding_mode=None):
+    _ops.check_args("div", self, other, True)
     return _ops.div(self, other, rounding_mode=rounding_mode)
 
 
