@@ -122,8 +122,9 @@ void check_out(const Tensor& out, const Shape& shape, ScalarType result, Device 
              dev.str(), " and ", out->device().str(), "!");
   }
   if (out->sizes != shape) {
-    if (!inplace && out->numel() == 0) {
-      // torch resizes an empty out= tensor to the result's shape.
+    if (!inplace) {
+      // torch resizes an out= tensor to the result's shape (the bindings warn, as torch does,
+      // when it had elements).
       Tensor fresh = empty(shape, out->dtype, out->device());
       out->storage = fresh->storage;
       out->sizes = fresh->sizes;
@@ -284,6 +285,9 @@ Tensor where(const Tensor& cond, const Operand& a, const Operand& b) {
   check_same_device({&cond, &a.tensor, &b.tensor});
   Device dev = op_device({&cond, &a.tensor, &b.tensor});
   ScalarType ct = result_type({&a, &b});
+  // torch turns number operands into tensors of the result dtype, which must hold them.
+  if (a.is_scalar) check_scalar_fits(a.scalar, ct, false);
+  if (b.is_scalar) check_scalar_fits(b.scalar, ct, false);
   Shape shape = broadcast_shapes(cond->sizes, broadcast_shapes(operand_shape(a), operand_shape(b)));
   std::vector<Tensor> keep;
   keep.reserve(3);
