@@ -178,6 +178,13 @@ def where(condition, input=None, other=None):
 
 def clamp(input, min=None, max=None, *, out=None):
     """Limits values to [min, max]."""
+    if out is not None:
+        for bound in (min, max):
+            rt = None if bound is None else _C._result_type(input, bound)
+            if rt is not None and not _C.can_cast(rt, out.dtype):
+                # clamp's own wording (C++ type name for the output).
+                raise RuntimeError(f"result type {rt._short_name} can't be cast to the desired "
+                                   f"output type {_dtype_name(out.dtype)}")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         r = input
         if min is not None:
