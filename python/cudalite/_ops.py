@@ -366,6 +366,10 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if input.dtype != other.dtype:
         raise RuntimeError(
             f"{input.dtype._short_name} did not match {other.dtype._short_name}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     a, b = input, other
     if not a.dtype.is_floating_point:
         return eq(a, b)
@@ -384,7 +388,12 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def cat(tensors, dim=0, *, out=None):
     """Concatenates tensors along an existing dim."""
-    r = _C._cat(list(tensors), dim)
+    tensors = list(tensors)
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    r = _C._cat(tensors, dim)
     if out is not None:
         out._set_metadata(r)
         return out
