@@ -307,7 +307,7 @@ Tensor where(const Tensor& cond, const Operand& a, const Operand& b) {
 
 Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi,
              const Tensor& out) {
-  CL_CHECK(lo || hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  CL_CHECK(lo || hi, "cudalite.clamp: At least one of 'min' or 'max' must not be None");
   Tensor r = a;
   if (lo) r = binary(BinaryOp::Maximum, Operand(r), Operand(*lo), hi ? nullptr : out);
   if (hi) r = binary(BinaryOp::Minimum, Operand(r), Operand(*hi), out);
