@@ -373,7 +373,9 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     a, b = input, other
     if not a.dtype.is_floating_point:
         return eq(a, b)
-    close = eq(a, b) | le(abs(sub(a, b)), atol + rtol * abs(b))
+    # Like torch, only a finite difference can be within tolerance (inf - -inf is not).
+    diff = abs(sub(a, b))
+    close = eq(a, b) | (isfinite(diff) & le(diff, atol + rtol * abs(b)))
     if equal_nan:
         close = close | (isnan(a) & isnan(b))
     return close
