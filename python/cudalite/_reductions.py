@@ -108,8 +108,9 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 def _float_check(input, dtype, name):
     dt = dtype if dtype is not None else input.dtype
     if not dt.is_floating_point:
+        which = "Input" if dtype is None else "Optional"
         raise RuntimeError(
-            f"{name}(): could not infer output dtype. Input dtype must be either a floating "
+            f"{name}(): could not infer output dtype. {which} dtype must be either a floating "
             f"point or complex dtype. Got: {dt._short_name}"
         )
     return dt
@@ -172,6 +173,8 @@ def amin(input, dim=(), keepdim=False):
 def _arg(input, dim, keepdim, op):
     name = "argmax" if op == ARGMAX else "argmin"
     _int_dim(name, dim)
+    if input.dtype == _C.bool:
+        raise RuntimeError(f"{name}(): does not support bool input")
     _check_nonempty(name, input, None if dim is None else [dim])
     if dim is None:
         flat = input.reshape(-1)
