@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from cudalite import _C
+from cudalite import _C, _linalg
 from cudalite._C import Tensor
+from cudalite._linalg import addmm, bmm, dot, matmul, mm, mv
 
 BINARY = {name: i for i, name in enumerate(_C._binary_op_names)}
 UNARY = {name: i for i, name in enumerate(_C._unary_op_names)}
@@ -54,8 +55,8 @@ def check_args(name, input, other, method=False):
         raise TypeError(
             f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {_type_name(bad)}")
     got = ", ".join(_type_name(a) for a in ((other,) if method else (input, other)))
-    raise TypeError(
-        f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:")
+    raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
+                    "expected one of:")
 
 
 def _b(name, public=None):
@@ -211,144 +212,9 @@ def result_type(tensor1, tensor2):
     return _C._result_type(tensor1, tensor2)
 
 
-# ---- matrix products ----
+# ---- matrix products (in _linalg) ----
 
-def _dtype_name(dt):
-    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-            "float16": "c10::Half", "bfloat16": "c10::BFloat16", "int16": "short int",
-            "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}[dt._name]
-
-
-def _np_matmul(a, b):
-    """CPU matrix product through NumPy's BLAS (bfloat16 computed in float32)."""
-    dt = a.dtype
-    if dt == _C.bool:
-        raise RuntimeError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
-    work = _C.float32 if dt == _C.bfloat16 else dt
-    an = _C._numpy(_C._to(a, None, work, False, False))
-    bn = _C._numpy(_C._to(b, None, work, False, False))
-    r = np.matmul(an, bn)
-    out = _C.from_numpy(np.ascontiguousarray(r))
-    return _C._to(out, None, dt, False, False)
-
-
-def _mm2(a, b):
-    if a.is_cuda or b.is_cuda:
-        _C._check_same_device([a, b])
-        return _C._cuda_matmul(a, b)
-    return _np_matmul(a, b)
-
-
-def _check_dtypes(a, b, name):
-    if a.dtype != b.dtype:
-        if name == "linear":
-            raise RuntimeError(
-                f"mat1 and mat2 must have the same dtype, but got {a.dtype._short_name} and "
-                f"{b.dtype._short_name}"
-            )
-        raise RuntimeError(
-            f"expected m1 and m2 to have the same dtype, but got: {_dtype_name(a.dtype)} != "
-            f"{_dtype_name(b.dtype)}"
-        )
-
-
-def mm(input, mat2, *, out=None):
-    """Matrix product of two 2-D tensors."""
-    if input.dim() != 2:
-        raise RuntimeError("self must be a matrix")
-    if mat2.dim() != 2:
-        raise RuntimeError("mat2 must be a matrix")
-    _C._check_same_device([input, mat2])
-    _check_dtypes(input, mat2, "mm")
-    if input.shape[1] != mat2.shape[0]:
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} and "
-            f"{mat2.shape[0]}x{mat2.shape[1]})"
-        )
-    r = _mm2(input, mat2)
-    if out is not None:
-        _C._copy_(out, r, False)
-        return out
-    return r
-
-
-def bmm(input, mat2, *, out=None):
-    """Batched matrix product of two 3-D tensors."""
-    if input.dim() != 3 or mat2.dim() != 3:
-        raise RuntimeError("batch1 must be a 3D tensor" if input.dim() != 3
-                           else "batch2 must be a 3D tensor")
-    return matmul(input, mat2, out=out)
-
-
-def mv(input, vec, *, out=None):
-    """Matrix-vector product."""
-    return matmul(input, vec, out=out)
-
-
-def dot(input, other, *, out=None):
-    """Inner product of two 1-D tensors."""
-    if input.dim() != 1 or other.dim() != 1:
-        raise RuntimeError(
-            f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors")
-    return matmul(input, other, out=out)
-
-
-def matmul(input, other, *, out=None):
-    """torch.matmul: dot, mm, mv or a batched product with broadcast batch dims."""
-    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
-        raise TypeError("matmul(): argument 'other' must be Tensor")
-    da, db = input.dim(), other.dim()
-    if da == 0 or db == 0:
-        raise RuntimeError(
-            f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
-    _C._check_same_device([input, other])
-    _check_dtypes(input, other, "matmul")
-    a = input.unsqueeze(0) if da == 1 else input
-    b = other.unsqueeze(-1) if db == 1 else other
-    if a.shape[-1] != b.shape[-2]:
-        if da == 2 and db == 1:
-            raise RuntimeError(
-                f"size mismatch, got input ({input.shape[0]}), mat "
-                f"({input.shape[0]}x{input.shape[1]}), vec ({other.shape[0]})")
-        if da == 1 and db == 1:
-            raise RuntimeError(
-                "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same "
-                "number of elements, but got {} and {} elements respectively".format(
-                    input.shape[0], other.shape[0], input.shape[0], other.shape[0]))
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({a.shape[-2]}x{a.shape[-1]} and "
-            f"{b.shape[-2]}x{b.shape[-1]})"
-        )
-    if a.dim() > 2 or b.dim() > 2:
-        batch = tuple(_C._broadcast_shapes(a.shape[:-2], b.shape[:-2]))
-        a = a.expand(*batch, *a.shape[-2:])
-        b = b.expand(*batch, *b.shape[-2:])
-    r = _mm2(a, b)
-    if da == 1:
-        r = r.squeeze(-2)
-    if db == 1:
-        r = r.squeeze(-1)
-    if out is not None:
-        _C._copy_(out, r, False)
-        return out
-    return r
-
-
-def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
-    """``beta * input + alpha * (mat1 @ mat2)``."""
-    if mat1.dim() != 2 or mat2.dim() != 2:
-        raise RuntimeError("mat1 must be a matrix, got {}-D tensor".format(mat1.dim())
-                           if mat1.dim() != 2 else
-                           "mat2 must be a matrix, got {}-D tensor".format(mat2.dim()))
-    _check_dtypes(mat1, mat2, "linear")
-    p = mm(mat1, mat2)
-    if alpha != 1:
-        p = p * alpha
-    r = p + (input if beta == 1 else input * beta) if beta != 0 else p
-    if out is not None:
-        _C._copy_(out, r, False)
-        return out
-    return r
+_dtype_name = _linalg.cpp_name
 
 
 # ---- comparisons of whole tensors ----
