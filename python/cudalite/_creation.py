@@ -10,9 +10,29 @@ from cudalite import _C
 from cudalite._C import Tensor
 
 __all__ = [
-    "tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "arange", "linspace",
-    "eye", "empty_like", "zeros_like", "ones_like", "full_like", "rand", "randn", "randint",
-    "rand_like", "randn_like", "randint_like", "randperm", "normal", "scalar_tensor",
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "empty",
+    "zeros",
+    "ones",
+    "full",
+    "arange",
+    "linspace",
+    "eye",
+    "empty_like",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "rand",
+    "randn",
+    "randint",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "randperm",
+    "normal",
+    "scalar_tensor",
 ]
 
 from_numpy = _C.from_numpy
@@ -33,22 +53,30 @@ def _size(args, name="size", pos=1, sequence_only=False):
     one = len(args) == 1
     varargs = not (one and isinstance(args[0], (tuple, list)))
     if varargs and (sequence_only or (one and not _is_int(args[0]))):
-        raise TypeError(f"{name}(): argument 'size' (position {pos}) must be tuple of ints, not "
-                        f"{type(args[0]).__name__}")
+        raise TypeError(
+            f"{name}(): argument 'size' (position {pos}) must be tuple of ints, not "
+            f"{type(args[0]).__name__}"
+        )
     seq = args if varargs else args[0]
     out = []
     for i, a in enumerate(seq):
         if not _is_int(a):
             tn = type(a).__name__
             if i > 0:
-                raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
-                                f"{i + 1} with error \"type must be tuple of ints,but got {tn}\"")
+                raise TypeError(
+                    f"{name}(): argument 'size' failed to unpack the object at pos "
+                    f'{i + 1} with error "type must be tuple of ints,but got {tn}"'
+                )
             if varargs:
                 got = ", ".join(type(x).__name__ for x in seq)
-                raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                                f"({got}), but expected one of:")
-            raise TypeError(f"{name}(): argument 'size' (position {pos}) must be tuple of ints, "
-                            f"but found element of type {tn} at pos 0")
+                raise TypeError(
+                    f"{name}() received an invalid combination of arguments - got "
+                    f"({got}), but expected one of:"
+                )
+            raise TypeError(
+                f"{name}(): argument 'size' (position {pos}) must be tuple of ints, "
+                f"but found element of type {tn} at pos 0"
+            )
         out.append(a.__index__())
     return out
 
@@ -57,7 +85,8 @@ def _finish(t, requires_grad):
     if requires_grad:
         if not t.dtype.is_floating_point:
             raise RuntimeError(
-                "Only Tensors of floating point and complex dtype can require gradients")
+                "Only Tensors of floating point and complex dtype can require gradients"
+            )
         t.requires_grad_(True)
     return t
 
@@ -120,8 +149,9 @@ def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
 def _filled(size, value, dtype, device, requires_grad, name):
     from cudalite import get_default_dtype
 
-    return _finish(_C._full(_size(size, name), value, dtype or get_default_dtype(), device),
-                   requires_grad)
+    return _finish(
+        _C._full(_size(size, name), value, dtype or get_default_dtype(), device), requires_grad
+    )
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
@@ -140,7 +170,10 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """A tensor filled with ``fill_value``; the dtype follows the value like torch."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    return _finish(_C._full(_size((size,), "full", sequence_only=True), fill_value, dtype, device), requires_grad)
+    return _finish(
+        _C._full(_size((size,), "full", sequence_only=True), fill_value, dtype, device),
+        requires_grad,
+    )
 
 
 def _num(x):
@@ -172,8 +205,9 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     """A 2-D tensor with ones on the diagonal."""
     from cudalite import get_default_dtype
 
-    return _finish(_C._eye(n, n if m is None else m, dtype or get_default_dtype(), device),
-                   requires_grad)
+    return _finish(
+        _C._eye(n, n if m is None else m, dtype or get_default_dtype(), device), requires_grad
+    )
 
 
 def _like(t, dtype, device):
@@ -214,14 +248,16 @@ def _random(size, dtype, device, fill, requires_grad):
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform random numbers in [0, 1)."""
-    return _random(_size(size, "rand"), dtype, device, lambda t: _C._uniform_(t, 0.0, 1.0),
-                   requires_grad)
+    return _random(
+        _size(size, "rand"), dtype, device, lambda t: _C._uniform_(t, 0.0, 1.0), requires_grad
+    )
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal random numbers."""
-    return _random(_size(size, "randn"), dtype, device, lambda t: _C._normal_(t, 0.0, 1.0),
-                   requires_grad)
+    return _random(
+        _size(size, "randn"), dtype, device, lambda t: _C._normal_(t, 0.0, 1.0), requires_grad
+    )
 
 
 def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
@@ -239,7 +275,9 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
         low, high = args
     else:
         raise TypeError("randint() received an invalid combination of arguments")
-    t = _C._empty(_size((size,), "randint", pos=2, sequence_only=True), dtype or int64, device, False)
+    t = _C._empty(
+        _size((size,), "randint", pos=2, sequence_only=True), dtype or int64, device, False
+    )
     _C._random_int_(t, int(low), int(high))
     return _finish(t, requires_grad)
 
@@ -271,8 +309,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     keys = _C._empty([n], _C.float64, None, False)
     _C._uniform_(keys, 0.0, 1.0)
     perm = np.argsort(_C._numpy(keys), kind="stable").astype(np.int64)
-    return _finish(_C._to(_C.from_numpy(perm), device, dtype or int64, False, False),
-                   requires_grad)
+    return _finish(_C._to(_C.from_numpy(perm), device, dtype or int64, False, False), requires_grad)
 
 
 def normal(mean, std, size=None, *, generator=None, dtype=None, device=None):
@@ -283,6 +320,11 @@ def normal(mean, std, size=None, *, generator=None, dtype=None, device=None):
         ref = m if m is not None else s
         z = randn(list(ref.shape), dtype=ref.dtype, device=ref.device)
         return z * std + mean
-    t = _C._empty(_size((size,), "normal", pos=3, sequence_only=True), dtype or _C.get_default_dtype(), device, False)
+    t = _C._empty(
+        _size((size,), "normal", pos=3, sequence_only=True),
+        dtype or _C.get_default_dtype(),
+        device,
+        False,
+    )
     _C._normal_(t, float(mean), float(std))
     return t

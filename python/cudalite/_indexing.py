@@ -15,8 +15,10 @@ import numpy as np
 from cudalite import _C
 from cudalite._C import Tensor
 
-_INDEX_TYPES = "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables " \
+_INDEX_TYPES = (
+    "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
     "are valid indices (got {})"
+)
 
 
 def _as_index_tensor(i, device):
@@ -50,11 +52,13 @@ def _walk(self, idx):
     if not isinstance(idx, tuple):
         idx = (idx,)
     used = sum(_consumed(i) for i in idx)
-    if self.dim() == 0 and any(isinstance(i, (int, np.integer, slice)) and not isinstance(i, bool)
-                               for i in idx):
+    if self.dim() == 0 and any(
+        isinstance(i, (int, np.integer, slice)) and not isinstance(i, bool) for i in idx
+    ):
         raise IndexError(
             "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
-            "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+            "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+        )
     if used > self.dim():
         raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
     # (index, its position in idx): torch's messages for ints name the position.
@@ -90,7 +94,8 @@ def _walk(self, idx):
             size = view.shape[d]
             if not -size <= int(i) < size:
                 raise IndexError(
-                    f"index {int(i)} is out of bounds for dimension {pos} with size {size}")
+                    f"index {int(i)} is out of bounds for dimension {pos} with size {size}"
+                )
             view = view._select(d, int(i))
         elif isinstance(i, (Tensor, list, tuple, np.ndarray)):
             t = _as_index_tensor(i, view.device)
@@ -100,7 +105,8 @@ def _walk(self, idx):
                     if t.shape[j] != view.shape[d + j]:
                         raise IndexError(
                             f"The shape of the mask {list(t.shape)} at index {j} does not match "
-                            f"the shape of the indexed tensor {list(view.shape)} at index {d + j}")
+                            f"the shape of the indexed tensor {list(view.shape)} at index {d + j}"
+                        )
                 if k == 0:
                     view = view.unsqueeze(d)
                     n = 1 if t.item() else 0
@@ -132,8 +138,8 @@ def _offsets(view, adv):
     except RuntimeError:
         shown = ", ".join(str(list(s)) for s in shapes)
         raise IndexError(
-            f"shape mismatch: indexing tensors could not be broadcast together with shapes "
-            f"{shown}") from None
+            f"shape mismatch: indexing tensors could not be broadcast together with shapes {shown}"
+        ) from None
     positions = [p for p, _ in adv]
     rest = [d for d in range(view.dim()) if d not in positions]
     adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
@@ -153,8 +159,7 @@ def _offsets(view, adv):
             bad = hi if hi >= size else lo if lo < -size else None
             if bad is not None:
                 # torch numbers the dimension among the index tensors, not the tensor's dims.
-                raise IndexError(
-                    f"index {bad} is out of bounds for dimension {k} with size {size}")
+                raise IndexError(f"index {bad} is out of bounds for dimension {k} with size {size}")
             if lo < 0:
                 t = _C._where(t < 0, t + size, t)
         term = (t * view.stride(p)).reshape([1] * (len(b) - t.dim()) + list(t.shape))
@@ -208,7 +213,8 @@ def setitem(self, idx, value):
             raise RuntimeError(
                 "Index put requires the source and destination dtypes match, got "
                 f"{view.dtype._short_name} for the destination and {value.dtype._short_name} "
-                "for the source.")
+                "for the source."
+            )
         try:
             _C._broadcast_shapes(tuple(value.shape), tuple(offsets.shape))
             ok = value.dim() <= offsets.dim()
@@ -217,7 +223,8 @@ def setitem(self, idx, value):
         if not ok:
             raise RuntimeError(
                 f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast "
-                f"to indexing result of shape {list(offsets.shape)}")
+                f"to indexing result of shape {list(offsets.shape)}"
+            )
         values = value
         if values.device != view.device:
             values = _C._to(values, view.device, view.dtype, False, False)

@@ -16,15 +16,86 @@ BINARY = {name: i for i, name in enumerate(_C._binary_op_names)}
 UNARY = {name: i for i, name in enumerate(_C._unary_op_names)}
 
 __all__ = [
-    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
-    "remainder", "pow", "maximum", "minimum", "atan2", "eq", "ne", "lt", "le", "gt", "ge",
-    "greater", "less", "greater_equal", "less_equal", "not_equal", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "bitwise_not", "logical_and", "logical_or", "logical_xor", "logical_not",
-    "neg", "negative", "abs", "absolute", "sign", "relu", "square", "exp", "log", "log2", "log10",
-    "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf",
-    "reciprocal", "floor", "ceil", "round", "trunc", "isnan", "isinf", "isfinite", "where",
-    "clamp", "clip", "matmul", "mm", "bmm", "addmm", "mv", "dot", "equal", "allclose", "isclose",
-    "result_type", "cat", "concat", "concatenate", "stack", "lerp",
+    "add",
+    "sub",
+    "subtract",
+    "mul",
+    "multiply",
+    "div",
+    "divide",
+    "true_divide",
+    "floor_divide",
+    "remainder",
+    "pow",
+    "maximum",
+    "minimum",
+    "atan2",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "greater",
+    "less",
+    "greater_equal",
+    "less_equal",
+    "not_equal",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "neg",
+    "negative",
+    "abs",
+    "absolute",
+    "sign",
+    "relu",
+    "square",
+    "exp",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "expm1",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sigmoid",
+    "erf",
+    "reciprocal",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "where",
+    "clamp",
+    "clip",
+    "matmul",
+    "mm",
+    "bmm",
+    "addmm",
+    "mv",
+    "dot",
+    "equal",
+    "allclose",
+    "isclose",
+    "result_type",
+    "cat",
+    "concat",
+    "concatenate",
+    "stack",
+    "lerp",
 ]
 
 
@@ -53,10 +124,12 @@ def check_args(name, input, other, method=False):
     if base in _NAMED_ARG:
         arg, pos, bad = ("input", 1, input) if not ok_in else ("other", 1 if method else 2, other)
         raise TypeError(
-            f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {_type_name(bad)}")
+            f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {_type_name(bad)}"
+        )
     got = ", ".join(_type_name(a) for a in ((other,) if method else (input, other)))
-    raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
-                    "expected one of:")
+    raise TypeError(
+        f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:"
+    )
 
 
 def _b(name, public=None):
@@ -97,11 +170,62 @@ bitwise_and, bitwise_or, bitwise_xor = _b("bitwise_and"), _b("bitwise_or"), _b("
 logical_and, logical_or, logical_xor = _b("logical_and"), _b("logical_or"), _b("logical_xor")
 neg = negative = _u("neg")
 abs = absolute = _u("abs")
-(sign, relu, square, exp, log, log2, log10, log1p, expm1, sqrt, rsqrt, sin, cos, tan, tanh,
- sigmoid, erf, reciprocal, floor, ceil, round, trunc, isnan, isinf, isfinite) = (
-    _u(n) for n in ("sign", "relu", "square", "exp", "log", "log2", "log10", "log1p", "expm1",
-                    "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "reciprocal",
-                    "floor", "ceil", "round", "trunc", "isnan", "isinf", "isfinite"))
+(
+    sign,
+    relu,
+    square,
+    exp,
+    log,
+    log2,
+    log10,
+    log1p,
+    expm1,
+    sqrt,
+    rsqrt,
+    sin,
+    cos,
+    tan,
+    tanh,
+    sigmoid,
+    erf,
+    reciprocal,
+    floor,
+    ceil,
+    round,
+    trunc,
+    isnan,
+    isinf,
+    isfinite,
+) = (
+    _u(n)
+    for n in (
+        "sign",
+        "relu",
+        "square",
+        "exp",
+        "log",
+        "log2",
+        "log10",
+        "log1p",
+        "expm1",
+        "sqrt",
+        "rsqrt",
+        "sin",
+        "cos",
+        "tan",
+        "tanh",
+        "sigmoid",
+        "erf",
+        "reciprocal",
+        "floor",
+        "ceil",
+        "round",
+        "trunc",
+        "isnan",
+        "isinf",
+        "isfinite",
+    )
+)
 bitwise_not, logical_not = _u("bitwise_not"), _u("logical_not")
 
 
@@ -112,7 +236,8 @@ def _scaled(input, other, alpha):
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if isinstance(alpha, float) and not rt.is_floating_point:
         raise RuntimeError(
-            "For integral input tensors, argument alpha must not be a floating point number.")
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
     if rt == _C.bool:
         # In bool arithmetic alpha * other is other when alpha is nonzero.
         return other if alpha else _C._binary(BINARY["logical_and"], other, False, None)
@@ -133,8 +258,10 @@ def sub(input, other, *, alpha=1, out=None):
     if not isinstance(other, (Tensor, *_NUMBER)):
         check_args("sub", input, other)
     if type(alpha) is not int or alpha != 1:
-        if any(x.dtype == _C.bool if isinstance(x, Tensor) else isinstance(x, bool)
-               for x in (input, other)):
+        if any(
+            x.dtype == _C.bool if isinstance(x, Tensor) else isinstance(x, bool)
+            for x in (input, other)
+        ):
             _C._binary(BINARY["sub"], input, other, None)  # raises torch's sub_check error
         other = _scaled(input, other, alpha)
     return _C._binary(BINARY["sub"], input, other, out)
@@ -184,8 +311,10 @@ def clamp(input, min=None, max=None, *, out=None):
             rt = None if bound is None else _C._result_type(input, bound)
             if rt is not None and not _C.can_cast(rt, out.dtype):
                 # clamp's own wording (C++ type name for the output).
-                raise RuntimeError(f"result type {rt._short_name} can't be cast to the desired "
-                                   f"output type {_dtype_name(out.dtype)}")
+                raise RuntimeError(
+                    f"result type {rt._short_name} can't be cast to the desired "
+                    f"output type {_dtype_name(out.dtype)}"
+                )
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         r = input
         if min is not None:
@@ -219,19 +348,20 @@ _dtype_name = _linalg.cpp_name
 
 # ---- comparisons of whole tensors ----
 
+
 def equal(input, other):
     """True when both tensors have the same size and elements."""
     if tuple(input.shape) != tuple(other.shape):
         return False
-    return bool(_C._reduce(6, _C._binary(BINARY["eq"], input, other, None), None, False, None)
-                .item())
+    return bool(
+        _C._reduce(6, _C._binary(BINARY["eq"], input, other, None), None, False, None).item()
+    )
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise ``|input - other| <= atol + rtol * |other|``."""
     if input.dtype != other.dtype:
-        raise RuntimeError(
-            f"{input.dtype._short_name} did not match {other.dtype._short_name}")
+        raise RuntimeError(f"{input.dtype._short_name} did not match {other.dtype._short_name}")
     if rtol < 0:
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
     if atol < 0:
@@ -254,13 +384,15 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 # ---- joining ----
 
+
 def cat(tensors, dim=0, *, out=None):
     """Concatenates tensors along an existing dim."""
     tensors = list(tensors)
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(
-                f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+                f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
+            )
     r = _C._cat(tensors, dim)
     if out is not None:
         out._set_metadata(r)
@@ -286,5 +418,6 @@ def stack(tensors, dim=0, *, out=None):
     nd = len(shape) + 1
     if not -nd <= dim < nd:
         raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
+            f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})"
+        )
     return cat([t.unsqueeze(dim) for t in tensors], dim, out=out)

@@ -29,12 +29,14 @@ def method(fn=None, *, name=None):
 
 # ---- autograd slots (the graph itself arrives with cudalite.autograd) ----
 
+
 def _get_requires_grad(self):
     return self.__dict__.get("_requires_grad", False)
 
 
-def _set_requires_grad(self, value, *,
-                       msg="only Tensors of floating point and complex dtype can require gradients"):
+def _set_requires_grad(
+    self, value, *, msg="only Tensors of floating point and complex dtype can require gradients"
+):
     # torch words this differently in the setter, requires_grad_() and the factories.
     value = bool(value)
     if value and not self.dtype.is_floating_point:
@@ -43,15 +45,17 @@ def _set_requires_grad(self, value, *,
         raise RuntimeError(
             "you can only change requires_grad flags of leaf variables. If you want to use a "
             "computed variable in a subgraph that doesn't require differentiation use "
-            "var_no_grad = var.detach().")
+            "var_no_grad = var.detach()."
+        )
     self.__dict__["_requires_grad"] = value
 
 
 @method
 def requires_grad_(self, requires_grad=True):
     """Sets ``requires_grad`` in place and returns self."""
-    _set_requires_grad(self, requires_grad,
-                       msg="only Tensors of floating point dtype can require gradients")
+    _set_requires_grad(
+        self, requires_grad, msg="only Tensors of floating point dtype can require gradients"
+    )
     return self
 
 
@@ -81,6 +85,7 @@ def _set_data(self, new):
 
 # ---- conversions ----
 
+
 @method
 def item(self):
     """The single value of a one-element tensor as a Python number."""
@@ -105,14 +110,17 @@ def numpy(self, *, force=False):
         return _C._numpy(self.detach().cpu())
     if self.requires_grad:
         raise RuntimeError(
-            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+        )
     return _C._numpy(self)
 
 
 @method
 def __array__(self, dtype=None, copy=None):
-    if copy is False and (self.is_cuda or (dtype is not None and np.dtype(dtype) !=
-                                           np.dtype(_C._numpy_dtype_name(self.dtype)))):
+    if copy is False and (
+        self.is_cuda
+        or (dtype is not None and np.dtype(dtype) != np.dtype(_C._numpy_dtype_name(self.dtype)))
+    ):
         raise ValueError("Unable to avoid copy while creating an array as requested.")
     arr = _C._numpy(self.detach().cpu() if self.dtype != _C.bfloat16 else self.float().cpu())
     if dtype is not None:
@@ -184,9 +192,18 @@ def _cast(dtype_name):
     return fn
 
 
-for _name, _dt in [("float", "float32"), ("double", "float64"), ("half", "float16"),
-                   ("bfloat16", "bfloat16"), ("long", "int64"), ("int", "int32"),
-                   ("short", "int16"), ("char", "int8"), ("byte", "uint8"), ("bool", "bool")]:
+for _name, _dt in [
+    ("float", "float32"),
+    ("double", "float64"),
+    ("half", "float16"),
+    ("bfloat16", "bfloat16"),
+    ("long", "int64"),
+    ("int", "int32"),
+    ("short", "int16"),
+    ("char", "int8"),
+    ("byte", "uint8"),
+    ("bool", "bool"),
+]:
     _methods[_name] = _cast(_dt)
 
 
@@ -236,7 +253,8 @@ def fill_(self, value):
         if value.dim() != 0:
             raise RuntimeError(
                 "fill_ only supports 0-dimension value tensor but got tensor with "
-                f"{value.dim()} dimensions.")
+                f"{value.dim()} dimensions."
+            )
         value = value.item()
     _C._fill_(self, value)
     return self
@@ -274,8 +292,13 @@ def random_(self, from_=0, to=None, *, generator=None):
 
 def _new(name, factory):
     def fn(self, *args, dtype=None, device=None, requires_grad=False, **kw):
-        return factory(*args, dtype=dtype or self.dtype, device=device or self.device,
-                       requires_grad=requires_grad, **kw)
+        return factory(
+            *args,
+            dtype=dtype or self.dtype,
+            device=device or self.device,
+            requires_grad=requires_grad,
+            **kw,
+        )
 
     fn.__name__ = name
     fn.__doc__ = f"Like ``cudalite.{name[4:]}`` with self's dtype and device by default."
@@ -283,6 +306,8 @@ def _new(name, factory):
 
 
 _methods["new_empty"] = _new("new_empty", _creation.empty)
+
+
 def _new_zeros(*size, dtype=None, device=None, requires_grad=False):
     # Not cudalite.zeros: torch's new_zeros reports negative sizes like empty, not like zeros.
     return _creation._filled(size, 0, dtype, device, requires_grad, "new_zeros")
@@ -298,11 +323,13 @@ def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     """A new tensor from ``data`` with self's dtype and device by default."""
     if isinstance(data, Tensor):
         return _C._to(data, device or self.device, dtype or self.dtype, False, True)
-    return _creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
-                            requires_grad=requires_grad)
+    return _creation.tensor(
+        data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad
+    )
 
 
 # ---- Python protocol ----
+
 
 @method
 def __len__(self):
@@ -403,15 +430,17 @@ def __contains__(self, element):
     if isinstance(element, (Tensor, int, float, bool)):
         return bool((self == element).any().item())
     raise RuntimeError(
-        "Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
-        f"{type(element)}.")
+        f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}."
+    )
 
 
 @method
 def pin_memory(self, device=None):
     """A copy in page-locked host memory (self if already pinned)."""
     if self.is_cuda:
-        raise RuntimeError(f"cannot pin '{_legacy_type(self)}' only dense CPU tensors can be pinned")
+        raise RuntimeError(
+            f"cannot pin '{_legacy_type(self)}' only dense CPU tensors can be pinned"
+        )
     if self.is_pinned():
         return self
     out = _C._empty(list(self.shape), self.dtype, "cpu", True)

@@ -32,8 +32,11 @@ class _GradMode:
     def __call__(self, fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with self.__class__() if type(self) is not set_grad_enabled else \
-                    set_grad_enabled(self._mode):
+            with (
+                self.__class__()
+                if type(self) is not set_grad_enabled
+                else set_grad_enabled(self._mode)
+            ):
                 return fn(*args, **kwargs)
 
         return wrapper
