@@ -1,12 +1,13 @@
-"""Tensor creation: ``tensor``, ``zeros``, ``arange``, ``rand`` and torch's other factories."""
+"""Tensor creation: ``tensor``, ``zeros``, ``arange``, ``rand`` and the rest of torch's factories."""
 
 from __future__ import annotations
 
 import warnings
 
+
+from cudalite._lazy import is_ndarray, numpy
 from cudalite import _C
 from cudalite._C import Tensor
-from cudalite._lazy import is_ndarray, numpy
 
 __all__ = [
     "tensor",
@@ -37,16 +38,44 @@ __all__ = [
 from_numpy = _C.from_numpy
 
 
-def _size(args, name="size"):
-    """Sizes given as varargs ints, or one tuple / list / Size."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = args[0]
+def _is_int(a):
+    if isinstance(a, Tensor):
+        return a.dim() == 0 and not a.dtype.is_floating_point and a.dtype != _C.bool
+    return not isinstance(a, bool) and hasattr(a, "__index__")
+
+
+def _size(args, name="size", pos=1, sequence_only=False):
+    """Sizes given as varargs ints, or one tuple / list / Size, with torch's argument errors.
+
+    Like torch's parser, only the first element decides whether the argument is a list of ints;
+    a later bad element fails while unpacking, with a different message.
+    """
+    one = len(args) == 1
+    varargs = not (one and isinstance(args[0], (tuple, list)))
+    if varargs and (sequence_only or (one and not _is_int(args[0]))):
+        raise TypeError(
+            f"{name}(): argument 'size' (position {pos}) must be tuple of ints, not "
+            f"{type(args[0]).__name__}"
+        )
+    seq = args if varargs else args[0]
     out = []
-    for a in args:
-        if isinstance(a, bool) or not hasattr(a, "__index__"):
+    for i, a in enumerate(seq):
+        if not _is_int(a):
+            tn = type(a).__name__
+            if i > 0:
+                raise TypeError(
+                    f"{name}(): argument 'size' failed to unpack the object at pos "
+                    f'{i + 1} with error "type must be tuple of ints,but got {tn}"'
+                )
+            if varargs:
+                got = ", ".join(type(x).__name__ for x in seq)
+                raise TypeError(
+                    f"{name}() received an invalid combination of arguments - got "
+                    f"({got}), but expected one of:"
+                )
             raise TypeError(
-                f"{name}(): argument 'size' must be tuple of ints, but found element of type "
-                f"{type(a).__name__}"
+                f"{name}(): argument 'size' (position {pos}) must be tuple of ints, "
+                f"but found element of type {tn} at pos 0"
             )
         out.append(a.__index__())
     return out
@@ -54,15 +83,19 @@ def _size(args, name="size"):
 
 def _finish(t, requires_grad):
     if requires_grad:
+        if not t.dtype.is_floating_point:
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients"
+            )
         t.requires_grad_(True)
     return t
 
 
 def _from_ndarray(arr, dtype, device):
-    np = numpy()
-    if arr.dtype.byteorder not in "=|" or any(s < 0 for s in arr.strides):
-        arr = np.ascontiguousarray(arr)
-    t = _C.from_numpy(np.array(arr, copy=True))
+    # from_numpy refuses what torch.tensor refuses (negative strides, a non-native byte order);
+    # the copy keeps the memory order of the array, as torch.tensor does.
+    _C.from_numpy(arr)
+    t = _C.from_numpy(numpy().array(arr, copy=True, order="K"))
     if dtype is not None or device is not None:
         t = _C._to(t, device, dtype, False, False)
     return t
@@ -93,11 +126,7 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         return _C._to(data, device, dtype, False, False)
     if is_ndarray(data):
-        try:
-            t = _C.from_numpy(data)
-        except (TypeError, ValueError):
-            return _from_ndarray(data, dtype, device)
-        return _C._to(t, device, dtype, False, False)
+        return _C._to(_C.from_numpy(data), device, dtype, False, False)
     return _C._tensor_from_data(data, dtype, device)
 
 
@@ -127,6 +156,8 @@ def _filled(size, value, dtype, device, requires_grad, name):
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of zeros."""
+    if any(s < 0 for s in _size(size, "zeros")):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
     return _filled(size, 0, dtype, device, requires_grad, "zeros")
 
 
@@ -139,7 +170,10 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """A tensor filled with ``fill_value``; the dtype follows the value like torch."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    return _finish(_C._full(_size((size,), "full"), fill_value, dtype, device), requires_grad)
+    return _finish(
+        _C._full(_size((size,), "full", sequence_only=True), fill_value, dtype, device),
+        requires_grad,
+    )
 
 
 def _num(x):
@@ -241,7 +275,9 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
         low, high = args
     else:
         raise TypeError("randint() received an invalid combination of arguments")
-    t = _C._empty(_size((size,), "randint"), dtype or int64, device, False)
+    t = _C._empty(
+        _size((size,), "randint", pos=2, sequence_only=True), dtype or int64, device, False
+    )
     _C._random_int_(t, int(low), int(high))
     return _finish(t, requires_grad)
 
@@ -285,6 +321,11 @@ def normal(mean, std, size=None, *, generator=None, dtype=None, device=None):
         ref = m if m is not None else s
         z = randn(list(ref.shape), dtype=ref.dtype, device=ref.device)
         return z * std + mean
-    t = _C._empty(_size((size,), "normal"), dtype or _C.get_default_dtype(), device, False)
+    t = _C._empty(
+        _size((size,), "normal", pos=3, sequence_only=True),
+        dtype or _C.get_default_dtype(),
+        device,
+        False,
+    )
     _C._normal_(t, float(mean), float(std))
     return t

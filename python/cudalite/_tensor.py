@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy as _copy
 
+
 from cudalite import _C, _creation, _indexing
 from cudalite._C import Tensor
 
@@ -32,10 +33,13 @@ def _get_requires_grad(self):
     return self._requires_grad_flag
 
 
-def _set_requires_grad(self, value):
+def _set_requires_grad(
+    self, value, *, msg="only Tensors of floating point and complex dtype can require gradients"
+):
+    # torch words this differently in the setter, requires_grad_() and the factories.
     value = bool(value)
     if value and not self.dtype.is_floating_point:
-        raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        raise RuntimeError(msg)
     if not value and self.grad_fn is not None:
         raise RuntimeError(
             "you can only change requires_grad flags of leaf variables. If you want to use a "
@@ -48,7 +52,9 @@ def _set_requires_grad(self, value):
 @method
 def requires_grad_(self, requires_grad=True):
     """Sets ``requires_grad`` in place and returns self."""
-    _set_requires_grad(self, requires_grad)
+    _set_requires_grad(
+        self, requires_grad, msg="only Tensors of floating point dtype can require gradients"
+    )
     return self
 
 
@@ -211,6 +217,8 @@ def type(self, dtype=None, non_blocking=False):
         return _legacy.type_name(self)
     if isinstance(dtype, str):
         return _legacy.convert_to_type_name(self, dtype)
+    if isinstance(dtype, _legacy._LegacyMeta):  # x.type(cudalite.FloatTensor)
+        return _legacy.convert_to_type_name(self, repr(dtype)[8:-2])
     return _C._to(self, None, dtype, non_blocking, False)
 
 
@@ -299,7 +307,14 @@ def _new(name, factory):
 
 
 _methods["new_empty"] = _new("new_empty", _creation.empty)
-_methods["new_zeros"] = _new("new_zeros", _creation.zeros)
+
+
+def _new_zeros(*size, dtype=None, device=None, requires_grad=False):
+    # Not cudalite.zeros: torch's new_zeros reports negative sizes like empty, not like zeros.
+    return _creation._filled(size, 0, dtype, device, requires_grad, "new_zeros")
+
+
+_methods["new_zeros"] = _new("new_zeros", _new_zeros)
 _methods["new_ones"] = _new("new_ones", _creation.ones)
 _methods["new_full"] = _new("new_full", _creation.full)
 
@@ -451,6 +466,8 @@ def install():
     Tensor.is_leaf = property(lambda self: self.grad_fn is None)
     Tensor.__str__ = Tensor.__repr__
     Tensor.__module__ = "cudalite"
+    # Sets the C type name too, so Python's own errors say 'Tensor' as torch's do.
+    Tensor.__name__ = "Tensor"
 
 
 def set_printoptions(

@@ -57,7 +57,7 @@ def manual_seed(seed) -> Generator:
     """Seeds the CPU generator and every CUDA device's generator."""
     seed = int(seed)
     if not -(1 << 63) <= seed < (1 << 64):
-        raise RuntimeError(f"Overflow when unpacking long, seed: {seed}")
+        raise ValueError("Overflow when unpacking long long")
     _C._manual_seed(seed & _MASK)
     return default_generator
 
