@@ -1,13 +1,12 @@
-"""Tensor creation: ``tensor``, ``zeros``, ``arange``, ``rand`` and the rest of torch's factories."""
+"""Tensor creation: ``tensor``, ``zeros``, ``arange``, ``rand`` and torch's other factories."""
 
 from __future__ import annotations
 
 import warnings
 
-
-from cudalite._lazy import is_ndarray, numpy
 from cudalite import _C
 from cudalite._C import Tensor
+from cudalite._lazy import is_ndarray, numpy
 
 __all__ = [
     "tensor",

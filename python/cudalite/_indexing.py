@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import sys
 
-
-from cudalite._lazy import is_ndarray, is_np_integer, numpy
 from cudalite import _C
 from cudalite._C import Tensor
+from cudalite._lazy import is_ndarray, is_np_integer, numpy
 
 _INDEX_TYPES = (
     "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "

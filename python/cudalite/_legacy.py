@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-
-from cudalite._lazy import is_ndarray, numpy
 from cudalite import _C
 from cudalite._C import Tensor
+from cudalite._lazy import is_ndarray, numpy
 from cudalite._size import Size
 
 _TYPE_NAMES = {

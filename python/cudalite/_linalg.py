@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import warnings
 
-
 from cudalite import _C
 from cudalite._C import Tensor
 

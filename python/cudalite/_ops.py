@@ -6,10 +6,9 @@ thin wrappers around these.
 
 from __future__ import annotations
 
-
-from cudalite._lazy import is_np_number, np_number_types
 from cudalite import _C, _linalg
 from cudalite._C import Tensor
+from cudalite._lazy import is_np_number, np_number_types
 from cudalite._linalg import addmm, bmm, dot, matmul, mm, mv
 
 BINARY = {name: i for i, name in enumerate(_C._binary_op_names)}

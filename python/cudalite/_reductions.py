@@ -8,7 +8,6 @@ from __future__ import annotations
 import builtins
 import math
 import warnings
-from collections import namedtuple
 
 from cudalite import _C
 from cudalite._C import Tensor

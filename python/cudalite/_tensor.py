@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy as _copy
 
-
 from cudalite import _C, _creation, _indexing
 from cudalite._C import Tensor
 

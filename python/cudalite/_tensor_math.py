@@ -377,7 +377,7 @@ def repeat(self, *sizes):
         )
     x = self.reshape([1] * (len(sizes) - self.dim()) + list(self.shape))
     expanded, final = [], []
-    for r, s in zip(sizes, x.shape):
+    for r, s in zip(sizes, x.shape, strict=True):
         expanded += [r, s]
         final.append(r * s)
     for f in final:
