@@ -152,7 +152,7 @@ class Parser {
         expect(":", interval);
         size_t d = divisions(key);
         if (interval == ">") {
-          for (size_t k = last; k < div.size(); ++k) div[k] = d;
+          for (size_t k = first ? 0 : last + 1; k < div.size(); ++k) div[k] = d;
         } else {
           bool digits = !interval.empty() && interval.size() < 20;
           for (char c : interval) digits = digits && c >= '0' && c <= '9';
