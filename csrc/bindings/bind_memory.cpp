@@ -69,6 +69,7 @@ py::dict settings_dict(const AllocatorSettings& s) {
   d["release_lock_on_cudamalloc"] = s.release_lock_on_cudamalloc;
   d["pinned_use_cuda_host_register"] = s.pinned_use_cuda_host_register;
   d["graph_capture_record_stream_reuse"] = s.graph_capture_record_stream_reuse;
+  d["large_segment_size"] = s.large_segment_size;
   py::dict r;
   size_t key = 1;
   for (size_t v : s.roundup_power2_divisions) {
@@ -285,7 +286,6 @@ void bind_host_allocator(py::module_& mm) {
            })
       .def("set_memory_fraction", [](H& h, double f) { h.allocator().set_memory_fraction(f); })
       .def("get_memory_fraction", [](H& h) { return h.allocator().memory_fraction(); })
-      .def("_set_min_lend_calls", [](H& h, size_t n) { h.allocator().set_min_lend_calls(n); })
       .def(
           "record_memory_history",
           [](H& h, std::optional<std::string> enabled, std::optional<std::string> context,

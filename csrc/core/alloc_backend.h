@@ -38,9 +38,10 @@ class AllocBackend {
   // Physical memory (a multiple of the granularity). Returns 0 when memory is exhausted.
   virtual PhysHandle create_physical(size_t nbytes) = 0;
   virtual void release_physical(PhysHandle h, size_t nbytes) = 0;
-  // Maps [offset, offset + nbytes) of h at va; the same pages may be mapped at several
-  // addresses. set_access makes a mapped range usable; unmap takes one whole earlier map().
-  virtual void map(void* va, size_t nbytes, PhysHandle h, size_t offset) = 0;
+  // Maps all of h (nbytes) at va. The same handle may be mapped at several addresses at
+  // once; CUDA maps whole handles only (cuMemMap's offset must be 0). set_access makes a
+  // mapped range usable; unmap takes one whole earlier map().
+  virtual void map(void* va, size_t nbytes, PhysHandle h) = 0;
   virtual void set_access(void* va, size_t nbytes) = 0;
   virtual void unmap(void* va, size_t nbytes) = 0;
 

@@ -53,6 +53,11 @@ class Parser {
                     "CachingAllocator option max_non_split_rounding_mb too small, must be >= ",
                     kLargeBuffer / kMiB);
         st.max_non_split_rounding_size = mb > SIZE_MAX / kMiB ? SIZE_MAX : mb * kMiB;
+      } else if (key == "large_segment_size_mb") {
+        size_t mb = integer(key);
+        CL_CHECK_AS(ValueError, mb >= 2 && mb <= 1024,
+                    "CUDALITE_ALLOC_CONF: large_segment_size_mb must be in [2, 1024], got ", mb);
+        st.large_segment_size = mb * kMiB;
       } else if (key == "garbage_collection_threshold") {
         double v = real(key);
         CL_CHECK_AS(ValueError, v > 0.0 && v < 1.0,
@@ -84,13 +89,14 @@ class Parser {
                     "CUDALITE_ALLOC_CONF: backend:cudaMallocAsync is not supported by cudalite; "
                     "only backend:native is available");
       } else {
-        throw ValueError(detail::str(
-            "Unrecognized key '", key,
-            "' in CUDALITE_ALLOC_CONF. Valid keys: backend, expandable_segments, "
-            "garbage_collection_threshold, graph_capture_record_stream_reuse, "
-            "max_non_split_rounding_mb, max_split_size_mb, pinned_num_register_threads, "
-            "pinned_use_background_threads, pinned_use_cuda_host_register, "
-            "release_lock_on_cudamalloc, roundup_power2_divisions"));
+        throw ValueError(
+            detail::str("Unrecognized key '", key,
+                        "' in CUDALITE_ALLOC_CONF. Valid keys: backend, expandable_segments, "
+                        "garbage_collection_threshold, graph_capture_record_stream_reuse, "
+                        "large_segment_size_mb, max_non_split_rounding_mb, max_split_size_mb, "
+                        "pinned_num_register_threads, "
+                        "pinned_use_background_threads, pinned_use_cuda_host_register, "
+                        "release_lock_on_cudamalloc, roundup_power2_divisions"));
       }
       if (i_ < toks_.size()) expect(",", key);
     }

@@ -109,8 +109,7 @@ class CachingAllocator final : public Allocator {
   double memory_fraction() const;
 
   AllocBackend& backend() { return *backend_; }
-  // Tuning knob for experiments: the fewest map() calls one growth may spend on lending.
-  void set_min_lend_calls(size_t n) { min_lend_calls_ = n; }
+
   Device device() const { return device_; }
 
  private:
@@ -148,7 +147,6 @@ class CachingAllocator final : public Allocator {
     char* lo;
     size_t len;
   };
-  size_t min_lend_calls_ = SIZE_MAX;
   std::vector<LendPiece> plan_lending(Pool& pool, size_t need);
   size_t lend_pages(Pool& pool, const std::vector<LendPiece>& plan, Segment* dst, char* cursor);
   void recount_runs(Pool& pool);

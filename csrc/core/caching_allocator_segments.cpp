@@ -113,43 +113,51 @@ Segment* CachingAllocator::new_arena(Pool& pool, size_t min_size) {
 // bytes, lending free pages from holes first; returns the tail block (not in any bin).
 Block* CachingAllocator::grow_arena(Pool& pool, size_t size) {
   const size_t g = backend_->vmm_granularity();
+  const size_t page = pool.small ? g : round_up(std::max(settings_.large_segment_size, g), g);
   Segment* a = pool.active_arena();
   size_t have = pool.tail_free ? pool.tail_free->size : 0;
-  size_t need = round_up(size - std::min(have, size), g);
+  size_t need = round_up(size - std::min(have, size), page);
   if (!a || a->mapped_end + need > a->size) {
-    a = new_arena(pool, round_up(size, g));
+    a = new_arena(pool, round_up(size, page));
     if (!a) return nullptr;
-    have = 0;
-    need = round_up(size, g);
+    need = round_up(size, page);
   }
-  // Plan the lending before changing anything, so that a failed allocation of the missing
-  // pages leaves the arena as it was.
+  // Plan the lending and create the missing pages before changing anything, so that a
+  // failure leaves the arena as it was.
   std::vector<LendPiece> plan = plan_lending(pool, need);
-  size_t lendable = 0;
-  for (const LendPiece& p : plan) lendable += p.len;
-  const size_t fresh = need - lendable;
-  PhysHandle h = 0;
+  size_t lent = 0;
+  for (const LendPiece& p : plan) lent += p.len;
+  const size_t fresh = need - lent;
+  std::vector<std::pair<PhysHandle, size_t>> created;
   if (fresh) {
     if (fraction_set_ && total_reserved_ + fresh > allowed_max_) return nullptr;
-    h = backend_->create_physical(fresh);
-    if (!h) return nullptr;
+    for (size_t done = 0; done < fresh;) {
+      size_t n = std::min(page, fresh - done);
+      PhysHandle h = backend_->create_physical(n);
+      if (!h) {
+        for (auto& c : created) backend_->release_physical(c.first, c.second);
+        return nullptr;
+      }
+      created.emplace_back(h, n);
+      done += n;
+    }
   }
   char* const start = a->base + a->mapped_end;
   char* cursor = start;
-  if (lendable) cursor += lend_pages(pool, plan, a, cursor);
-  if (fresh) {
+  if (!plan.empty()) cursor += lend_pages(pool, plan, a, cursor);
+  for (auto& hc : created) {
     chunks_.push_back(std::make_unique<PhysChunk>());
     PhysChunk* c = chunks_.back().get();
-    c->handle = h;
-    c->size = fresh;
-    backend_->map(cursor, fresh, h, 0);
-    a->extents[cursor] = Extent{fresh, c, 0};
+    c->handle = hc.first;
+    c->size = hc.second;
+    backend_->map(cursor, c->size, c->handle);
+    a->extents[cursor] = Extent{c->size, c};
     c->maps.emplace_back(a, cursor);
     ++stats_.num_device_alloc;
-    total_reserved_ += fresh;
-    stats_.reserved_bytes.increase(pool.small, int64_t(fresh));
-    if (fresh >= settings_.max_split_size) stats_.oversize_segments.increase(1);
+    cursor += c->size;
   }
+  total_reserved_ += fresh;
+  stats_.reserved_bytes.increase(pool.small, int64_t(fresh));
   backend_->set_access(start, need);
   record_trace(TraceEntry::kSegmentMap, uintptr_t(start), need, pool.stream, nullptr);
 
@@ -180,53 +188,33 @@ Block* CachingAllocator::grow_arena(Pool& pool, size_t size) {
   return nb;
 }
 
-// Chooses up to `need` bytes of whole free pages to lend. Each mapping behind a piece costs
-// one map() call, so the pieces are the largest (hole, mapping) intersections first, and the
-// calls are capped at what torch's expandable segments would spend on the same growth (one
-// per 20 MiB page), but at least min_lend_calls_. See Note [Lending pages].
+// Chooses pages to lend for a growth of `need` bytes: whole pages (CUDA maps physical memory
+// only whole) lying in free blocks of the pool's arenas, from the largest holes down, never
+// more than needed. Stops as soon as it has enough, so a growth costs time in proportion to
+// the pages it moves. See Note [Lending pages].
 std::vector<CachingAllocator::LendPiece> CachingAllocator::plan_lending(Pool& pool, size_t need) {
-  const size_t g = backend_->vmm_granularity();
-  std::vector<LendPiece> pieces;
-  pool.arena_bins.for_each_descending([&](Block* b) {
-    uintptr_t lo = round_up(uintptr_t(b->ptr), g);
-    uintptr_t hi = align_down(uintptr_t(b->ptr + b->size), g);
-    if (hi <= lo) return true;
-    auto& ext = b->seg->extents;
-    auto it = ext.upper_bound(reinterpret_cast<char*>(lo));
-    --it;
-    for (; it != ext.end() && uintptr_t(it->first) < hi; ++it) {
-      uintptr_t s = std::max(uintptr_t(it->first), lo);
-      uintptr_t e = std::min(uintptr_t(it->first) + it->second.size, hi);
-      if (e > s) pieces.push_back({b, reinterpret_cast<char*>(s), size_t(e - s)});
-    }
-    return true;
-  });
-  std::sort(pieces.begin(), pieces.end(), [](const LendPiece& x, const LendPiece& y) {
-    return x.len > y.len || (x.len == y.len && x.lo < y.lo);
-  });
-  size_t calls = std::max<size_t>(min_lend_calls_, need / kLargeBuffer);
-  if (pieces.size() > calls) pieces.resize(calls);
+  std::vector<LendPiece> plan;
   size_t planned = 0;
-  size_t k = 0;
-  for (; k < pieces.size() && planned < need; ++k) {
-    LendPiece& p = pieces[k];
-    if (p.len > need - planned) {
-      // Take the high end: the low end stays next to the block before it.
-      p.lo += p.len - (need - planned);
-      p.len = need - planned;
+  pool.arena_bins.for_each_descending([&](Block* b) {
+    char* hi = b->ptr + b->size;
+    auto& ext = b->seg->extents;
+    for (auto it = ext.lower_bound(b->ptr);
+         it != ext.end() && it->first + it->second.size <= hi && planned < need; ++it) {
+      if (planned + it->second.size > need) continue;
+      plan.push_back({b, it->first, it->second.size});
+      planned += it->second.size;
     }
-    planned += p.len;
-  }
-  pieces.resize(k);
-  // Lend from high addresses down: a lent piece splits its hole's block, keeping the block's
-  // low part (the block the next, lower, piece of that hole names) free and in place.
-  std::sort(pieces.begin(), pieces.end(),
+    return planned < need;
+  });
+  // Lend from high addresses down: lending splits a hole's block, and its low part (the
+  // block that the lower pieces of the same hole name) stays free and in place.
+  std::sort(plan.begin(), plan.end(),
             [](const LendPiece& x, const LendPiece& y) { return x.lo > y.lo; });
-  return pieces;
+  return plan;
 }
 
-// Lends the planned pieces: maps their pages again at `cursor` in arena `dst` and marks
-// their old addresses lent. Returns the bytes mapped.
+// Lends the planned pages: maps each again at `cursor` in arena `dst` and marks its old
+// address lent. Returns the bytes mapped.
 size_t CachingAllocator::lend_pages(Pool& pool, const std::vector<LendPiece>& plan, Segment* dst,
                                     char* cursor) {
   char* const start = cursor;
@@ -245,31 +233,18 @@ size_t CachingAllocator::lend_pages(Pool& pool, const std::vector<LendPiece>& pl
     }
     mid->state = BlockState::kLent;
     // A live run loses [lo, lo + len): it splits in two, shrinks, or disappears.
-    int64_t delta =
-        int64_t(mid->prev && mid->prev->live()) + int64_t(mid->next && mid->next->live()) - 1;
-    add_runs(pool, delta);
+    add_runs(pool,
+             int64_t(mid->prev && mid->prev->live()) + int64_t(mid->next && mid->next->live()) - 1);
     for (Block* nb : {mid->prev, mid->next}) {
       if (nb && nb->state == BlockState::kLent) absorb(mid, nb);
     }
-    // Map every physical piece behind [lo, lo + len) again at the cursor.
-    char* lo = p.lo;
-    char* hi = p.lo + p.len;
-    auto it = src->extents.upper_bound(lo);
-    --it;
-    for (; it != src->extents.end() && it->first < hi; ++it) {
-      char* s = std::max(it->first, lo);
-      char* e = std::min(it->first + it->second.size, hi);
-      if (e <= s) continue;
-      size_t len = size_t(e - s);
-      size_t off = it->second.offset + size_t(s - it->first);
-      PhysChunk* c = it->second.chunk;
-      backend_->map(cursor, len, c->handle, off);
-      dst->extents[cursor] = Extent{len, c, off};
-      c->maps.emplace_back(dst, cursor);
-      ++stats_.num_device_alloc;
-      cursor += len;
-    }
-    record_trace(TraceEntry::kSegmentUnmap, uintptr_t(lo), p.len, pool.stream, nullptr);
+    PhysChunk* c = src->extents.at(p.lo).chunk;
+    backend_->map(cursor, p.len, c->handle);
+    dst->extents[cursor] = Extent{p.len, c};
+    c->maps.emplace_back(dst, cursor);
+    ++stats_.num_device_alloc;
+    cursor += p.len;
+    record_trace(TraceEntry::kSegmentUnmap, uintptr_t(p.lo), p.len, pool.stream, nullptr);
   }
   return size_t(cursor - start);
 }
@@ -394,7 +369,6 @@ void CachingAllocator::release_arena_memory(Pool& pool) {
     backend_->release_physical(c->handle, c->size);
     total_reserved_ -= c->size;
     stats_.reserved_bytes.decrease(pool.small, int64_t(c->size));
-    if (c->size >= settings_.max_split_size) stats_.oversize_segments.decrease(1);
     auto it =
         std::find_if(chunks_.begin(), chunks_.end(), [c](const auto& p) { return p.get() == c; });
     chunks_.erase(it);

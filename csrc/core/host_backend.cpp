@@ -111,8 +111,8 @@ void HostBackend::release_physical(PhysHandle h, size_t nbytes) {
   free_ranges_[off] = nbytes;
 }
 
-void HostBackend::map(void* va, size_t nbytes, PhysHandle h, size_t offset) {
-  void* p = mmap(va, nbytes, PROT_NONE, MAP_SHARED | MAP_FIXED, fd_, off_t(h - 1 + offset));
+void HostBackend::map(void* va, size_t nbytes, PhysHandle h) {
+  void* p = mmap(va, nbytes, PROT_NONE, MAP_SHARED | MAP_FIXED, fd_, off_t(h - 1));
   if (p == MAP_FAILED) sys_fail("mmap");
 }
 

@@ -42,7 +42,7 @@ class HostBackend final : public AllocBackend {
   void release_address(void* base, size_t nbytes) override;
   PhysHandle create_physical(size_t nbytes) override;
   void release_physical(PhysHandle h, size_t nbytes) override;
-  void map(void* va, size_t nbytes, PhysHandle h, size_t offset) override;
+  void map(void* va, size_t nbytes, PhysHandle h) override;
   void set_access(void* va, size_t nbytes) override;
   void unmap(void* va, size_t nbytes) override;
 

@@ -201,19 +201,19 @@ class FreeBins {
 };
 static_assert(FreeBins::kWords <= 64, "summary bitmap holds one bit per word");
 
-// Physical memory obtained with one create_physical call. Its pages are mapped at one or
-// more places (Extents); it is released once none of those places holds live data.
+// Physical memory obtained with one create_physical call: one page of an arena. It is
+// mapped whole at one or more addresses (one live, the others lent) and released once the
+// live one holds no data.
 struct PhysChunk {
   PhysHandle handle = 0;
   size_t size = 0;
-  std::vector<std::pair<Segment*, char*>> maps;  // where its pages are mapped
+  std::vector<std::pair<Segment*, char*>> maps;  // where it is mapped
 };
 
-// One map() call: [va, va + size) shows [offset, offset + size) of chunk.
+// One map() call: [va, va + size) shows all of chunk.
 struct Extent {
   size_t size = 0;
   PhysChunk* chunk = nullptr;
-  size_t offset = 0;
 };
 
 // A region of address space that blocks tile. Either a plain segment (one malloc), or an
