@@ -131,6 +131,17 @@ py::list trace_list(const MemorySnapshot& snap) {
 }
 
 // torch.cuda.memory._snapshot()'s layout, for the allocators given (one per device).
+py::dict replay_dict(const ReplayResult& r) {
+  py::dict d;
+  d["peak_reserved"] = r.peak_reserved;
+  d["peak_allocated"] = r.peak_allocated;
+  d["peak_requested"] = r.peak_requested;
+  d["seconds"] = r.seconds;
+  d["allocs"] = r.allocs;
+  d["frees"] = r.frees;
+  return d;
+}
+
 py::dict snapshot_dict(const std::vector<CachingAllocator*>& allocs) {
   py::list segments, traces;
   AllocatorSettings settings = global_allocator_settings();
@@ -320,14 +331,7 @@ void bind_host_allocator(py::module_& mm) {
               py::gil_scoped_release nogil;
               r = replay_trace(h.allocator(), trace, stream);
             }
-            py::dict d;
-            d["peak_reserved"] = r.peak_reserved;
-            d["peak_allocated"] = r.peak_allocated;
-            d["peak_requested"] = r.peak_requested;
-            d["seconds"] = r.seconds;
-            d["allocs"] = r.allocs;
-            d["frees"] = r.frees;
-            return d;
+            return replay_dict(r);
           },
           py::arg("ops"), py::arg("stream") = 0)
       .def(
@@ -417,6 +421,29 @@ void bind_memory(py::module_& m) {
   mm.def("parse_allocator_settings",
          [](const std::string& s) { return settings_dict(parse_allocator_settings(s)); });
   mm.def("format_size", &format_size);
+  // Benchmarks: the device allocator driven from C++, without Python in the loop.
+  mm.def(
+      "_replay_device",
+      [](const py::iterable& ops, int device, uintptr_t stream) {
+        auto trace = to_trace(ops);
+        CachingAllocator& a = device_caching_allocator(device);
+        ReplayResult r;
+        {
+          py::gil_scoped_release nogil;
+          cuda::DeviceGuard g(device);
+          r = replay_trace(a, trace, stream);
+        }
+        return replay_dict(r);
+      },
+      py::arg("ops"), py::arg("device") = 0, py::arg("stream") = 0);
+  mm.def(
+      "_time_device_alloc_free_ns",
+      [](int device, size_t nbytes, size_t iters) {
+        CachingAllocator& a = device_caching_allocator(device);
+        py::gil_scoped_release nogil;
+        return time_alloc_free_ns(a, nbytes, iters);
+      },
+      py::arg("device"), py::arg("nbytes"), py::arg("iters") = 100000);
   bind_host_allocator(mm);
 }
 

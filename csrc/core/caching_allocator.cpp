@@ -50,18 +50,22 @@ CachingAllocator::~CachingAllocator() {
   // Only test allocators are destroyed (device allocators live as long as the process), and
   // their owners free every allocation first. Hand everything back to the backend.
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& q : events_) {
-    for (auto& e : q.second) backend_->destroy_event(e.event);
-  }
-  for (EventHandle e : event_cache_) backend_->destroy_event(e);
-  for (auto& pool : pools_) {
-    for (auto& seg : pool->segments) backend_->free(seg->base, seg->size);
-    for (auto& a : pool->arenas) {
-      for (auto& kv : a->extents) backend_->unmap(kv.first, kv.second.size);
-      backend_->release_address(a->base, a->size);
+  try {
+    for (auto& q : events_) {
+      for (auto& e : q.second) backend_->destroy_event(e.event);
     }
+    for (EventHandle e : event_cache_) backend_->destroy_event(e);
+    for (auto& pool : pools_) {
+      for (auto& seg : pool->segments) backend_->free(seg->base, seg->size);
+      for (auto& a : pool->arenas) {
+        for (auto& kv : a->extents) backend_->unmap(kv.first, kv.second.size);
+        backend_->release_address(a->base, a->size);
+      }
+    }
+    for (auto& c : chunks_) backend_->release_physical(c->handle, c->size);
+  } catch (const std::exception&) {
+    // Destructors must not throw; whatever could not be returned is left to the process.
   }
-  for (auto& c : chunks_) backend_->release_physical(c->handle, c->size);
 }
 
 // ---------------------------------------------------------------------------------------
