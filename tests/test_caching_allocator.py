@@ -262,6 +262,31 @@ def test_growth_lends_free_pages_instead_of_reserving_more():
     assert_snapshot_matches_stats(h)
 
 
+def test_lent_pages_are_reclaimed_without_driver_calls():
+    h = H(256 * MiB)
+    a, b, c, d = (h.alloc(8 * MiB) for _ in range(4))
+    h.fill(d, 8 * MiB, 4)
+    h.free(b)
+    e = h.alloc(12 * MiB)  # lends b's pages to the arena's end
+    h.free(e)
+    h.free(a)
+    h.free(c)
+    # 20 MiB fits no free block, but a + (lent) b + c does once b's pages live there again.
+    calls, reserved = flat(h)["num_device_alloc"], cur(h, "reserved_bytes.all")
+    f = h.alloc(20 * MiB)
+    assert f == a
+    assert flat(h)["num_device_alloc"] == calls
+    assert cur(h, "reserved_bytes.all") == reserved
+    h.fill(f, 20 * MiB, 6)
+    assert h.check(d, 8 * MiB, 4)
+    assert_snapshot_matches_stats(h)
+    h.free(f)
+    h.free(d)
+    h.empty_cache()
+    assert cur(h, "reserved_bytes.all") == 0
+    assert h.backend_used == 0
+
+
 def test_lent_pages_keep_data_intact_under_churn():
     import random
 

@@ -149,6 +149,8 @@ class CachingAllocator final : public Allocator {
   };
   std::vector<LendPiece> plan_lending(Pool& pool, size_t need);
   size_t lend_pages(Pool& pool, const std::vector<LendPiece>& plan, Segment* dst, char* cursor);
+  void mark_lent(Pool& pool, Block* b, char* lo, size_t len);
+  Block* reclaim_lent(Pool& pool, size_t size);
   void recount_runs(Pool& pool);
   void add_runs(Pool& pool, int64_t delta);
   bool release_available_cached_blocks(Pool& pool, size_t size);

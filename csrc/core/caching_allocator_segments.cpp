@@ -39,6 +39,9 @@ size_t plain_segment_size(size_t size) {
 }  // namespace
 
 Block* CachingAllocator::allocate_new(Pool& pool, size_t size) {
+  if (use_arenas()) {
+    if (Block* b = reclaim_lent(pool, size)) return b;
+  }
   if (gc_enabled_) garbage_collect();
   Block* b = try_allocate(pool, size, false);
   if (!b && release_available_cached_blocks(pool, size)) b = try_allocate(pool, size, false);
@@ -153,6 +156,8 @@ Block* CachingAllocator::grow_arena(Pool& pool, size_t size) {
     backend_->map(cursor, c->size, c->handle);
     a->extents[cursor] = Extent{c->size, c};
     c->maps.emplace_back(a, cursor);
+    c->live_seg = a;
+    c->live_va = cursor;
     ++stats_.num_device_alloc;
     cursor += c->size;
   }
@@ -219,34 +224,122 @@ size_t CachingAllocator::lend_pages(Pool& pool, const std::vector<LendPiece>& pl
                                     char* cursor) {
   char* const start = cursor;
   for (const LendPiece& p : plan) {
-    Block* b = p.block;
-    Segment* src = b->seg;
-    pool.arena_bins.remove(b);
-    Block* mid = b;
-    if (p.lo > b->ptr) {
-      mid = split_front(b, size_t(p.lo - b->ptr));
-      pool.arena_bins.insert(b);
-    }
-    if (mid->size > p.len) {
-      Block* rest = split_front(mid, p.len);
-      pool.arena_bins.insert(rest);
-    }
-    mid->state = BlockState::kLent;
-    // A live run loses [lo, lo + len): it splits in two, shrinks, or disappears.
-    add_runs(pool,
-             int64_t(mid->prev && mid->prev->live()) + int64_t(mid->next && mid->next->live()) - 1);
-    for (Block* nb : {mid->prev, mid->next}) {
-      if (nb && nb->state == BlockState::kLent) absorb(mid, nb);
-    }
+    Segment* src = p.block->seg;
     PhysChunk* c = src->extents.at(p.lo).chunk;
+    mark_lent(pool, p.block, p.lo, p.len);
     backend_->map(cursor, p.len, c->handle);
     dst->extents[cursor] = Extent{p.len, c};
     c->maps.emplace_back(dst, cursor);
+    c->live_seg = dst;
+    c->live_va = cursor;
     ++stats_.num_device_alloc;
     cursor += p.len;
-    record_trace(TraceEntry::kSegmentUnmap, uintptr_t(p.lo), p.len, pool.stream, nullptr);
   }
   return size_t(cursor - start);
+}
+
+// Marks [lo, lo + len) of the free block b lent, splitting b around it.
+void CachingAllocator::mark_lent(Pool& pool, Block* b, char* lo, size_t len) {
+  unbin(pool, b);
+  Block* mid = b;
+  if (lo > b->ptr) {
+    mid = split_front(b, size_t(lo - b->ptr));
+    place_free(pool, b);
+  }
+  if (mid->size > len) place_free(pool, split_front(mid, len));
+  mid->state = BlockState::kLent;
+  // A live run loses [lo, lo + len): it splits in two, shrinks, or disappears.
+  add_runs(pool,
+           int64_t(mid->prev && mid->prev->live()) + int64_t(mid->next && mid->next->live()) - 1);
+  for (Block* nb : {mid->prev, mid->next}) {
+    if (nb && nb->state == BlockState::kLent) absorb(mid, nb);
+  }
+  pool.lent_bytes += len;
+  record_trace(TraceEntry::kSegmentUnmap, uintptr_t(lo), len, pool.stream, nullptr);
+}
+
+// Note [Reclaiming lent pages]
+// Lent address ranges split an arena's free memory into runs that cannot merge. When a
+// request fits no cached block, a lent range whose pages are all free at their live address,
+// together with its free neighbours, may fit it: the pages then change roles, living again at
+// the lent range and lent at their other address. Both addresses stay mapped, so this costs
+// no driver call, and in loops whose shapes vary it keeps the cache from growing (or lending)
+// again every iteration. The smallest fitting candidate is taken.
+Block* CachingAllocator::reclaim_lent(Pool& pool, size_t size) {
+  if (pool.lent_bytes == 0) return nullptr;
+  std::vector<Block*> frees;  // the pool's free arena blocks, by address
+  pool.arena_bins.for_each_descending([&](Block* b) {
+    frees.push_back(b);
+    return true;
+  });
+  if (pool.tail_free) frees.push_back(pool.tail_free);
+  std::sort(frees.begin(), frees.end(),
+            [](const Block* x, const Block* y) { return x->ptr < y->ptr; });
+  // The free block holding [va, va + len), if any. A block of `frees` may have lost its high
+  // part to an earlier flip; flips go from high addresses down, so what is left is in front.
+  auto free_at = [&](char* va, size_t len) -> Block* {
+    auto it = std::upper_bound(frees.begin(), frees.end(), va,
+                               [](char* v, const Block* b) { return v < b->ptr; });
+    if (it == frees.begin()) return nullptr;
+    Block* b = *(it - 1);
+    return b->state == BlockState::kFree && va + len <= b->ptr + b->size ? b : nullptr;
+  };
+  Block* best = nullptr;
+  size_t best_region = std::numeric_limits<size_t>::max();
+  for (auto& a : pool.arenas) {
+    for (Block* l = a->head; l; l = l->next) {
+      if (l->state != BlockState::kLent) continue;
+      Block* prev = l->prev && l->prev->state == BlockState::kFree ? l->prev : nullptr;
+      Block* next = l->next && l->next->state == BlockState::kFree ? l->next : nullptr;
+      size_t region = l->size + (prev ? prev->size : 0) + (next ? next->size : 0);
+      if (region < size || region >= best_region) continue;
+      char* lo = prev ? prev->ptr : l->ptr;
+      char* hi = next ? next->ptr + next->size : l->ptr + l->size;
+      bool ok = true;
+      for (auto it = a->extents.lower_bound(l->ptr);
+           ok && it != a->extents.end() && it->first < l->ptr + l->size; ++it) {
+        const PhysChunk* c = it->second.chunk;
+        bool inside = c->live_seg == a.get() && c->live_va >= lo && c->live_va < hi;
+        ok = !inside && free_at(c->live_va, it->second.size);
+      }
+      if (ok) {
+        best = l;
+        best_region = region;
+      }
+    }
+  }
+  if (!best) return nullptr;
+  struct Flip {
+    char* live;
+    size_t len;
+    PhysChunk* chunk;
+    char* here;
+  };
+  std::vector<Flip> flips;
+  Segment* a = best->seg;
+  for (auto it = a->extents.lower_bound(best->ptr);
+       it != a->extents.end() && it->first < best->ptr + best->size; ++it) {
+    flips.push_back({it->second.chunk->live_va, it->second.size, it->second.chunk, it->first});
+  }
+  std::sort(flips.begin(), flips.end(),
+            [](const Flip& x, const Flip& y) { return x.live > y.live; });
+  for (const Flip& f : flips) {
+    mark_lent(pool, free_at(f.live, f.len), f.live, f.len);
+    f.chunk->live_seg = a;
+    f.chunk->live_va = f.here;
+  }
+  pool.lent_bytes -= best->size;
+  best->state = BlockState::kFree;
+  add_runs(pool, 1 - int64_t(best->prev && best->prev->live()) -
+                     int64_t(best->next && best->next->live()));
+  record_trace(TraceEntry::kSegmentMap, uintptr_t(best->ptr), best->size, pool.stream, nullptr);
+  for (Block* nb : {best->prev, best->next}) {
+    if (nb && nb->state == BlockState::kFree) {
+      unbin(pool, nb);
+      absorb(best, nb);
+    }
+  }
+  return best;
 }
 
 // stats.segment counts what snapshot() reports as segments: plain segments, plus the runs
@@ -396,6 +489,7 @@ void CachingAllocator::unmap_range(Segment* a, char* va, size_t len) {
       rest->state = b->state;
       if (rest->state == BlockState::kFree) place_free(pool, rest);
     }
+    if (b->state == BlockState::kLent) pool.lent_bytes -= b->size;
     b->state = BlockState::kUnmapped;
     if (b->prev && b->prev->state == BlockState::kUnmapped) absorb(b, b->prev);
     if (b->next && b->next->state == BlockState::kUnmapped) absorb(b, b->next);

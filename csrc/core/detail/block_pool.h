@@ -208,6 +208,8 @@ struct PhysChunk {
   PhysHandle handle = 0;
   size_t size = 0;
   std::vector<std::pair<Segment*, char*>> maps;  // where it is mapped
+  Segment* live_seg = nullptr;                   // the mapping that is not lent
+  char* live_va = nullptr;
 };
 
 // One map() call: [va, va + size) shows all of chunk.
@@ -244,6 +246,7 @@ struct Pool {
   Block* tail_free = nullptr;  // the free block at the end of the active arena's mapped part
   uint64_t gc_clock = 0;       // counts cache lookups when garbage collection is on
   int64_t runs = 0;            // contiguous live runs in arenas (reported as segments)
+  size_t lent_bytes = 0;       // address space of arenas whose pages back other addresses
 
   Segment* active_arena() const { return arenas.empty() ? nullptr : arenas.back().get(); }
 };
