@@ -139,9 +139,7 @@ Pool& CachingAllocator::get_pool(StreamId stream, bool small) {
   return *(last_pool_[small] = p);
 }
 
-bool CachingAllocator::use_arenas() const {
-  return settings_.expandable_segments && backend_->supports_vmm();
-}
+bool CachingAllocator::use_arenas() const { return use_arenas_; }
 
 Block* CachingAllocator::find_cached(Pool& pool, size_t size) {
   if (gc_enabled_) ++pool.gc_clock;
@@ -408,6 +406,7 @@ void CachingAllocator::set_settings(const AllocatorSettings& s) {
   stats_.max_split_size =
       s.max_split_size == std::numeric_limits<size_t>::max() ? -1 : int64_t(s.max_split_size);
   gc_enabled_ = fraction_set_ && s.garbage_collection_threshold > 0.0;
+  use_arenas_ = s.expandable_segments && backend_->supports_vmm();
 }
 
 AllocatorSettings CachingAllocator::settings() const {

@@ -174,6 +174,7 @@ class CachingAllocator final : public Allocator {
   std::vector<std::unique_ptr<Pool>> pools_;
   Pool* last_pool_[2] = {nullptr, nullptr};
   bool gc_enabled_ = false;
+  bool use_arenas_ = false;  // expandable_segments and the backend supports virtual memory
 
   struct PendingEvent {
     EventHandle event;

@@ -77,7 +77,11 @@ class BlockStore {
   void put(Block* b) {
     b->stream_uses.reset();
     b->context.reset();
-    *b = Block();
+    b->requested_size = 0;
+    b->prev = b->bin_prev = b->bin_next = nullptr;
+    b->bin = -1;
+    b->event_count = 0;
+    b->gc_base = 0;
     b->next = free_;
     free_ = b;
   }
