@@ -52,5 +52,6 @@ void bind_creation(py::module_& m);
 void bind_numpy(py::module_& m);
 void bind_cuda(py::module_& m);
 void bind_interop(py::module_& m);
+void bind_memory(py::module_& m);
 
 }  // namespace cl::bind

@@ -12,4 +12,5 @@ PYBIND11_MODULE(_C, m) {
   cl::bind::bind_numpy(m);
   cl::bind::bind_cuda(m);
   cl::bind::bind_interop(m);
+  cl::bind::bind_memory(m);
 }

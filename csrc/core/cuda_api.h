@@ -14,6 +14,10 @@
 
 #include "core/allocator.h"
 
+namespace cl {
+class CachingAllocator;
+}
+
 namespace cl::cuda {
 
 bool is_compiled();
@@ -33,6 +37,15 @@ Allocator* host_allocator();  // page-locked host memory
 
 using StreamHandle = void*;  // cudaStream_t
 StreamHandle current_stream(int device);
+
+// The caching allocator behind device_allocator(device), created on first use; nullptr when
+// CUDALITE_NO_CUDA_MEMORY_CACHING=1 turned caching off. Initialises CUDA.
+CachingAllocator* caching_allocator(int device);
+// The caching allocators created so far, indexed by device (nullptr where none).
+std::vector<CachingAllocator*> caching_allocators();
+// Tensor.record_stream: memory of a device DataPtr is also used on `stream`, so the caching
+// allocator reuses it only after the work queued there when it is freed has finished.
+void record_stream(const DataPtr& data, StreamHandle stream);
 
 // Copies between host and device or device and device; `device` is the GPU involved.
 // Blocking unless `non_blocking` (which is only asynchronous for page-locked host memory).

@@ -21,6 +21,9 @@ void set_device(int) { fail(); }
 void check_device_index(int) { fail(); }
 Allocator* device_allocator(int) { fail(); }
 Allocator* host_allocator() { fail(); }
+CachingAllocator* caching_allocator(int) { fail(); }
+std::vector<CachingAllocator*> caching_allocators() { return {}; }
+void record_stream(const DataPtr&, StreamHandle) { fail(); }
 StreamHandle current_stream(int) { fail(); }
 void memcpy_h2d(void*, const void*, size_t, int, bool) { fail(); }
 void memcpy_d2h(void*, const void*, size_t, int, bool) { fail(); }
