@@ -267,7 +267,12 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None):
 def random_(self, from_=0, to=None, *, generator=None):
     """Fills self with random integers in [from_, to)."""
     if to is None:
-        from_, to = 0, from_ if from_ else 2 ** min(self.element_size() * 8 - 1, 53)
+        # torch's default: every value of an integer dtype, [0, 2^mantissa] for floats.
+        default = {"bool": 2, "uint8": 256, "float16": 2**11 + 1, "bfloat16": 2**8 + 1,
+                   "float32": 2**24 + 1, "float64": 2**53 + 1}.get(
+                       self.dtype._name, 2 ** (self.element_size() * 8 - 1))
+        from_, to = 0, from_ if from_ else default
+    _creation.check_random_bounds(self.dtype, int(from_), int(to))
     _C._random_int_(self, int(from_), int(to))
     return self
 
