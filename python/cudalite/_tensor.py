@@ -111,13 +111,25 @@ def numpy(self, *, force=False):
 
 @method
 def __array__(self, dtype=None, copy=None):
+    # As torch: no bfloat16 arrays, no arrays of tensors that require grad.
+    if self.requires_grad:
+        raise RuntimeError(
+            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
     if copy is False and (self.is_cuda or (dtype is not None and np.dtype(dtype) !=
                                            np.dtype(_C._numpy_dtype_name(self.dtype)))):
         raise ValueError("Unable to avoid copy while creating an array as requested.")
-    arr = _C._numpy(self.detach().cpu() if self.dtype != _C.bfloat16 else self.float().cpu())
+    arr = _C._numpy(self.cpu())
     if dtype is not None:
         arr = arr.astype(dtype, copy=False)
     return arr.copy() if copy else arr
+
+
+@method
+def __array_wrap__(self, array, context=None, return_scalar=False):
+    """NumPy ufuncs on tensors give tensors (bool results as uint8, as torch does)."""
+    if array.dtype == bool:
+        array = array.astype("uint8")
+    return _C.from_numpy(array)
 
 
 Tensor.__array_priority__ = 1000
