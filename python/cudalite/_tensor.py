@@ -202,8 +202,8 @@ for _name, _dt in [("float", "float32"), ("double", "float64"), ("half", "float1
     _methods[_name] = _cast(_dt)
 
 
-@method
-def type(self, dtype=None, non_blocking=False):
+@method(name="type")
+def _type(self, dtype=None, non_blocking=False):  # not named `type`: that shadows the builtin
     """The type name ('cudalite.FloatTensor'), or a copy converted to ``dtype``."""
     from cudalite import _legacy
 
@@ -236,7 +236,8 @@ def clone(self, *, memory_format=None):
 def copy_(self, src, non_blocking=False):
     """Copies ``src`` (broadcast, any device and dtype) into self."""
     if not isinstance(src, Tensor):
-        raise TypeError(f"copy_(): argument 'other' must be Tensor, not {type(src).__name__}")
+        raise TypeError(
+            f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
     _C._copy_(self, src, non_blocking)
     return self
 
@@ -344,26 +345,32 @@ def __bool__(self):
     return bool(self.item())
 
 
+def _one_element(self):
+    if self.numel() != 1:
+        raise ValueError("only one element tensors can be converted to Python scalars")
+    return self.item()
+
+
 @method
 def __float__(self):
-    return float(self.item())
+    return float(_one_element(self))
 
 
 @method
 def __int__(self):
-    return int(self.item())
+    return int(_one_element(self))
 
 
 @method
 def __index__(self):
-    if self.numel() != 1 or self.dtype.is_floating_point or self.dtype == _C.bool:
+    if self.numel() != 1 or self.dtype.is_floating_point:
         raise TypeError("only integer tensors of a single element can be converted to an index")
     return int(self.item())
 
 
 @method
 def __complex__(self):
-    return complex(self.item())
+    return complex(_one_element(self))
 
 
 @method
