@@ -416,6 +416,14 @@ def __deepcopy__(self, memo):
 
 
 @method
+def __copy__(self):
+    """A shallow copy shares the storage, as torch's does."""
+    out = self._alias()
+    out.__dict__.update(self.__dict__)
+    return out
+
+
+@method
 def __reduce_ex__(self, protocol):
     from cudalite import _legacy
 
