@@ -236,3 +236,35 @@ def test_data_setter():
         y.data = 5
     with err(TypeError, "copy_(): argument 'other' (position 1) must be Tensor, not list"):
         y.copy_([1])
+
+
+# ---- casts ----
+
+
+@pytest.mark.parametrize(
+    "method, name",
+    [("float", "float32"), ("double", "float64"), ("half", "float16"), ("long", "int64"),
+     ("int", "int32"), ("short", "int16"), ("char", "int8"), ("byte", "uint8"), ("bool", "bool")],
+)  # fmt: skip
+def test_cast_methods_vs_numpy(method, name, device):
+    a = np.array([1.7, -2.2, 0.0, 100.5])
+    if name == "uint8":
+        a = np.abs(a)
+    t = C.tensor(a, dtype=C.float64, device=device)
+    r = getattr(t, method)()
+    assert r.dtype is getattr(C, name)
+    np.testing.assert_array_equal(to_np(r), a.astype(name))
+    np.testing.assert_array_equal(to_np(t.to(getattr(C, name))), a.astype(name))
+    np.testing.assert_array_equal(to_np(t.type(getattr(C, name))), a.astype(name))
+
+
+def test_to_returns_self_or_copies(device):
+    x = C.tensor([1.5, 2.5], device=device)
+    assert x.float() is x and x.to(C.float32) is x and x.to(device) is x
+    c = x.to(C.float32, copy=True)
+    assert c is not x and c.data_ptr() != x.data_ptr()
+    assert x.to(C.zeros(1, dtype=C.int8)).dtype is C.int8
+    assert x.to(dtype=C.float16).dtype is C.float16
+    assert x.to(device, C.float64).dtype is C.float64
+    assert x.bfloat16().float().tolist() == [1.5, 2.5]
+    assert x.cpu().device.type == "cpu"
