@@ -140,7 +140,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """A tensor filled with ``fill_value``; the dtype follows the value like torch."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    return _finish(_C._full(_size((size,), "full", sequence_only=True), fill_value, dtype, device), requires_grad)
+    shape = _size((size,), "full", sequence_only=True)
+    return _finish(_C._full(shape, fill_value, dtype, device), requires_grad)
 
 
 def _num(x):
@@ -249,7 +250,8 @@ def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, d
                             f"({got}), but expected one of:")
     else:
         raise TypeError("randint() received an invalid combination of arguments")
-    t = _C._empty(_size((size,), "randint", pos=2, sequence_only=True), dtype or int64, device, False)
+    shape = _size((size,), "randint", pos=2, sequence_only=True)
+    t = _C._empty(shape, dtype or int64, device, False)
     check_random_bounds(t.dtype, int(low), int(high))
     _C._random_int_(t, int(low), int(high))
     return _finish(t, requires_grad)
@@ -312,6 +314,7 @@ def normal(mean, std, size=None, *, generator=None, dtype=None, device=None):
         ref = m if m is not None else s
         z = randn(list(ref.shape), dtype=ref.dtype, device=ref.device)
         return z * std + mean
-    t = _C._empty(_size((size,), "normal", pos=3, sequence_only=True), dtype or _C.get_default_dtype(), device, False)
+    shape = _size((size,), "normal", pos=3, sequence_only=True)
+    t = _C._empty(shape, dtype or _C.get_default_dtype(), device, False)
     _C._normal_(t, float(mean), float(std))
     return t

@@ -33,8 +33,10 @@ def _get_requires_grad(self):
     return self.__dict__.get("_requires_grad", False)
 
 
-def _set_requires_grad(self, value, *,
-                       msg="only Tensors of floating point and complex dtype can require gradients"):
+_GRAD_DTYPE_MSG = "only Tensors of floating point and complex dtype can require gradients"
+
+
+def _set_requires_grad(self, value, *, msg=_GRAD_DTYPE_MSG):
     # torch words this differently in the setter, requires_grad_() and the factories.
     value = bool(value)
     if value and not self.dtype.is_floating_point:
