@@ -127,10 +127,11 @@ Tensor from_data(py::handle data, py::handle dtype_h, py::handle device_h) {
                                     : to_dtype(dtype_h);
   Tensor t = empty(inf.shape, dt, Device(DeviceType::CPU));
   // torch stores nothing (and checks nothing) when a dimension is 0: [[], [1]] is (2, 0).
-  if (t->numel()) CL_DISPATCH_ALL_TYPES(dt, "tensor", [&] {
-    scalar_t* p = reinterpret_cast<scalar_t*>(t->data());
-    fill_leaves(data, inf.shape, 0, dt, p);
-  });
+  if (t->numel())
+    CL_DISPATCH_ALL_TYPES(dt, "tensor", [&] {
+      scalar_t* p = reinterpret_cast<scalar_t*>(t->data());
+      fill_leaves(data, inf.shape, 0, dt, p);
+    });
   if (!device_h.is_none()) {
     Device d = to_device(device_h);
     if (d.is_cuda()) {

@@ -48,10 +48,14 @@ CL_HOST_DEVICE inline double uniform01(uint32_t w, int bits) {
 // The bits uniform01 draws for a dtype (integers and doubles take 32).
 inline int uniform_bits(ScalarType t) {
   switch (t) {
-    case ScalarType::Float32: return 24;
-    case ScalarType::Float16: return 11;
-    case ScalarType::BFloat16: return 8;
-    default: return 32;
+    case ScalarType::Float32:
+      return 24;
+    case ScalarType::Float16:
+      return 11;
+    case ScalarType::BFloat16:
+      return 8;
+    default:
+      return 32;
   }
 }
 
