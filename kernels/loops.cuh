@@ -75,7 +75,7 @@ __global__ void dense_kernel(int64_t n, DenseArgs<out_t, in_t, N> a, F f) {
       VecT<out_t, V> o;
 #pragma unroll
       for (int j = 0; j < V; ++j) {
-        o.v[j] = out_t(apply_at(f, args, j, std::make_index_sequence<N>{}));
+        o.v[j] = convert<out_t>(apply_at(f, args, j, std::make_index_sequence<N>{}));
       }
       *reinterpret_cast<VecT<out_t, V>*>(a.out + i) = o;
     } else {
@@ -84,7 +84,7 @@ __global__ void dense_kernel(int64_t n, DenseArgs<out_t, in_t, N> a, F f) {
         for (int k = 0; k < N; ++k) {
           args[k][j] = (a.scalar_mask & (1u << k)) ? op_t(a.sval[k]) : op_t(a.in[k][i + j]);
         }
-        a.out[i + j] = out_t(apply_at(f, args, j, std::make_index_sequence<N>{}));
+        a.out[i + j] = convert<out_t>(apply_at(f, args, j, std::make_index_sequence<N>{}));
       }
     }
   }
@@ -112,7 +112,7 @@ __global__ void strided_kernel(int64_t n, StridedArgs<N> a, DenseArgs<out_t, in_
                        : op_t(*reinterpret_cast<const in_t*>(a.data[k + 1] + off[k + 1]));
     }
     *reinterpret_cast<out_t*>(a.data[0] + off[0]) =
-        out_t(apply_at(f, args, 0, std::make_index_sequence<N>{}));
+        convert<out_t>(apply_at(f, args, 0, std::make_index_sequence<N>{}));
   }
 }
 

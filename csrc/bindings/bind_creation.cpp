@@ -10,7 +10,10 @@ namespace {
 bool is_sequence(py::handle h) {
   PyObject* p = h.ptr();
   if (PyList_Check(p) || PyTuple_Check(p)) return true;
-  if (PyUnicode_Check(p) || PyBytes_Check(p) || is_tensor(h)) return false;
+  if (PyUnicode_Check(p) || PyBytes_Check(p) || PyFloat_Check(p) || PyLong_Check(p) ||
+      is_tensor(h)) {
+    return false;
+  }
   return PySequence_Check(p) && py::hasattr(h, "__len__");
 }
 
@@ -21,9 +24,16 @@ struct Infer {
 
 std::string type_name(py::handle h) { return Py_TYPE(h.ptr())->tp_name; }
 
+// Without importing NumPy: when it is not loaded, nothing can be a NumPy scalar.
 bool is_numpy_scalar(py::handle h) {
-  static py::handle generic = py::object(py::module_::import("numpy").attr("generic")).release();
-  return PyObject_IsInstance(h.ptr(), generic.ptr()) == 1;
+  static PyObject* generic = nullptr;
+  if (!generic) {
+    PyObject* np = PyDict_GetItemString(PyImport_GetModuleDict(), "numpy");  // borrowed
+    if (!np) return false;
+    generic = PyObject_GetAttrString(np, "generic");  // kept for the process's lifetime
+    if (!generic) throw py::error_already_set();
+  }
+  return PyObject_IsInstance(h.ptr(), generic) == 1;
 }
 
 // torch's infer_scalar_type for one leaf: NumPy scalars keep their dtype (np.float64 is a
@@ -63,14 +73,17 @@ void scan(py::handle h, size_t depth, bool first, Infer& inf) {
     promote_leaf(h, depth, inf.dtype);
     return;
   }
-  py::sequence seq = py::reinterpret_borrow<py::sequence>(h);
-  int64_t n = int64_t(py::len(seq));
+  // Lists and tuples are walked through their item arrays (no temporary objects).
+  py::object seq = py::reinterpret_steal<py::object>(PySequence_Fast(h.ptr(), "not a sequence"));
+  if (!seq) throw py::error_already_set();
+  int64_t n = int64_t(PySequence_Fast_GET_SIZE(seq.ptr()));
+  PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
   if (first) inf.shape.push_back(n);
   if (n == 0) {
     ScalarType d = get_default_dtype();
     inf.dtype = inf.dtype ? promote_types(*inf.dtype, d) : d;
   }
-  for (int64_t i = 0; i < n; ++i) scan(seq[i], depth + 1, first && i == 0, inf);
+  for (int64_t i = 0; i < n; ++i) scan(items[i], depth + 1, first && i == 0, inf);
 }
 
 // One leaf as torch's store_scalar reads it.
@@ -111,13 +124,16 @@ void fill_leaves(py::handle h, const Shape& shape, size_t depth, ScalarType dt, 
     return;
   }
   if (!is_sequence(h)) throw TypeError("not a sequence");
-  py::sequence seq = py::reinterpret_borrow<py::sequence>(h);
-  int64_t n = int64_t(py::len(seq));
+  // Lists and tuples are walked through their item arrays (no temporary objects).
+  py::object seq = py::reinterpret_steal<py::object>(PySequence_Fast(h.ptr(), "not a sequence"));
+  if (!seq) throw py::error_already_set();
+  int64_t n = int64_t(PySequence_Fast_GET_SIZE(seq.ptr()));
+  PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
   if (n != shape[depth]) {
     throw ValueError(detail::str("expected sequence of length ", shape[depth], " at dim ", depth,
                                  " (got ", n, ")"));
   }
-  for (int64_t i = 0; i < n; ++i) fill_leaves(seq[i], shape, depth + 1, dt, out);
+  for (int64_t i = 0; i < n; ++i) fill_leaves(items[i], shape, depth + 1, dt, out);
 }
 
 Tensor from_data(py::handle data, py::handle dtype_h, py::handle device_h) {

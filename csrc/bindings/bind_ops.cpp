@@ -18,16 +18,30 @@ py::object scalar_to_py(const Scalar& s) {
 
 Tensor opt_tensor(py::handle h) { return h.is_none() ? Tensor() : as_tensor(h); }
 
+// Set by cudalite.autograd: called as hook(op_name, kind, self, other) for arithmetic
+// dunders when grad mode is on and a tensor operand requires grad; kind is "fwd", "rev" or
+// "inplace". Everything else takes the C++ path with no Python in between.
+py::object* g_autograd_hook = nullptr;
+
+bool needs_grad(const Tensor& self, const std::optional<Operand>& o) {
+  if (!g_autograd_hook || !grad_enabled()) return false;
+  return self->requires_grad || (o && !o->is_scalar && o->tensor->requires_grad);
+}
+
 template <BinaryOp OP>
-py::object fwd(const Tensor& self, py::handle other) {
+py::object fwd(py::handle self_h, py::handle other) {
   auto o = to_operand(other);
   if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  Tensor self = as_tensor(self_h);
+  if (needs_grad(self, o)) return (*g_autograd_hook)(binary_op_name(OP), "fwd", self_h, other);
   return py::cast(binary(OP, Operand(self), *o));
 }
 template <BinaryOp OP>
-py::object rev(const Tensor& self, py::handle other) {
+py::object rev(py::handle self_h, py::handle other) {
   auto o = to_operand(other);
   if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  Tensor self = as_tensor(self_h);
+  if (needs_grad(self, o)) return (*g_autograd_hook)(binary_op_name(OP), "rev", self_h, other);
   return py::cast(binary(OP, *o, Operand(self)));
 }
 template <BinaryOp OP>
@@ -35,6 +49,7 @@ py::object inplace(py::handle self_h, py::handle other) {
   auto o = to_operand(other);
   if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
   Tensor self = as_tensor(self_h);
+  if (needs_grad(self, o)) return (*g_autograd_hook)(binary_op_name(OP), "inplace", self_h, other);
   binary(OP, Operand(self), *o, self);
   return py::reinterpret_borrow<py::object>(self_h);
 }
@@ -122,7 +137,11 @@ void bind_ops(py::module_& m) {
       .def("__le__", &fwd<BinaryOp::Le>, py::is_operator())
       .def("__gt__", &fwd<BinaryOp::Gt>, py::is_operator())
       .def("__ge__", &fwd<BinaryOp::Ge>, py::is_operator())
-      .def("__neg__", [](const Tensor& t) { return unary(UnaryOp::Neg, t); })
+      .def("__neg__", [](py::handle h) -> py::object {
+        Tensor t = as_tensor(h);
+        if (needs_grad(t, std::nullopt)) return (*g_autograd_hook)("neg", "fwd", h, py::none());
+        return py::cast(unary(UnaryOp::Neg, t));
+      })
       .def("__abs__", [](const Tensor& t) { return unary(UnaryOp::Abs, t); })
       .def("__invert__", [](const Tensor& t) {
         CL_CHECK_TYPE(!is_floating(t->dtype),
@@ -137,6 +156,11 @@ void bind_ops(py::module_& m) {
   for (int i = 0; i <= int(UnaryOp::IsFinite); ++i) unames.append(unary_op_name(UnaryOp(i)));
   m.attr("_binary_op_names") = bnames;
   m.attr("_unary_op_names") = unames;
+  m.def("_set_autograd_hook", [](py::object f) {
+    g_autograd_hook = f.is_none() ? nullptr : new py::object(std::move(f));
+  });
+  m.def("_set_grad_enabled", &set_grad_enabled);
+  m.def("_is_grad_enabled", &grad_enabled);
   m.def("_binary", [](int op, py::handle a, py::handle b, py::handle out) {
     auto oa = to_operand(a), ob = to_operand(b);
     if (!oa || !ob) {

@@ -72,6 +72,8 @@ void bind_tensor(py::module_& m) {
       .def_property_readonly("dtype", [](const Tensor& t) { return dtype_object(t->dtype); },
                              py::return_value_policy::reference)
       .def_property_readonly("device", [](const Tensor& t) { return t->device(); })
+      .def_property("_requires_grad_flag", [](const Tensor& t) { return t->requires_grad; },
+                    [](const Tensor& t, bool v) { t->requires_grad = v; })
       .def_property_readonly("is_cuda", [](const Tensor& t) { return t->is_cuda(); })
       .def_property_readonly("is_cpu", [](const Tensor& t) { return t->device().is_cpu(); })
       .def_property_readonly("ndim", [](const Tensor& t) { return t->dim(); })

@@ -51,5 +51,6 @@ void bind_ops(py::module_& m);
 void bind_creation(py::module_& m);
 void bind_numpy(py::module_& m);
 void bind_cuda(py::module_& m);
+void bind_interop(py::module_& m);
 
 }  // namespace cl::bind

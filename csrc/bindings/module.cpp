@@ -11,4 +11,5 @@ PYBIND11_MODULE(_C, m) {
   cl::bind::bind_creation(m);
   cl::bind::bind_numpy(m);
   cl::bind::bind_cuda(m);
+  cl::bind::bind_interop(m);
 }

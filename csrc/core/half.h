@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "core/macros.h"
 
@@ -110,6 +111,19 @@ struct alignas(2) BFloat16 {
   CL_HOST_DEVICE BFloat16(float f) : x(detail::float_to_bf16(f)) {}
   CL_HOST_DEVICE operator float() const { return detail::bf16_to_float(x); }
 };
+
+// Element conversion as torch does it (c10's static_cast_with_inter_type): a floating value
+// goes to an integer type through int64, so negative floats wrap identically on CPU and GPU
+// (a direct float -> uint8 cast is undefined behaviour and differs between them).
+template <class To, class From>
+CL_HOST_DEVICE inline To convert(From v) {
+  if constexpr (std::is_integral_v<To> && !std::is_same_v<To, bool> &&
+                !std::is_integral_v<From>) {
+    return To(static_cast<int64_t>(static_cast<double>(v)));
+  } else {
+    return To(v);
+  }
+}
 
 // The type arithmetic is done in: float for the 16-bit floats, the type itself otherwise.
 template <class T>

@@ -314,6 +314,12 @@ Tensor flatten(const Tensor& t, int64_t start, int64_t end) {
   return reshape(t, sizes);
 }
 
+namespace {
+thread_local bool t_grad_enabled = true;
+}
+bool grad_enabled() { return t_grad_enabled; }
+void set_grad_enabled(bool enabled) { t_grad_enabled = enabled; }
+
 Shape broadcast_shapes(const Shape& a, const Shape& b) {
   size_t n = std::max(a.size(), b.size());
   Shape out(n);

@@ -22,6 +22,9 @@ struct TensorImpl {
   Shape strides;  // in elements
   int64_t offset;  // in elements
   ScalarType dtype;
+  // Autograd slot: the graph lives in Python (cudalite.autograd); the core only carries the
+  // flag so that C++ entry points can tell when to hand an op to the recorder.
+  bool requires_grad = false;
 
   int64_t dim() const { return int64_t(sizes.size()); }
   int64_t numel() const { return numel_; }
@@ -70,5 +73,9 @@ Tensor slice(const Tensor& t, int64_t dim, int64_t start, int64_t stop, int64_t 
 Tensor flatten(const Tensor& t, int64_t start, int64_t end);
 Shape infer_size(const Shape& sizes, int64_t numel);  // resolves one -1
 Shape broadcast_shapes(const Shape& a, const Shape& b);
+
+// Thread-local grad mode (torch.is_grad_enabled / no_grad).
+bool grad_enabled();
+void set_grad_enabled(bool enabled);
 
 }  // namespace cl

@@ -35,9 +35,9 @@ void cpu_kernel_impl(const ElementwiseIter& it, F f, std::index_sequence<I...>) 
     const int64_t step[N + 1] = {1, (it.is_scalar[1 + I] ? 0 : 1)...};
     bool any_scalar = ((step[1 + I] == 0) || ... || false);
     if (!any_scalar) {
-      for (int64_t i = 0; i < it.numel; ++i) out[i] = out_t(f(T(in[1 + I][i])...));
+      for (int64_t i = 0; i < it.numel; ++i) out[i] = convert<out_t>(f(T(in[1 + I][i])...));
     } else {
-      for (int64_t i = 0; i < it.numel; ++i) out[i] = out_t(f(T(in[1 + I][i * step[1 + I]])...));
+      for (int64_t i = 0; i < it.numel; ++i) out[i] = convert<out_t>(f(T(in[1 + I][i * step[1 + I]])...));
     }
     return;
   }
@@ -57,7 +57,7 @@ void cpu_kernel_impl(const ElementwiseIter& it, F f, std::index_sequence<I...>) 
     }
     for (int64_t i = 0; i < inner; ++i) {
       *reinterpret_cast<out_t*>(p[0] + i * s[0]) =
-          out_t(f(T(*reinterpret_cast<const in_t*>(p[1 + I] + i * s[1 + I]))...));
+          convert<out_t>(f(T(*reinterpret_cast<const in_t*>(p[1 + I] + i * s[1 + I]))...));
     }
     for (int d = 1; d < it.ndim; ++d) {
       if (++counter[d] < it.shape[d]) break;

@@ -41,11 +41,15 @@ def report():
     else:
         for i in range(cudalite.cuda.device_count()):
             p = cudalite.cuda.get_device_properties(i)
-            info["devices"].append({
-                "index": i, "name": p.name, "capability": f"{p.major}.{p.minor}",
-                "total_memory_gib": round(p.total_memory / 2**30, 2),
-                "multi_processor_count": p.multi_processor_count,
-            })
+            info["devices"].append(
+                {
+                    "index": i,
+                    "name": p.name,
+                    "capability": f"{p.major}.{p.minor}",
+                    "total_memory_gib": round(p.total_memory / 2**30, 2),
+                    "multi_processor_count": p.multi_processor_count,
+                }
+            )
     return info
 
 
@@ -57,7 +61,7 @@ def demo(device):
     t0 = time.perf_counter()
     x = torch.tensor([1.0, 2.0, 3.0], device=device)
     lines.append(f"x = torch.tensor([1., 2., 3.], device='{device}')  ->  {x!r}")
-    y = x ** 2
+    y = x**2
     lines.append(f"x ** 2  ->  {y!r}")
     torch.manual_seed(0)
     a = torch.randn(3, 3).to(device)
@@ -93,8 +97,10 @@ def main(argv=None):
         print("built without CUDA (CPU only)")
     if info["devices"]:
         for d in info["devices"]:
-            print(f"  cuda:{d['index']}: {d['name']} (compute capability {d['capability']}, "
-                  f"{d['total_memory_gib']} GiB, {d['multi_processor_count']} SMs)")
+            print(
+                f"  cuda:{d['index']}: {d['name']} (compute capability {d['capability']}, "
+                f"{d['total_memory_gib']} GiB, {d['multi_processor_count']} SMs)"
+            )
     else:
         print(f"no usable GPU: {info['cuda_unusable_reason']}")
     print(f"\ndemonstration on {info['demo_device']}:")

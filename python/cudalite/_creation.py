@@ -1,18 +1,37 @@
-"""Tensor creation: ``tensor``, ``zeros``, ``arange``, ``rand`` and the rest of torch's factories."""
+"""Tensor creation: ``tensor``, ``zeros``, ``arange``, ``rand`` and torch's other factories."""
 
 from __future__ import annotations
 
 import warnings
 
-import numpy as np
-
 from cudalite import _C
 from cudalite._C import Tensor
+from cudalite._lazy import is_ndarray, numpy
 
 __all__ = [
-    "tensor", "as_tensor", "from_numpy", "empty", "zeros", "ones", "full", "arange", "linspace",
-    "eye", "empty_like", "zeros_like", "ones_like", "full_like", "rand", "randn", "randint",
-    "rand_like", "randn_like", "randint_like", "randperm", "normal", "scalar_tensor",
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "empty",
+    "zeros",
+    "ones",
+    "full",
+    "arange",
+    "linspace",
+    "eye",
+    "empty_like",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "rand",
+    "randn",
+    "randint",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "randperm",
+    "normal",
+    "scalar_tensor",
 ]
 
 from_numpy = _C.from_numpy
@@ -33,22 +52,30 @@ def _size(args, name="size", pos=1, sequence_only=False):
     one = len(args) == 1
     varargs = not (one and isinstance(args[0], (tuple, list)))
     if varargs and (sequence_only or (one and not _is_int(args[0]))):
-        raise TypeError(f"{name}(): argument 'size' (position {pos}) must be tuple of ints, not "
-                        f"{type(args[0]).__name__}")
+        raise TypeError(
+            f"{name}(): argument 'size' (position {pos}) must be tuple of ints, not "
+            f"{type(args[0]).__name__}"
+        )
     seq = args if varargs else args[0]
     out = []
     for i, a in enumerate(seq):
         if not _is_int(a):
             tn = type(a).__name__
             if i > 0:
-                raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
-                                f"{i + 1} with error \"type must be tuple of ints,but got {tn}\"")
+                raise TypeError(
+                    f"{name}(): argument 'size' failed to unpack the object at pos "
+                    f'{i + 1} with error "type must be tuple of ints,but got {tn}"'
+                )
             if varargs:
                 got = ", ".join(type(x).__name__ for x in seq)
-                raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                                f"({got}), but expected one of:")
-            raise TypeError(f"{name}(): argument 'size' (position {pos}) must be tuple of ints, "
-                            f"but found element of type {tn} at pos 0")
+                raise TypeError(
+                    f"{name}() received an invalid combination of arguments - got "
+                    f"({got}), but expected one of:"
+                )
+            raise TypeError(
+                f"{name}(): argument 'size' (position {pos}) must be tuple of ints, "
+                f"but found element of type {tn} at pos 0"
+            )
         out.append(a.__index__())
     return out
 
@@ -57,7 +84,8 @@ def _finish(t, requires_grad):
     if requires_grad:
         if not t.dtype.is_floating_point:
             raise RuntimeError(
-                "Only Tensors of floating point and complex dtype can require gradients")
+                "Only Tensors of floating point and complex dtype can require gradients"
+            )
         t.requires_grad_(True)
     return t
 
@@ -66,7 +94,7 @@ def _from_ndarray(arr, dtype, device):
     # from_numpy refuses what torch.tensor refuses (negative strides, a non-native byte order);
     # the copy keeps the memory order of the array, as torch.tensor does.
     _C.from_numpy(arr)
-    t = _C.from_numpy(np.array(arr, copy=True, order="K"))
+    t = _C.from_numpy(numpy().array(arr, copy=True, order="K"))
     if dtype is not None or device is not None:
         t = _C._to(t, device, dtype, False, False)
     return t
@@ -83,7 +111,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             stacklevel=2,
         )
         t = _C._to(data, device, dtype, False, True)
-    elif isinstance(data, np.ndarray):
+    elif is_ndarray(data):
         t = _from_ndarray(data, dtype, device)
     else:
         t = _C._tensor_from_data(data, dtype, device)
@@ -96,7 +124,7 @@ def as_tensor(data, dtype=None, device=None):
     """Converts ``data`` to a tensor, sharing memory when dtype and device already match."""
     if isinstance(data, Tensor):
         return _C._to(data, device, dtype, False, False)
-    if isinstance(data, np.ndarray):
+    if is_ndarray(data):
         return _C._to(_C.from_numpy(data), device, dtype, False, False)
     return _C._tensor_from_data(data, dtype, device)
 
@@ -120,8 +148,9 @@ def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
 def _filled(size, value, dtype, device, requires_grad, name):
     from cudalite import get_default_dtype
 
-    return _finish(_C._full(_size(size, name), value, dtype or get_default_dtype(), device),
-                   requires_grad)
+    return _finish(
+        _C._full(_size(size, name), value, dtype or get_default_dtype(), device), requires_grad
+    )
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
@@ -173,8 +202,9 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     """A 2-D tensor with ones on the diagonal."""
     from cudalite import get_default_dtype
 
-    return _finish(_C._eye(n, n if m is None else m, dtype or get_default_dtype(), device),
-                   requires_grad)
+    return _finish(
+        _C._eye(n, n if m is None else m, dtype or get_default_dtype(), device), requires_grad
+    )
 
 
 def _like(t, dtype, device):
@@ -215,18 +245,28 @@ def _random(size, dtype, device, fill, requires_grad):
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform random numbers in [0, 1)."""
-    return _random(_size(size, "rand"), dtype, device, lambda t: _C._uniform_(t, 0.0, 1.0),
-                   requires_grad)
+    return _random(
+        _size(size, "rand"), dtype, device, lambda t: _C._uniform_(t, 0.0, 1.0), requires_grad
+    )
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal random numbers."""
-    return _random(_size(size, "randn"), dtype, device, lambda t: _C._normal_(t, 0.0, 1.0),
-                   requires_grad)
+    return _random(
+        _size(size, "randn"), dtype, device, lambda t: _C._normal_(t, 0.0, 1.0), requires_grad
+    )
 
 
-def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, device=None,
-            requires_grad=False):
+def randint(
+    *args,
+    size=None,
+    low=None,
+    high=None,
+    generator=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+):
     """Random integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
     from cudalite import int64
 
@@ -240,14 +280,17 @@ def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, d
     if len(args) == 1:
         low, high = 0, args[0]
         if not hasattr(high, "__index__"):
-            raise TypeError(f"randint(): argument 'high' (position 1) must be int, not "
-                            f"{type(high).__name__}")
+            raise TypeError(
+                f"randint(): argument 'high' (position 1) must be int, not {type(high).__name__}"
+            )
     elif len(args) == 2:
         low, high = args
         if not all(hasattr(v, "__index__") for v in args):
             got = ", ".join(type(v).__name__ for v in (*args, size))
-            raise TypeError(f"randint() received an invalid combination of arguments - got "
-                            f"({got}), but expected one of:")
+            raise TypeError(
+                f"randint() received an invalid combination of arguments - got "
+                f"({got}), but expected one of:"
+            )
     else:
         raise TypeError("randint() received an invalid combination of arguments")
     shape = _size((size,), "randint", pos=2, sequence_only=True)
@@ -257,16 +300,22 @@ def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, d
     return _finish(t, requires_grad)
 
 
-_INT_BOUNDS = {"uint8": (0, 255, "unsigned char"), "int8": (-128, 127, "signed char"),
-               "int16": (-2**15, 2**15 - 1, "short int"), "int32": (-2**31, 2**31 - 1, "int"),
-               "int64": (-2**63, 2**63 - 1, "long int"), "bool": (0, 1, "bool")}
+_INT_BOUNDS = {
+    "uint8": (0, 255, "unsigned char"),
+    "int8": (-128, 127, "signed char"),
+    "int16": (-(2**15), 2**15 - 1, "short int"),
+    "int32": (-(2**31), 2**31 - 1, "int"),
+    "int64": (-(2**63), 2**63 - 1, "long int"),
+    "bool": (0, 1, "bool"),
+}
 
 
 def check_random_bounds(dtype, low, high):
     """torch's random_(from, to) checks for integer dtypes."""
     if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
-                           f"to={high}")
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
     if dtype._name in _INT_BOUNDS:
         lo, hi, cpp = _INT_BOUNDS[dtype._name]
         if not lo <= low <= hi:
@@ -301,9 +350,9 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 
     keys = _C._empty([n], _C.float64, None, False)
     _C._uniform_(keys, 0.0, 1.0)
+    np = numpy()
     perm = np.argsort(_C._numpy(keys), kind="stable").astype(np.int64)
-    return _finish(_C._to(_C.from_numpy(perm), device, dtype or int64, False, False),
-                   requires_grad)
+    return _finish(_C._to(_C.from_numpy(perm), device, dtype or int64, False, False), requires_grad)
 
 
 def normal(mean, std, size=None, *, generator=None, dtype=None, device=None):

@@ -1,13 +1,36 @@
-"""Function forms of Tensor methods that torch exposes at the top level (``cudalite.reshape``...)."""
+"""Function forms of Tensor methods that torch has at the top level (``cudalite.reshape``)."""
 
 from __future__ import annotations
 
 from cudalite._C import Tensor
 
-__all__ = ["reshape", "transpose", "permute", "flatten", "squeeze", "unsqueeze", "t", "clone",
-           "numel", "is_tensor", "is_floating_point", "masked_fill", "nonzero", "narrow",
-           "split", "chunk", "unbind", "flip", "index_select", "swapaxes", "broadcast_to",
-           "broadcast_tensors", "broadcast_shapes", "detach", "select"]
+__all__ = [
+    "reshape",
+    "transpose",
+    "permute",
+    "flatten",
+    "squeeze",
+    "unsqueeze",
+    "t",
+    "clone",
+    "numel",
+    "is_tensor",
+    "is_floating_point",
+    "masked_fill",
+    "nonzero",
+    "narrow",
+    "split",
+    "chunk",
+    "unbind",
+    "flip",
+    "index_select",
+    "swapaxes",
+    "broadcast_to",
+    "broadcast_tensors",
+    "broadcast_shapes",
+    "detach",
+    "select",
+]
 
 
 def reshape(input, shape):
@@ -116,5 +139,3 @@ def broadcast_to(input, size):
 def broadcast_tensors(*tensors):
     shape = broadcast_shapes(*[t.shape for t in tensors])
     return tuple(t.expand(*shape) for t in tensors)
-
-

@@ -10,20 +10,21 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
-
 from cudalite import _C
 from cudalite._C import Tensor
+from cudalite._lazy import is_ndarray, is_np_integer, numpy
 
-_INDEX_TYPES = "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables " \
+_INDEX_TYPES = (
+    "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
     "are valid indices (got {})"
+)
 
 
 def _as_index_tensor(i, device):
     if isinstance(i, Tensor):
         t = i
-    elif isinstance(i, np.ndarray):
-        t = _C.from_numpy(np.ascontiguousarray(i))
+    elif is_ndarray(i):
+        t = _C.from_numpy(numpy().ascontiguousarray(i))
     elif isinstance(i, (list, tuple)) and len(i) == 0:
         t = _C._empty([0], _C.int64, None, False)
     else:
@@ -50,11 +51,13 @@ def _walk(self, idx):
     if not isinstance(idx, tuple):
         idx = (idx,)
     used = sum(_consumed(i) for i in idx)
-    if self.dim() == 0 and any(isinstance(i, (int, np.integer, slice)) and not isinstance(i, bool)
-                               for i in idx):
+    if self.dim() == 0 and any(
+        (isinstance(i, (int, slice)) or is_np_integer(i)) and not isinstance(i, bool) for i in idx
+    ):
         raise IndexError(
             "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
-            "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+            "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+        )
     if used > self.dim():
         raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
     # (index, its position in idx): torch's messages for ints name the position.
@@ -86,13 +89,14 @@ def _walk(self, idx):
             stop = sys.maxsize if i.stop is None else int(i.stop)
             view = view._slice(d, start, stop, step)
             d += 1
-        elif isinstance(i, (int, np.integer)):
+        elif isinstance(i, int) or is_np_integer(i):
             size = view.shape[d]
             if not -size <= int(i) < size:
                 raise IndexError(
-                    f"index {int(i)} is out of bounds for dimension {pos} with size {size}")
+                    f"index {int(i)} is out of bounds for dimension {pos} with size {size}"
+                )
             view = view._select(d, int(i))
-        elif isinstance(i, (Tensor, list, tuple, np.ndarray)):
+        elif isinstance(i, (Tensor, list, tuple)) or is_ndarray(i):
             t = _as_index_tensor(i, view.device)
             if t.dtype == _C.bool:
                 k = t.dim()
@@ -100,7 +104,8 @@ def _walk(self, idx):
                     if t.shape[j] != view.shape[d + j]:
                         raise IndexError(
                             f"The shape of the mask {list(t.shape)} at index {j} does not match "
-                            f"the shape of the indexed tensor {list(view.shape)} at index {d + j}")
+                            f"the shape of the indexed tensor {list(view.shape)} at index {d + j}"
+                        )
                 if k == 0:
                     view = view.unsqueeze(d)
                     n = 1 if t.item() else 0
@@ -132,8 +137,8 @@ def _offsets(view, adv):
     except RuntimeError:
         shown = ", ".join(str(list(s)) for s in shapes)
         raise IndexError(
-            f"shape mismatch: indexing tensors could not be broadcast together with shapes "
-            f"{shown}") from None
+            f"shape mismatch: indexing tensors could not be broadcast together with shapes {shown}"
+        ) from None
     positions = [p for p, _ in adv]
     rest = [d for d in range(view.dim()) if d not in positions]
     adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
@@ -153,8 +158,7 @@ def _offsets(view, adv):
             bad = hi if hi >= size else lo if lo < -size else None
             if bad is not None:
                 # torch numbers the dimension among the index tensors, not the tensor's dims.
-                raise IndexError(
-                    f"index {bad} is out of bounds for dimension {k} with size {size}")
+                raise IndexError(f"index {bad} is out of bounds for dimension {k} with size {size}")
             if lo < 0:
                 t = _C._where(t < 0, t + size, t)
         term = (t * view.stride(p)).reshape([1] * (len(b) - t.dim()) + list(t.shape))
@@ -184,7 +188,7 @@ def _value(self, value):
         while value.dim() > 0 and value.shape[0] == 1:
             value = value._select(0, 0)
         return value
-    if isinstance(value, (bool, int, float, np.integer)):
+    if isinstance(value, (bool, int, float)) or is_np_integer(value):
         return value
     from cudalite import _legacy
 
@@ -208,7 +212,8 @@ def setitem(self, idx, value):
             raise RuntimeError(
                 "Index put requires the source and destination dtypes match, got "
                 f"{view.dtype._short_name} for the destination and {value.dtype._short_name} "
-                "for the source.")
+                "for the source."
+            )
         try:
             _C._broadcast_shapes(tuple(value.shape), tuple(offsets.shape))
             ok = value.dim() <= offsets.dim()
@@ -217,7 +222,8 @@ def setitem(self, idx, value):
         if not ok:
             raise RuntimeError(
                 f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast "
-                f"to indexing result of shape {list(offsets.shape)}")
+                f"to indexing result of shape {list(offsets.shape)}"
+            )
         values = value
         if values.device != view.device:
             values = _C._to(values, view.device, view.dtype, False, False)

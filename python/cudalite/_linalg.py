@@ -10,8 +10,6 @@ from __future__ import annotations
 import math
 import warnings
 
-import numpy as np
-
 from cudalite import _C
 from cudalite._C import Tensor
 
@@ -20,9 +18,18 @@ __all__ = ["matmul", "mm", "bmm", "addmm", "mv", "dot"]
 
 def cpp_name(dt):
     """The C++ type name torch's messages use for a dtype."""
-    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-            "float16": "c10::Half", "bfloat16": "c10::BFloat16", "int16": "short int",
-            "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}[dt._name]
+    return {
+        "float32": "float",
+        "float64": "double",
+        "int64": "long int",
+        "int32": "int",
+        "float16": "c10::Half",
+        "bfloat16": "c10::BFloat16",
+        "int16": "short int",
+        "int8": "signed char",
+        "uint8": "unsigned char",
+        "bool": "bool",
+    }[dt._name]
 
 
 def _no_bool(t, kernel):
@@ -36,6 +43,8 @@ def _np_matmul(a, b):
     work = _C.float32 if dt == _C.bfloat16 else dt
     an = _C._numpy(_C._to(a, None, work, False, False))
     bn = _C._numpy(_C._to(b, None, work, False, False))
+    import numpy as np
+
     r = np.matmul(an, bn)
     return _C._to(_C.from_numpy(np.ascontiguousarray(r)), None, dt, False, False)
 
@@ -49,21 +58,28 @@ def _product(a, b):
 
 def _check_mm(a, b):
     if a.dtype != b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{cpp_name(a.dtype)} != {cpp_name(b.dtype)}")
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: "
+            f"{cpp_name(a.dtype)} != {cpp_name(b.dtype)}"
+        )
     if a.shape[1] != b.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x"
-                           f"{a.shape[1]} and {b.shape[0]}x{b.shape[1]})")
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x"
+            f"{a.shape[1]} and {b.shape[0]}x{b.shape[1]})"
+        )
     _no_bool(a, "addmm_impl_cpu_")
 
 
 def _check_mv(m, v):
     if m.dtype != v.dtype:
-        raise RuntimeError(f"expected scalar type {m.dtype._short_name} but found "
-                           f"{v.dtype._short_name}")
+        raise RuntimeError(
+            f"expected scalar type {m.dtype._short_name} but found {v.dtype._short_name}"
+        )
     if m.shape[1] != v.shape[0]:
-        raise RuntimeError(f"size mismatch, got input ({m.shape[0]}), mat ({m.shape[0]}x"
-                           f"{m.shape[1]}), vec ({v.shape[0]})")
+        raise RuntimeError(
+            f"size mismatch, got input ({m.shape[0]}), mat ({m.shape[0]}x"
+            f"{m.shape[1]}), vec ({v.shape[0]})"
+        )
     _no_bool(m, "addmv_impl_cpu")
 
 
@@ -71,24 +87,31 @@ def _check_dot(a, b):
     if a.dim() != 1 or b.dim() != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.dim()}D and {b.dim()}D tensors")
     if a.dtype != b.dtype:
-        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                           f"{a.dtype._short_name} and {b.dtype._short_name}")
+        raise RuntimeError(
+            f"dot : expected both vectors to have same dtype, but found "
+            f"{a.dtype._short_name} and {b.dtype._short_name}"
+        )
     if a.shape[0] != b.shape[0]:
         n, m = a.shape[0], b.shape[0]
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to "
-                           f"have the same number of elements, but got {n} and {m} elements "
-                           "respectively")
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to "
+            f"have the same number of elements, but got {n} and {m} elements "
+            "respectively"
+        )
     _no_bool(a, "dot")
 
 
 def _check_bmm(a, b):
     if a.dtype != b.dtype:
-        raise RuntimeError(f"expected scalar type {a.dtype._short_name} but found "
-                           f"{b.dtype._short_name}")
+        raise RuntimeError(
+            f"expected scalar type {a.dtype._short_name} but found {b.dtype._short_name}"
+        )
     want = [a.shape[0], a.shape[2]]
     if list(b.shape[:2]) != want:
-        raise RuntimeError("Expected size for first two dimensions of batch2 tensor to be: "
-                           f"{want} but got: {list(b.shape[:2])}.")
+        raise RuntimeError(
+            "Expected size for first two dimensions of batch2 tensor to be: "
+            f"{want} but got: {list(b.shape[:2])}."
+        )
     _no_bool(a, "bmm")
 
 
@@ -104,7 +127,10 @@ def _out(r, out):
                 f"{list(r.shape)}. This behavior is deprecated, and in a future cudalite release "
                 "outputs will not be resized unless they have zero elements. You can explicitly "
                 "reuse an out tensor t by resizing it, inplace, to zero elements with "
-                "t.resize_(0).", UserWarning, stacklevel=3)
+                "t.resize_(0).",
+                UserWarning,
+                stacklevel=3,
+            )
         out._set_metadata(_C._empty(list(r.shape), out.dtype, out.device, False))
     _C._copy_(out, r, False)
     return out
@@ -124,8 +150,7 @@ def mm(input, mat2, *, out=None):
 def mv(input, vec, *, out=None):
     """Matrix-vector product."""
     if input.dim() != 2 or vec.dim() != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.dim()}, "
-                           f"{vec.dim()}")
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.dim()}, {vec.dim()}")
     _C._check_same_device([input, vec])
     _check_mv(input, vec)
     return _out(_product(input, vec.unsqueeze(-1)).squeeze(-1), out)
@@ -156,8 +181,12 @@ def matmul(input, other, *, out=None):
     da, db = input.dim(), other.dim()
     if da == 0 or db == 0:
         raise RuntimeError(
-            f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
+            f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D"
+        )
     _C._check_same_device([input, other])
+    if input.is_cuda:
+        # cuBLAS reads broadcast batches and transposes in place (csrc/cuda/blas.cpp).
+        return _out(_C._cuda_matmul(input, other), out)
     if da == 1 and db == 1:
         return dot(input, other, out=out)
     if da == 2 and db == 1:
@@ -200,13 +229,19 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     if mat2.dim() != 2:
         raise RuntimeError(f"mat2 must be a matrix, got {mat2.dim()}-D tensor")
     if mat1.dtype != mat2.dtype:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
-                           f"{mat1.dtype._short_name} and {mat2.dtype._short_name}")
+        raise RuntimeError(
+            f"mat1 and mat2 must have the same dtype, but got "
+            f"{mat1.dtype._short_name} and {mat2.dtype._short_name}"
+        )
     if input.dtype != mat2.dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
-                           f"{input.dtype._short_name} and {mat2.dtype._short_name}")
+        raise RuntimeError(
+            f"self and mat2 must have the same dtype, but got "
+            f"{input.dtype._short_name} and {mat2.dtype._short_name}"
+        )
     _C._check_same_device([input, mat1, mat2])
     _check_mm(mat1, mat2)
+    if mat1.is_cuda and mat1.dtype.is_floating_point:
+        return _out(_C._cuda_addmm(input, mat1, mat2, float(beta), float(alpha)), out)
     p = _product(mat1, mat2)
     base = input.expand(*p.shape)
     if not p.dtype.is_floating_point:

@@ -6,29 +6,99 @@ thin wrappers around these.
 
 from __future__ import annotations
 
-import numpy as np
-
 from cudalite import _C, _linalg
 from cudalite._C import Tensor
+from cudalite._lazy import is_np_number, np_number_types
 from cudalite._linalg import addmm, bmm, dot, matmul, mm, mv
 
 BINARY = {name: i for i, name in enumerate(_C._binary_op_names)}
 UNARY = {name: i for i, name in enumerate(_C._unary_op_names)}
 
 __all__ = [
-    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
-    "remainder", "pow", "maximum", "minimum", "atan2", "eq", "ne", "lt", "le", "gt", "ge",
-    "greater", "less", "greater_equal", "less_equal", "not_equal", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "bitwise_not", "logical_and", "logical_or", "logical_xor", "logical_not",
-    "neg", "negative", "abs", "absolute", "sign", "relu", "square", "exp", "log", "log2", "log10",
-    "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf",
-    "reciprocal", "floor", "ceil", "round", "trunc", "isnan", "isinf", "isfinite", "where",
-    "clamp", "clip", "matmul", "mm", "bmm", "addmm", "mv", "dot", "equal", "allclose", "isclose",
-    "result_type", "cat", "concat", "concatenate", "stack", "lerp",
+    "add",
+    "sub",
+    "subtract",
+    "mul",
+    "multiply",
+    "div",
+    "divide",
+    "true_divide",
+    "floor_divide",
+    "remainder",
+    "pow",
+    "maximum",
+    "minimum",
+    "atan2",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "greater",
+    "less",
+    "greater_equal",
+    "less_equal",
+    "not_equal",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "neg",
+    "negative",
+    "abs",
+    "absolute",
+    "sign",
+    "relu",
+    "square",
+    "exp",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "expm1",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sigmoid",
+    "erf",
+    "reciprocal",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "where",
+    "clamp",
+    "clip",
+    "matmul",
+    "mm",
+    "bmm",
+    "addmm",
+    "mv",
+    "dot",
+    "equal",
+    "allclose",
+    "isclose",
+    "result_type",
+    "cat",
+    "concat",
+    "concatenate",
+    "stack",
+    "lerp",
 ]
 
 
-_NUMBER = (bool, int, float, np.number, np.bool_)
+_NUMBER = (bool, int, float)
 # torch's ops that take no Python numbers, and those whose argument errors name the argument
 # (the others have several overloads and report "an invalid combination of arguments").
 _TENSOR_ONLY = {"maximum", "minimum", "atan2", "logical_and", "logical_or", "logical_xor"}
@@ -46,17 +116,19 @@ def check_args(name, input, other, method=False):
     """torch's argument-parser TypeErrors for a binary op's operands (``name`` may be an
     in-place method name such as 'add_')."""
     base = name.rstrip("_")
-    allowed = Tensor if base in _TENSOR_ONLY else (Tensor, *_NUMBER)
+    allowed = Tensor if base in _TENSOR_ONLY else (Tensor, *_NUMBER, *np_number_types())
     ok_in, ok_other = isinstance(input, allowed), isinstance(other, allowed)
     if ok_in and ok_other:
         return
     if base in _NAMED_ARG:
         arg, pos, bad = ("input", 1, input) if not ok_in else ("other", 1 if method else 2, other)
         raise TypeError(
-            f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {_type_name(bad)}")
+            f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {_type_name(bad)}"
+        )
     got = ", ".join(_type_name(a) for a in ((other,) if method else (input, other)))
-    raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
-                    "expected one of:")
+    raise TypeError(
+        f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:"
+    )
 
 
 def _b(name, public=None):
@@ -65,7 +137,7 @@ def _b(name, public=None):
     tensor_only = public in _TENSOR_ONLY
 
     def fn(input, other, *, out=None):
-        if tensor_only or not isinstance(other, (Tensor, *_NUMBER)):
+        if tensor_only or not (isinstance(other, (Tensor, *_NUMBER)) or is_np_number(other)):
             check_args(public, input, other)
         return _C._binary(op, input, other, out)
 
@@ -97,11 +169,62 @@ bitwise_and, bitwise_or, bitwise_xor = _b("bitwise_and"), _b("bitwise_or"), _b("
 logical_and, logical_or, logical_xor = _b("logical_and"), _b("logical_or"), _b("logical_xor")
 neg = negative = _u("neg")
 abs = absolute = _u("abs")
-(sign, relu, square, exp, log, log2, log10, log1p, expm1, sqrt, rsqrt, sin, cos, tan, tanh,
- sigmoid, erf, reciprocal, floor, ceil, round, trunc, isnan, isinf, isfinite) = (
-    _u(n) for n in ("sign", "relu", "square", "exp", "log", "log2", "log10", "log1p", "expm1",
-                    "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "reciprocal",
-                    "floor", "ceil", "round", "trunc", "isnan", "isinf", "isfinite"))
+(
+    sign,
+    relu,
+    square,
+    exp,
+    log,
+    log2,
+    log10,
+    log1p,
+    expm1,
+    sqrt,
+    rsqrt,
+    sin,
+    cos,
+    tan,
+    tanh,
+    sigmoid,
+    erf,
+    reciprocal,
+    floor,
+    ceil,
+    round,
+    trunc,
+    isnan,
+    isinf,
+    isfinite,
+) = (
+    _u(n)
+    for n in (
+        "sign",
+        "relu",
+        "square",
+        "exp",
+        "log",
+        "log2",
+        "log10",
+        "log1p",
+        "expm1",
+        "sqrt",
+        "rsqrt",
+        "sin",
+        "cos",
+        "tan",
+        "tanh",
+        "sigmoid",
+        "erf",
+        "reciprocal",
+        "floor",
+        "ceil",
+        "round",
+        "trunc",
+        "isnan",
+        "isinf",
+        "isfinite",
+    )
+)
 bitwise_not, logical_not = _u("bitwise_not"), _u("logical_not")
 
 
@@ -112,7 +235,8 @@ def _scaled(input, other, alpha):
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if isinstance(alpha, float) and not rt.is_floating_point:
         raise RuntimeError(
-            "For integral input tensors, argument alpha must not be a floating point number.")
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
     if rt == _C.bool:
         # In bool arithmetic alpha * other is other when alpha is nonzero.
         return other if alpha else _C._binary(BINARY["logical_and"], other, False, None)
@@ -121,7 +245,7 @@ def _scaled(input, other, alpha):
 
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``."""
-    if not isinstance(other, (Tensor, *_NUMBER)):
+    if not (isinstance(other, (Tensor, *_NUMBER)) or is_np_number(other)):
         check_args("add", input, other)
     if type(alpha) is not int or alpha != 1:
         other = _scaled(input, other, alpha)
@@ -130,11 +254,13 @@ def add(input, other, *, alpha=1, out=None):
 
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
-    if not isinstance(other, (Tensor, *_NUMBER)):
+    if not (isinstance(other, (Tensor, *_NUMBER)) or is_np_number(other)):
         check_args("sub", input, other)
     if type(alpha) is not int or alpha != 1:
-        if any(x.dtype == _C.bool if isinstance(x, Tensor) else isinstance(x, bool)
-               for x in (input, other)):
+        if any(
+            x.dtype == _C.bool if isinstance(x, Tensor) else isinstance(x, bool)
+            for x in (input, other)
+        ):
             _C._binary(BINARY["sub"], input, other, None)  # raises torch's sub_check error
         other = _scaled(input, other, alpha)
     return _C._binary(BINARY["sub"], input, other, out)
@@ -145,7 +271,7 @@ subtract = sub
 
 def div(input, other, *, rounding_mode=None, out=None):
     """True division, or with ``rounding_mode`` 'trunc' / 'floor'."""
-    if not isinstance(other, (Tensor, *_NUMBER)):
+    if not (isinstance(other, (Tensor, *_NUMBER)) or is_np_number(other)):
         check_args("div", input, other)
     if rounding_mode is None:
         return _C._binary(BINARY["div"], input, other, out)
@@ -184,8 +310,10 @@ def clamp(input, min=None, max=None, *, out=None):
             rt = None if bound is None else _C._result_type(input, bound)
             if rt is not None and not _C.can_cast(rt, out.dtype):
                 # clamp's own wording (C++ type name for the output).
-                raise RuntimeError(f"result type {rt._short_name} can't be cast to the desired "
-                                   f"output type {_dtype_name(out.dtype)}")
+                raise RuntimeError(
+                    f"result type {rt._short_name} can't be cast to the desired "
+                    f"output type {_dtype_name(out.dtype)}"
+                )
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         r = input
         if min is not None:
@@ -219,19 +347,20 @@ _dtype_name = _linalg.cpp_name
 
 # ---- comparisons of whole tensors ----
 
+
 def equal(input, other):
     """True when both tensors have the same size and elements."""
     if tuple(input.shape) != tuple(other.shape):
         return False
-    return bool(_C._reduce(6, _C._binary(BINARY["eq"], input, other, None), None, False, None)
-                .item())
+    return bool(
+        _C._reduce(6, _C._binary(BINARY["eq"], input, other, None), None, False, None).item()
+    )
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise ``|input - other| <= atol + rtol * |other|``."""
     if input.dtype != other.dtype:
-        raise RuntimeError(
-            f"{input.dtype._short_name} did not match {other.dtype._short_name}")
+        raise RuntimeError(f"{input.dtype._short_name} did not match {other.dtype._short_name}")
     if rtol < 0:
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
     if atol < 0:
@@ -254,13 +383,15 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 # ---- joining ----
 
+
 def cat(tensors, dim=0, *, out=None):
     """Concatenates tensors along an existing dim."""
     tensors = list(tensors)
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(
-                f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+                f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
+            )
     r = _C._cat(tensors, dim)
     if out is not None:
         out._set_metadata(r)
@@ -286,5 +417,6 @@ def stack(tensors, dim=0, *, out=None):
     nd = len(shape) + 1
     if not -nd <= dim < nd:
         raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
+            f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})"
+        )
     return cat([t.unsqueeze(dim) for t in tensors], dim, out=out)

@@ -8,13 +8,29 @@ from __future__ import annotations
 import builtins
 import math
 import warnings
-from collections import namedtuple
 
 from cudalite import _C
 from cudalite._C import Tensor
 
-__all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "std",
-           "var", "norm", "all", "any", "count_nonzero", "std_mean", "var_mean"]
+__all__ = [
+    "sum",
+    "mean",
+    "prod",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "argmax",
+    "argmin",
+    "std",
+    "var",
+    "norm",
+    "all",
+    "any",
+    "count_nonzero",
+    "std_mean",
+    "var_mean",
+]
 
 SUM, PROD, MAX, MIN, ARGMAX, ARGMIN, ALL, ANY = range(8)
 
@@ -34,13 +50,15 @@ class _ReturnType(tuple):
     indices = property(lambda self: self[1])
 
     def __repr__(self):
-        return (f"cudalite.return_types.{self._name}(\nvalues={self[0]!r},\n"
-                f"indices={self[1]!r})")
+        return f"cudalite.return_types.{self._name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
 
 
 def _return_type(name):
-    return type(name, (_ReturnType,), {"_name": name, "__slots__": (),
-                                       "__module__": "cudalite.return_types"})
+    return type(
+        name,
+        (_ReturnType,),
+        {"_name": name, "__slots__": (), "__module__": "cudalite.return_types"},
+    )
 
 
 class return_types:  # noqa: N801 - torch's module name
@@ -61,10 +79,13 @@ def _dims(dim):
 def _int_dim(name, dim, pos=1):
     if isinstance(dim, (tuple, list)):
         if name in ("argmax", "argmin"):
-            raise TypeError(f"{name}(): argument 'dim' (position {pos}) must be int, not "
-                            f"{type(dim).__name__}")
-        raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                        f"({type(dim).__name__}), but expected one of:")
+            raise TypeError(
+                f"{name}(): argument 'dim' (position {pos}) must be int, not {type(dim).__name__}"
+            )
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments - got "
+            f"({type(dim).__name__}), but expected one of:"
+        )
 
 
 def _check_nonempty(name, input, dims, wrapped=True):
@@ -73,14 +94,19 @@ def _check_nonempty(name, input, dims, wrapped=True):
         if input.numel() == 0:
             raise (IndexError if name.startswith("arg") else RuntimeError)(
                 f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
-                + ("" if name.startswith("arg") else
-                   " Specify the reduction dim with the 'dim' argument."))
+                + (
+                    ""
+                    if name.startswith("arg")
+                    else " Specify the reduction dim with the 'dim' argument."
+                )
+            )
         return
     for d in dims:
         w = _C._wrap_dim(d, input.dim())
         if input.dim() and input.shape[w] == 0:
-            raise IndexError(f"{name}(): Expected reduction dim {w if wrapped else d} to have "
-                             "non-zero size.")
+            raise IndexError(
+                f"{name}(): Expected reduction dim {w if wrapped else d} to have non-zero size."
+            )
 
 
 def _count(t, dims):
@@ -217,9 +243,12 @@ def _var(input, dim, unbiased, keepdim, correction, name):
     d = input - m
     ss = _C._reduce(SUM, d * d, dims, keepdim, None)
     if input.numel() // builtins.max(ss.numel(), 1) - c <= 0:
-        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
-                      "less than the reduction factor (input numel divided by output numel).",
-                      UserWarning, stacklevel=3)
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+            "less than the reduction factor (input numel divided by output numel).",
+            UserWarning,
+            stacklevel=3,
+        )
     # Like torch, divide by max(0, N - correction): inf, or nan for a zero sum of squares.
     return ss / builtins.max(0, _count(input, dims) - c)
 
@@ -244,7 +273,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if not input.dtype.is_floating_point:
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-            f"{input.dtype._short_name}")
+            f"{input.dtype._short_name}"
+        )
     x = input.abs()
     dims = _dims(dim)
     if p in ("fro", 2, 2.0):
@@ -257,7 +287,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         return _C._reduce(SUM, (x != 0).to(input.dtype), dims, keepdim, None)
     if p == 1:
         return _C._reduce(SUM, x, dims, keepdim, None)
-    return _C._reduce(SUM, x ** p, dims, keepdim, None) ** (1.0 / p)
+    return _C._reduce(SUM, x**p, dims, keepdim, None) ** (1.0 / p)
 
 
 def _logical(op, input, dim, keepdim):
@@ -283,4 +313,3 @@ def any(input, dim=None, keepdim=False):
 def count_nonzero(input, dim=None):
     """The number of nonzero elements (along ``dim``)."""
     return _C._reduce(SUM, input != 0, _dims(dim), False, None)
-

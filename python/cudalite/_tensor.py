@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import copy as _copy
 
-import numpy as np
-
 from cudalite import _C, _creation, _indexing
 from cudalite._C import Tensor
 
@@ -29,8 +27,9 @@ def method(fn=None, *, name=None):
 
 # ---- autograd slots (the graph itself arrives with cudalite.autograd) ----
 
+
 def _get_requires_grad(self):
-    return self.__dict__.get("_requires_grad", False)
+    return self._requires_grad_flag
 
 
 _GRAD_DTYPE_MSG = "only Tensors of floating point and complex dtype can require gradients"
@@ -45,15 +44,17 @@ def _set_requires_grad(self, value, *, msg=_GRAD_DTYPE_MSG):
         raise RuntimeError(
             "you can only change requires_grad flags of leaf variables. If you want to use a "
             "computed variable in a subgraph that doesn't require differentiation use "
-            "var_no_grad = var.detach().")
-    self.__dict__["_requires_grad"] = value
+            "var_no_grad = var.detach()."
+        )
+    self._requires_grad_flag = value
 
 
 @method
 def requires_grad_(self, requires_grad=True):
     """Sets ``requires_grad`` in place and returns self."""
-    _set_requires_grad(self, requires_grad,
-                       msg="only Tensors of floating point dtype can require gradients")
+    _set_requires_grad(
+        self, requires_grad, msg="only Tensors of floating point dtype can require gradients"
+    )
     return self
 
 
@@ -67,7 +68,7 @@ def detach(self):
 def detach_(self):
     """Removes self from the autograd graph in place."""
     self.__dict__.pop("grad_fn", None)
-    self.__dict__["_requires_grad"] = False
+    self._requires_grad_flag = False
     return self
 
 
@@ -82,6 +83,7 @@ def _set_data(self, new):
 
 
 # ---- conversions ----
+
 
 @method
 def item(self):
@@ -107,18 +109,24 @@ def numpy(self, *, force=False):
         return _C._numpy(self.detach().cpu())
     if self.requires_grad:
         raise RuntimeError(
-            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+        )
     return _C._numpy(self)
 
 
 @method
 def __array__(self, dtype=None, copy=None):
+    import numpy as np
+
     # As torch: no bfloat16 arrays, no arrays of tensors that require grad.
     if self.requires_grad:
         raise RuntimeError(
-            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-    if copy is False and (self.is_cuda or (dtype is not None and np.dtype(dtype) !=
-                                           np.dtype(_C._numpy_dtype_name(self.dtype)))):
+            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+        )
+    if copy is False and (
+        self.is_cuda
+        or (dtype is not None and np.dtype(dtype) != np.dtype(_C._numpy_dtype_name(self.dtype)))
+    ):
         raise ValueError("Unable to avoid copy while creating an array as requested.")
     arr = _C._numpy(self.cpu())
     if dtype is not None:
@@ -198,9 +206,18 @@ def _cast(dtype_name):
     return fn
 
 
-for _name, _dt in [("float", "float32"), ("double", "float64"), ("half", "float16"),
-                   ("bfloat16", "bfloat16"), ("long", "int64"), ("int", "int32"),
-                   ("short", "int16"), ("char", "int8"), ("byte", "uint8"), ("bool", "bool")]:
+for _name, _dt in [
+    ("float", "float32"),
+    ("double", "float64"),
+    ("half", "float16"),
+    ("bfloat16", "bfloat16"),
+    ("long", "int64"),
+    ("int", "int32"),
+    ("short", "int16"),
+    ("char", "int8"),
+    ("byte", "uint8"),
+    ("bool", "bool"),
+]:
     _methods[_name] = _cast(_dt)
 
 
@@ -239,7 +256,8 @@ def copy_(self, src, non_blocking=False):
     """Copies ``src`` (broadcast, any device and dtype) into self."""
     if not isinstance(src, Tensor):
         raise TypeError(
-            f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+            f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}"
+        )
     _C._copy_(self, src, non_blocking)
     return self
 
@@ -251,7 +269,8 @@ def fill_(self, value):
         if value.dim() != 0:
             raise RuntimeError(
                 "fill_ only supports 0-dimension value tensor but got tensor with "
-                f"{value.dim()} dimensions.")
+                f"{value.dim()} dimensions."
+            )
         value = value.item()
     _C._fill_(self, value)
     return self
@@ -283,9 +302,14 @@ def random_(self, from_=0, to=None, *, generator=None):
     """Fills self with random integers in [from_, to)."""
     if to is None:
         # torch's default: every value of an integer dtype, [0, 2^mantissa] for floats.
-        default = {"bool": 2, "uint8": 256, "float16": 2**11 + 1, "bfloat16": 2**8 + 1,
-                   "float32": 2**24 + 1, "float64": 2**53 + 1}.get(
-                       self.dtype._name, 2 ** (self.element_size() * 8 - 1))
+        default = {
+            "bool": 2,
+            "uint8": 256,
+            "float16": 2**11 + 1,
+            "bfloat16": 2**8 + 1,
+            "float32": 2**24 + 1,
+            "float64": 2**53 + 1,
+        }.get(self.dtype._name, 2 ** (self.element_size() * 8 - 1))
         from_, to = 0, from_ if from_ else default
     _creation.check_random_bounds(self.dtype, int(from_), int(to))
     _C._random_int_(self, int(from_), int(to))
@@ -294,8 +318,13 @@ def random_(self, from_=0, to=None, *, generator=None):
 
 def _new(name, factory):
     def fn(self, *args, dtype=None, device=None, requires_grad=False, **kw):
-        return factory(*args, dtype=dtype or self.dtype, device=device or self.device,
-                       requires_grad=requires_grad, **kw)
+        return factory(
+            *args,
+            dtype=dtype or self.dtype,
+            device=device or self.device,
+            requires_grad=requires_grad,
+            **kw,
+        )
 
     fn.__name__ = name
     fn.__doc__ = f"Like ``cudalite.{name[4:]}`` with self's dtype and device by default."
@@ -303,6 +332,8 @@ def _new(name, factory):
 
 
 _methods["new_empty"] = _new("new_empty", _creation.empty)
+
+
 def _new_zeros(*size, dtype=None, device=None, requires_grad=False):
     # Not cudalite.zeros: torch's new_zeros reports negative sizes like empty, not like zeros.
     return _creation._filled(size, 0, dtype, device, requires_grad, "new_zeros")
@@ -318,11 +349,13 @@ def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     """A new tensor from ``data`` with self's dtype and device by default."""
     if isinstance(data, Tensor):
         return _C._to(data, device or self.device, dtype or self.dtype, False, True)
-    return _creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
-                            requires_grad=requires_grad)
+    return _creation.tensor(
+        data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad
+    )
 
 
 # ---- Python protocol ----
+
 
 @method
 def __len__(self):
@@ -414,6 +447,7 @@ def __setitem__(self, idx, value):
 def __deepcopy__(self, memo):
     out = self.clone()
     out.__dict__.update(_copy.deepcopy({k: v for k, v in self.__dict__.items()}, memo))
+    out._requires_grad_flag = self._requires_grad_flag
     return out
 
 
@@ -422,6 +456,7 @@ def __copy__(self):
     """A shallow copy shares the storage, as torch's does."""
     out = self._alias()
     out.__dict__.update(self.__dict__)
+    out._requires_grad_flag = self._requires_grad_flag
     return out
 
 
@@ -437,15 +472,17 @@ def __contains__(self, element):
     if isinstance(element, (Tensor, int, float, bool)):
         return bool((self == element).any().item())
     raise RuntimeError(
-        "Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
-        f"{type(element)}.")
+        f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}."
+    )
 
 
 @method
 def pin_memory(self, device=None):
     """A copy in page-locked host memory (self if already pinned)."""
     if self.is_cuda:
-        raise RuntimeError(f"cannot pin '{_legacy_type(self)}' only dense CPU tensors can be pinned")
+        raise RuntimeError(
+            f"cannot pin '{_legacy_type(self)}' only dense CPU tensors can be pinned"
+        )
     if self.is_pinned():
         return self
     out = _C._empty(list(self.shape), self.dtype, "cpu", True)
@@ -472,3 +509,19 @@ def install():
     Tensor.__module__ = "cudalite"
     # Sets the C type name too, so Python's own errors say 'Tensor' as torch's do.
     Tensor.__name__ = "Tensor"
+
+
+def set_printoptions(
+    precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None
+):
+    """Sets how tensors print (torch's options and profiles 'default', 'short', 'full')."""
+    from cudalite import _tensor_str
+
+    _tensor_str.set_printoptions(precision, threshold, edgeitems, linewidth, profile, sci_mode)
+
+
+def get_printoptions():
+    """The current print options as a dict."""
+    from cudalite import _tensor_str
+
+    return _tensor_str.get_printoptions()

@@ -7,26 +7,81 @@ from cudalite import _C, _indexing, _ops, _reductions
 from cudalite._tensor import _methods, method
 
 # Elementwise: Tensor.exp() is cudalite.exp(self), and exp_() writes in place.
-_UNARY = ["abs", "neg", "sign", "relu", "square", "exp", "log", "log2", "log10", "log1p",
-          "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "reciprocal",
-          "floor", "ceil", "round", "trunc", "bitwise_not", "logical_not"]
+_UNARY = [
+    "abs",
+    "neg",
+    "sign",
+    "relu",
+    "square",
+    "exp",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "expm1",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sigmoid",
+    "erf",
+    "reciprocal",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "bitwise_not",
+    "logical_not",
+]
 _UNARY_NO_INPLACE = ["isnan", "isinf", "isfinite"]
-_BINARY = ["mul", "true_divide", "floor_divide", "remainder", "pow", "maximum", "minimum",
-           "atan2", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or",
-           "bitwise_xor", "logical_and", "logical_or", "logical_xor"]
-_ALIASES = {"negative": "neg", "absolute": "abs", "multiply": "mul", "greater": "gt",
-            "less": "lt", "greater_equal": "ge", "less_equal": "le", "not_equal": "ne"}
+_BINARY = [
+    "mul",
+    "true_divide",
+    "floor_divide",
+    "remainder",
+    "pow",
+    "maximum",
+    "minimum",
+    "atan2",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+]
+_ALIASES = {
+    "negative": "neg",
+    "absolute": "abs",
+    "multiply": "mul",
+    "greater": "gt",
+    "less": "lt",
+    "greater_equal": "ge",
+    "less_equal": "le",
+    "not_equal": "ne",
+}
 
 
 def _unary(name, inplace):
     op = _ops.UNARY[name]
 
     if inplace:
+
         def fn(self):
             return _C._unary(op, self, self)
     else:
+
         def fn(self):
             return _C._unary(op, self, None)
+
     fn.__name__ = name + ("_" if inplace else "")
     return fn
 
@@ -35,13 +90,16 @@ def _binary(name, inplace):
     f = getattr(_ops, name)
     public = name + ("_" if inplace else "")
     if inplace:
+
         def fn(self, other):
             _ops.check_args(public, self, other, True)
             return f(self, other, out=self)
     else:
+
         def fn(self, other):
             _ops.check_args(name, self, other, True)
             return f(self, other)
+
     fn.__name__ = name + ("_" if inplace else "")
     return fn
 
@@ -129,7 +187,8 @@ def masked_fill_(self, mask, value):
         if value.dim() != 0:
             raise RuntimeError(
                 "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                f"{value.dim()} dimension(s).")
+                f"{value.dim()} dimension(s)."
+            )
         value = value.item()
     _indexing.setitem(self, mask.expand(*self.shape) if mask.shape != self.shape else mask, value)
     return self
@@ -169,8 +228,23 @@ def __pos__(self):
 
 
 # Reductions.
-for _n in ("sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "std", "var",
-           "norm", "all", "any", "count_nonzero"):
+for _n in (
+    "sum",
+    "mean",
+    "prod",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "argmax",
+    "argmin",
+    "std",
+    "var",
+    "norm",
+    "all",
+    "any",
+    "count_nonzero",
+):
     _methods[_n] = getattr(_reductions, _n)
 
 
@@ -178,7 +252,9 @@ for _n in ("sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmi
 def nonzero(self, *, as_tuple=False):
     nz = _C._nonzero(self)
     if as_tuple:
-        return tuple(nz.select(1, i) for i in range(nz.shape[1])) if self.dim() else (nz.reshape(-1),)
+        return (
+            tuple(nz.select(1, i) for i in range(nz.shape[1])) if self.dim() else (nz.reshape(-1),)
+        )
     return nz
 
 
@@ -208,8 +284,10 @@ def _T(self):  # noqa: N802
 
 def _mT(self):  # noqa: N802
     if self.dim() < 2:
-        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
-                           f"Got {self.dim()}-D tensor.")
+        raise RuntimeError(
+            "tensor.mT is only supported on matrices or batches of matrices. "
+            f"Got {self.dim()}-D tensor."
+        )
     return self.transpose(-2, -1)
 
 
@@ -234,14 +312,14 @@ def narrow(self, dim, start, length):
     size = self.shape[dim]
     if not -size <= start <= size:
         raise IndexError(
-            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
+        )
     if start < 0:
         start += size
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
     if start + length > size:
-        raise RuntimeError(
-            f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return self._slice(dim, start, start + length, 1)
 
 
@@ -258,17 +336,20 @@ def split(self, split_size, dim=0):
     if isinstance(split_size, int):
         if split_size < 0:
             raise RuntimeError(
-                f"split expects split_size be non-negative, but got split_size={split_size}")
+                f"split expects split_size be non-negative, but got split_size={split_size}"
+            )
         if split_size == 0 and n != 0:
-            raise RuntimeError("split_size can only be 0 if dimension size is 0, but got "
-                               f"dimension size of {n}")
+            raise RuntimeError(
+                f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
+            )
         sizes = [min(split_size, n - i) for i in range(0, n, split_size or 1)] or [0]
     else:
         sizes = list(split_size)
         if sum(sizes) != n:
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
-                f"size at dimension {dim}), but got split_sizes={sizes}")
+                f"size at dimension {dim}), but got split_sizes={sizes}"
+            )
     out, pos = [], 0
     for s in sizes:
         out.append(self._slice(dim, pos, pos + s, 1))
@@ -286,13 +367,17 @@ def chunk(self, chunks, dim=0):
 
 @method
 def repeat(self, *sizes):
-    sizes = list(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else list(sizes)
+    sizes = (
+        list(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else list(sizes)
+    )
     if len(sizes) < self.dim():
-        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
-                           "of dimensions of tensor")
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number "
+            "of dimensions of tensor"
+        )
     x = self.reshape([1] * (len(sizes) - self.dim()) + list(self.shape))
     expanded, final = [], []
-    for r, s in zip(sizes, x.shape):
+    for r, s in zip(sizes, x.shape, strict=True):
         expanded += [r, s]
         final.append(r * s)
     for f in final:

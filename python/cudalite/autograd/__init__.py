@@ -4,16 +4,15 @@ autograd issue, and until then tensors record ``requires_grad`` only."""
 from __future__ import annotations
 
 import functools
-import threading
+
+from cudalite import _C
 
 __all__ = ["Variable", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
-
-_state = threading.local()
 
 
 def is_grad_enabled():
     """Whether operations record gradients in this thread."""
-    return getattr(_state, "enabled", True)
+    return _C._is_grad_enabled()
 
 
 class _GradMode:
@@ -22,18 +21,21 @@ class _GradMode:
 
     def __enter__(self):
         self._prev = is_grad_enabled()
-        _state.enabled = self._mode
+        _C._set_grad_enabled(self._mode)
         return self
 
     def __exit__(self, *exc):
-        _state.enabled = self._prev
+        _C._set_grad_enabled(self._prev)
         return False
 
     def __call__(self, fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with self.__class__() if type(self) is not set_grad_enabled else \
-                    set_grad_enabled(self._mode):
+            with (
+                self.__class__()
+                if type(self) is not set_grad_enabled
+                else set_grad_enabled(self._mode)
+            ):
                 return fn(*args, **kwargs)
 
         return wrapper
@@ -59,13 +61,13 @@ class set_grad_enabled(_GradMode):  # noqa: N801
     def __init__(self, mode):
         super().__init__(bool(mode))
         self._prev = is_grad_enabled()
-        _state.enabled = bool(mode)
+        _C._set_grad_enabled(bool(mode))
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        _state.enabled = self._prev
+        _C._set_grad_enabled(self._prev)
         return False
 
 

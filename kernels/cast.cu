@@ -1,0 +1,12 @@
+// CUDA loop of copies with dtype conversion (and fill, with a scalar input): all 100
+// (from, to) pairs (see binary.cu).
+#include "kernels/gpu_launch.cuh"
+
+namespace cl::cuda {
+
+void cast(const ElementwiseIter& it) {
+  DeviceGuard g(it.device.index);
+  dispatch_cast(it, gpu::GpuLaunch{});
+}
+
+}  // namespace cl::cuda

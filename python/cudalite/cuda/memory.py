@@ -1,0 +1,3 @@
+"""torch.cuda.memory: filled in by its own issue; empty here so cudalite.cuda imports."""
+
+__all__ = []
