@@ -24,9 +24,16 @@ struct Infer {
 
 std::string type_name(py::handle h) { return Py_TYPE(h.ptr())->tp_name; }
 
+// Without importing NumPy: when it is not loaded, nothing can be a NumPy scalar.
 bool is_numpy_scalar(py::handle h) {
-  static py::handle generic = py::object(py::module_::import("numpy").attr("generic")).release();
-  return PyObject_IsInstance(h.ptr(), generic.ptr()) == 1;
+  static PyObject* generic = nullptr;
+  if (!generic) {
+    PyObject* np = PyDict_GetItemString(PyImport_GetModuleDict(), "numpy");  // borrowed
+    if (!np) return false;
+    generic = PyObject_GetAttrString(np, "generic");  // kept for the process's lifetime
+    if (!generic) throw py::error_already_set();
+  }
+  return PyObject_IsInstance(h.ptr(), generic) == 1;
 }
 
 // torch's infer_scalar_type for one leaf: NumPy scalars keep their dtype (np.float64 is a
@@ -136,10 +143,11 @@ Tensor from_data(py::handle data, py::handle dtype_h, py::handle device_h) {
                                     : to_dtype(dtype_h);
   Tensor t = empty(inf.shape, dt, Device(DeviceType::CPU));
   // torch stores nothing (and checks nothing) when a dimension is 0: [[], [1]] is (2, 0).
-  if (t->numel()) CL_DISPATCH_ALL_TYPES(dt, "tensor", [&] {
-    scalar_t* p = reinterpret_cast<scalar_t*>(t->data());
-    fill_leaves(data, inf.shape, 0, dt, p);
-  });
+  if (t->numel())
+    CL_DISPATCH_ALL_TYPES(dt, "tensor", [&] {
+      scalar_t* p = reinterpret_cast<scalar_t*>(t->data());
+      fill_leaves(data, inf.shape, 0, dt, p);
+    });
   if (!device_h.is_none()) {
     Device d = to_device(device_h);
     if (d.is_cuda()) {

@@ -19,7 +19,8 @@ Device make_device(py::handle first, py::handle index) {
     throw TypeError(detail::str(
         "device() received an invalid combination of arguments - got (", got,
         "), but expected one of:\n * (cudalite.device device)\n      didn't match because some "
-        "of the arguments have invalid types: (!", got, "!)\n * (str type, int index = -1)\n"));
+        "of the arguments have invalid types: (!",
+        got, "!)\n * (str type, int index = -1)\n"));
   }
   if (!index.is_none()) {
     CL_CHECK(!d.has_index(),

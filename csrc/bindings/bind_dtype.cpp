@@ -51,18 +51,21 @@ void bind_dtype(py::module_& m) {
     }
     set_default_dtype(d.cast<DType*>()->type);
   });
-  m.def("promote_types", [](py::handle a, py::handle b) {
-    auto arg = [](py::handle h, int pos) {
-      try {
-        return to_dtype(h);
-      } catch (const TypeError&) {
-        throw TypeError(detail::str("promote_types(): argument 'type", pos, "' (position ", pos,
-                                    ") must be cudalite.dtype, not ",
-                                    std::string(py::str(py::type::of(h).attr("__name__")))));
-      }
-    };
-    return dtype_object(promote_types(arg(a, 1), arg(b, 2)));
-  }, py::return_value_policy::reference);
+  m.def(
+      "promote_types",
+      [](py::handle a, py::handle b) {
+        auto arg = [](py::handle h, int pos) {
+          try {
+            return to_dtype(h);
+          } catch (const TypeError&) {
+            throw TypeError(detail::str("promote_types(): argument 'type", pos, "' (position ", pos,
+                                        ") must be cudalite.dtype, not ",
+                                        std::string(py::str(py::type::of(h).attr("__name__")))));
+          }
+        };
+        return dtype_object(promote_types(arg(a, 1), arg(b, 2)));
+      },
+      py::return_value_policy::reference);
   m.def("can_cast", [](py::handle a, py::handle b) { return can_cast(to_dtype(a), to_dtype(b)); });
 }
 

@@ -207,8 +207,7 @@ Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) {
 Tensor expand(const Tensor& t, const Shape& sizes) {
   int64_t n = int64_t(sizes.size()), tn = t->dim();
   CL_CHECK(n >= tn, "expand(", t->is_cuda() ? "cudalite.cuda." : "cudalite.",
-           dtype_short_name(t->dtype), "Tensor{", shape_str(t->sizes),
-           "}, size=", shape_str(sizes),
+           dtype_short_name(t->dtype), "Tensor{", shape_str(t->sizes), "}, size=", shape_str(sizes),
            "): the number of sizes provided (", n,
            ") must be greater or equal to the number of dimensions in the tensor (", tn, ")");
   Shape out_sizes(n), out_strides(n);

@@ -12,24 +12,42 @@ namespace {
 // The C++ type names torch's Scalar accessors report in overflow errors.
 const char* cpp_type_name(ScalarType t) {
   switch (t) {
-    case ScalarType::UInt8: return "uint8_t";
-    case ScalarType::Int8: return "int8_t";
-    case ScalarType::Int16: return "int16_t";
-    case ScalarType::Int32: return "int";
-    case ScalarType::Int64: return "int64_t";
-    case ScalarType::Float32: return "float";
-    default: return dtype_name(t);
+    case ScalarType::UInt8:
+      return "uint8_t";
+    case ScalarType::Int8:
+      return "int8_t";
+    case ScalarType::Int16:
+      return "int16_t";
+    case ScalarType::Int32:
+      return "int";
+    case ScalarType::Int64:
+      return "int64_t";
+    case ScalarType::Float32:
+      return "float";
+    default:
+      return dtype_name(t);
   }
 }
 
 bool int_range(ScalarType t, double& lo, double& hi) {
   switch (t) {
-    case ScalarType::UInt8: lo = 0, hi = 255; return true;
-    case ScalarType::Int8: lo = -128, hi = 127; return true;
-    case ScalarType::Int16: lo = -32768, hi = 32767; return true;
-    case ScalarType::Int32: lo = -2147483648.0, hi = 2147483647.0; return true;
-    case ScalarType::Int64: lo = -9223372036854775808.0, hi = 9223372036854775807.0; return true;
-    default: return false;
+    case ScalarType::UInt8:
+      lo = 0, hi = 255;
+      return true;
+    case ScalarType::Int8:
+      lo = -128, hi = 127;
+      return true;
+    case ScalarType::Int16:
+      lo = -32768, hi = 32767;
+      return true;
+    case ScalarType::Int32:
+      lo = -2147483648.0, hi = 2147483647.0;
+      return true;
+    case ScalarType::Int64:
+      lo = -9223372036854775808.0, hi = 9223372036854775807.0;
+      return true;
+    default:
+      return false;
   }
 }
 

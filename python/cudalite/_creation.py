@@ -169,10 +169,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """A tensor filled with ``fill_value``; the dtype follows the value like torch."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    return _finish(
-        _C._full(_size((size,), "full", sequence_only=True), fill_value, dtype, device),
-        requires_grad,
-    )
+    shape = _size((size,), "full", sequence_only=True)
+    return _finish(_C._full(shape, fill_value, dtype, device), requires_grad)
 
 
 def _num(x):
@@ -259,26 +257,71 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     )
 
 
-def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+def randint(
+    *args,
+    size=None,
+    low=None,
+    high=None,
+    generator=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+):
     """Random integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
     from cudalite import int64
 
     args = list(args)
+    if high is not None:
+        args = [0 if low is None else low, high, *args]
     if size is None:
         if not args:
             raise TypeError("randint() missing required argument 'size'")
         size = args.pop()
     if len(args) == 1:
         low, high = 0, args[0]
+        if not hasattr(high, "__index__"):
+            raise TypeError(
+                f"randint(): argument 'high' (position 1) must be int, not {type(high).__name__}"
+            )
     elif len(args) == 2:
         low, high = args
+        if not all(hasattr(v, "__index__") for v in args):
+            got = ", ".join(type(v).__name__ for v in (*args, size))
+            raise TypeError(
+                f"randint() received an invalid combination of arguments - got "
+                f"({got}), but expected one of:"
+            )
     else:
         raise TypeError("randint() received an invalid combination of arguments")
-    t = _C._empty(
-        _size((size,), "randint", pos=2, sequence_only=True), dtype or int64, device, False
-    )
+    shape = _size((size,), "randint", pos=2, sequence_only=True)
+    t = _C._empty(shape, dtype or int64, device, False)
+    check_random_bounds(t.dtype, int(low), int(high))
     _C._random_int_(t, int(low), int(high))
     return _finish(t, requires_grad)
+
+
+_INT_BOUNDS = {
+    "uint8": (0, 255, "unsigned char"),
+    "int8": (-128, 127, "signed char"),
+    "int16": (-(2**15), 2**15 - 1, "short int"),
+    "int32": (-(2**31), 2**31 - 1, "int"),
+    "int64": (-(2**63), 2**63 - 1, "long int"),
+    "bool": (0, 1, "bool"),
+}
+
+
+def check_random_bounds(dtype, low, high):
+    """torch's random_(from, to) checks for integer dtypes."""
+    if low >= high:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
+    if dtype._name in _INT_BOUNDS:
+        lo, hi, cpp = _INT_BOUNDS[dtype._name]
+        if not lo <= low <= hi:
+            raise RuntimeError(f"from is out of bounds for {cpp}")
+        if not lo <= high - 1 <= hi:
+            raise RuntimeError(f"to - 1 is out of bounds for {cpp}")
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False):
@@ -320,11 +363,7 @@ def normal(mean, std, size=None, *, generator=None, dtype=None, device=None):
         ref = m if m is not None else s
         z = randn(list(ref.shape), dtype=ref.dtype, device=ref.device)
         return z * std + mean
-    t = _C._empty(
-        _size((size,), "normal", pos=3, sequence_only=True),
-        dtype or _C.get_default_dtype(),
-        device,
-        False,
-    )
+    shape = _size((size,), "normal", pos=3, sequence_only=True)
+    t = _C._empty(shape, dtype or _C.get_default_dtype(), device, False)
     _C._normal_(t, float(mean), float(std))
     return t

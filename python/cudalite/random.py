@@ -47,7 +47,7 @@ class Generator:
         return self
 
     def __repr__(self):
-        return f"<cudalite.Generator object at {hex(id(self))}>"
+        return f"<cudalite._C.Generator object at {hex(id(self))}>"  # torch's repr, renamed
 
 
 default_generator = Generator("cpu")
