@@ -6,9 +6,10 @@
 // error_code). Messages are built only when a check fails.
 #pragma once
 
-#include <sstream>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace cl {
 
@@ -51,12 +52,35 @@ class AcceleratorError : public Error {
 };
 
 namespace detail {
+// Note [Messages without iostreams]
+// Messages are built by appending pieces to a std::string, never through an ostream. With
+// GCC 13, LTO and hidden visibility, `ostream << long` got instantiated inside _C.so with a
+// private copy of the num_put facet id, and formatting any integer crashed the process.
+// Plain appends also cost less.
+inline void append(std::string& s, const std::string& v) { s += v; }
+inline void append(std::string& s, const char* v) { s += v; }
+inline void append(std::string& s, char v) { s += v; }
+inline void append(std::string& s, bool v) { s += v ? "1" : "0"; }
+template <class T>
+void append(std::string& s, const T& v) {
+  if constexpr (std::is_integral_v<T>) {
+    s += std::to_string(v);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%g", double(v));
+    s += buf;
+  } else if constexpr (std::is_enum_v<T>) {
+    s += std::to_string(static_cast<long long>(v));
+  } else {
+    s += std::string(v);
+  }
+}
 inline std::string str() { return {}; }
 template <class... Args>
 std::string str(const Args&... args) {
-  std::ostringstream os;
-  (os << ... << args);
-  return os.str();
+  std::string s;
+  (append(s, args), ...);
+  return s;
 }
 }  // namespace detail
 

@@ -1,7 +1,6 @@
 #include "core/tensor.h"
 
 #include <algorithm>
-#include <sstream>
 
 #include "core/cuda_api.h"
 #include "core/error.h"
@@ -45,11 +44,12 @@ int64_t shape_numel(const Shape& sizes) {
 }
 
 std::string shape_str(const Shape& s) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
-  os << "]";
-  return os.str();
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(s[i]);
+  }
+  return out + "]";
 }
 
 int64_t wrap_dim(int64_t dim, int64_t ndim) {
