@@ -69,6 +69,10 @@ void append(std::string& s, const T& v) {
     char buf[32];
     std::snprintf(buf, sizeof(buf), "%g", double(v));
     s += buf;
+  } else if constexpr (std::is_pointer_v<T>) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%p", static_cast<const void*>(v));
+    s += buf;
   } else if constexpr (std::is_enum_v<T>) {
     s += std::to_string(static_cast<long long>(v));
   } else {
