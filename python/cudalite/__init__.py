@@ -50,3 +50,8 @@ short = int16
 def _dtype_from_name(name):
     """Unpickles a dtype."""
     return getattr(_C, name)
+
+# Autograd wraps the differentiable ops defined above, so it is wired in last.
+from cudalite.autograd import _install as _autograd_install  # noqa: E402
+
+_autograd_install.install()

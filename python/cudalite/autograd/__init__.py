@@ -1,14 +1,33 @@
-"""Autograd entry points. Grad mode switches live here; the graph recorder arrives with the
-autograd issue, and until then tensors record ``requires_grad`` only."""
+"""Automatic differentiation: grad mode, the graph of ``grad_fn`` nodes and the backward pass.
+
+When grad mode is on and an input requires grad, every differentiable op records a node
+(named like torch's, e.g. ``AddmmBackward0``) on its output; ``backward()`` and
+``autograd.grad()`` walk those nodes from the output back to the leaves. See
+docs/autograd.md.
+"""
 
 from __future__ import annotations
 
 import functools
 
 from cudalite import _C
+from cudalite.autograd.engine import backward, grad
+from cudalite.autograd.graph import Node
+from cudalite.autograd.gradcheck import gradcheck, gradgradcheck
 
-__all__ = ["Variable", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
-
+__all__ = [
+    "Variable",
+    "Function",
+    "backward",
+    "grad",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "gradcheck",
+    "gradgradcheck",
+    "Node",
+]
 
 
 def is_grad_enabled():
@@ -72,8 +91,29 @@ class set_grad_enabled(_GradMode):  # noqa: N801
         return False
 
 
-def Variable(data, requires_grad=False, volatile=False):  # noqa: N802 - torch's name
-    """The legacy wrapper: since torch 0.4 it returns the tensor itself."""
-    if requires_grad:
-        data.requires_grad_(True)
-    return data
+class _VariableMeta(type):
+    def __instancecheck__(cls, other):
+        return isinstance(other, _C.Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """The legacy wrapper: since torch 0.4 ``Variable(t)`` returns the tensor itself, and
+    every tensor is a Variable."""
+
+    def __new__(cls, data, requires_grad=False, volatile=False):
+        if requires_grad:
+            data.requires_grad_(True)
+        return data
+
+
+def __getattr__(name):
+    # Function loads on first use: it is not needed to train.
+    if name == "Function":
+        from cudalite.autograd.function import Function
+
+        return Function
+    if name in ("functional", "function", "graph"):
+        import importlib
+
+        return importlib.import_module(f"cudalite.autograd.{name}")
+    raise AttributeError(f"module 'cudalite.autograd' has no attribute '{name}'")

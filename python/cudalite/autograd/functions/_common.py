@@ -1,0 +1,126 @@
+"""Shared pieces of the recorded ops: running a forward without recording, fitting a
+gradient back to an input's shape, dtype and device, and the in-place rules."""
+
+from __future__ import annotations
+
+from cudalite import _C, _ops
+from cudalite._C import Tensor
+from cudalite.autograd.graph import Node, edge, mark
+
+B = _ops.BINARY
+U = _ops.UNARY
+
+grad_enabled = _C._is_grad_enabled
+set_grad = _C._set_grad_enabled
+
+__all__ = ["Node", "edge", "mark", "nograd", "meta", "fix", "sum_to", "check_inplace"]
+
+
+def nograd(fn, *args, **kwargs):
+    """Runs ``fn`` with recording off: a recorded op computes its forward through the plain
+    implementation, whose inner tensor ops must not record nodes of their own."""
+    set_grad(False)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        set_grad(True)
+
+
+def no_out(out, name):
+    if out is not None:
+        raise RuntimeError(
+            f"{name}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
+
+
+def meta(t, out):
+    """None when a gradient shaped like ``out`` fits input ``t`` as it is; else what
+    ``fix`` needs to make it fit (broadcast dims to sum, a dtype or device to convert to)."""
+    if not isinstance(t, Tensor):
+        return None
+    shape = t.shape
+    if shape == out.shape and t.dtype == out.dtype and t.is_cuda == out.is_cuda:
+        return None
+    return (shape, t.dtype, t.device)
+
+
+def fix(g, m):
+    if m is None or g is None:
+        return g
+    shape, dtype, device = m
+    if g.shape != shape:
+        g = sum_to(g, shape)
+    if g.dtype != dtype or g.device != device:
+        g = g.to(device=device, dtype=dtype)
+    return g
+
+
+def sum_to(g, shape):
+    """Sums ``g`` over the dims that broadcasting added or stretched to get ``shape``."""
+    gs = g.shape
+    if gs == shape:
+        return g
+    lead = len(gs) - len(shape)
+    dims = list(range(lead))
+    for i, s in enumerate(shape):
+        if s == 1 and gs[i + lead] != 1:
+            dims.append(i + lead)
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    if lead:
+        g = g.reshape(shape)
+    return g
+
+
+def zeros_like(t):
+    return _C._full(list(t.shape), 0, t.dtype, t.device)
+
+
+def zeros(shape, like):
+    return _C._full(list(shape), 0, like.dtype, like.device)
+
+
+def check_inplace(t):
+    """torch's errors for in-place ops that would lose a leaf's gradient."""
+    if t._rg and t.grad_fn is None:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    base = t.__dict__.get("_view_of_leaf")
+    if base is not None and grad_enabled():
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place "
+            "operation."
+        )
+
+
+def twin(t):
+    """A copy of ``t``'s values that stands for ``t`` in the graph (same edge): in-place ops
+    whose backward needs the old value save this instead of the tensor they overwrite."""
+    c = t._clone()
+    if t._rg:
+        c._requires_grad_flag = True
+        d = c.__dict__
+        d["_rg"] = True
+        d["grad_fn"] = t.grad_fn
+        d["_output_nr"] = t._output_nr
+        acc = t.__dict__.get("_acc")
+        if acc is not None:
+            d["_acc"] = acc
+    return c
+
+
+def adopt(self, r):
+    """Finishes an in-place op computed out of place as ``r``: writes the values into
+    ``self`` and makes ``self`` the output of ``r``'s node."""
+    _C._copy_(self, r, False)
+    node = r.grad_fn
+    if node is not None:
+        mark(self, node)
+        self.__dict__.pop("_output_nr", None)
+    return self
+
+
+def is_float(t):
+    return t.dtype.is_floating_point
