@@ -55,3 +55,4 @@ def _dtype_from_name(name):
 from cudalite.autograd import _install as _autograd_install  # noqa: E402
 
 _autograd_install.install()
+from cudalite import nn, optim  # noqa: E402

@@ -271,9 +271,7 @@ def _deepcopy(self, memo):
     if self.grad_fn is not None:
         raise RuntimeError(
             "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
-            "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
-            "because of a torch.nn.utils.weight_norm usage, see "
-            "https://github.com/pytorch/pytorch/pull/103001"
+            "protocol at the moment."
         )
     out = _C._to(self, None, None, False, True) if type(self) is Tensor else self._clone()
     skip = ("_acc", "_hooks", "_post_acc_hooks")

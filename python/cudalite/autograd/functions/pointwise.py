@@ -596,7 +596,7 @@ def clamp(input, min=None, max=None, *, out=None):
         node.m0, node.m1, node.m2 = meta(input, r), meta(min, r), meta(max, r)
         return mark(r, node)
     if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        raise RuntimeError("cudalite.clamp: At least one of 'min' or 'max' must not be None")
     r = _C._clamp(input, min, max, None)
     node = ClampBackward1((edge(input),))
     node.self_, node.min, node.max = input, min, max
