@@ -24,6 +24,8 @@ class Parameter(Tensor):
     def __repr__(self):
         return "Parameter containing:\n" + Tensor.__repr__(self)
 
+    __str__ = __repr__
+
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]

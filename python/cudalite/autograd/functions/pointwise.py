@@ -512,6 +512,9 @@ def binary_(op, self, other, **kw):
     saves_self = op in _ALWAYS_SAVES_SELF or (
         op in _SAVES_SELF and isinstance(other, Tensor) and other._rg
     )
+    if other is self:  # x *= x: both operands are the old value
+        t = twin(self)
+        return adopt(self, rec(t, t, **kw))
     return adopt(self, rec(twin(self) if saves_self else self, other, **kw))
 
 
