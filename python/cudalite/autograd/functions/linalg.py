@@ -22,22 +22,27 @@ def _bmm(a, b):
     return _ops._mm2(a, b)
 
 
-def _grad_mat2(mat1, g, mat2):
-    """``mat1.T @ g`` laid out like ``mat2``: for the ``W.t()`` of a Linear layer, computing
-    ``(g.T @ mat1).T`` makes W's gradient come out contiguous (as torch arranges it)."""
-    if not mat2.is_contiguous() and mat2.stride(0) == 1:
+def _transposed(m):
+    return not m.is_contiguous() and m.stride(0) == 1
+
+
+def _grad_mat2(mat1, g, transposed):
+    """``mat1.T @ g`` laid out like mat2: for the ``W.t()`` of a Linear layer
+    (``transposed``), computing ``(g.T @ mat1).T`` makes W's gradient come out contiguous,
+    as torch arranges it."""
+    if transposed:
         return _mm(g.t(), mat1).t()
     return _mm(mat1.t(), g)
 
 
 class MmBackward0(Node):
-    __slots__ = ("self_", "mat2")
+    __slots__ = ("self_", "mat2", "t2")
     _saved = ("self_", "mat2")
 
     def apply(self, g):
         n = self._next
         ga = _mm(g, self.mat2.t()) if n[0] is not None else None
-        gb = _grad_mat2(self.self_, g, self.mat2) if n[1] is not None else None
+        gb = _grad_mat2(self.self_, g, self.t2) if n[1] is not None else None
         return (ga, gb)
 
 
@@ -45,6 +50,7 @@ def _record_mm(cls, r, a, b):
     node = cls((edge(a), edge(b)))
     node.self_ = a if node._next[1] is not None else None
     node.mat2 = b if node._next[0] is not None else None
+    node.t2 = node._next[1] is not None and b.dim() == 2 and _transposed(b)
     return mark(r, node)
 
 
@@ -54,7 +60,7 @@ def mm(input, mat2, *, out=None):
 
 
 class AddmmBackward0(Node):
-    __slots__ = ("mat1", "mat2", "alpha", "beta", "m0")
+    __slots__ = ("mat1", "mat2", "alpha", "beta", "m0", "t2")
     _saved = ("mat1", "mat2")
 
     def apply(self, g):
@@ -68,7 +74,7 @@ class AddmmBackward0(Node):
             if a != 1:
                 g1 = g1 * a
         if n[2] is not None:
-            g2 = _grad_mat2(self.mat1, g, self.mat2)
+            g2 = _grad_mat2(self.mat1, g, self.t2)
             if a != 1:
                 g2 = g2 * a
         return (gi, g1, g2)
@@ -84,6 +90,7 @@ def record_addmm(r, input, mat1, mat2, beta=1, alpha=1):
     node.mat2 = mat2 if node._next[1] is not None else None
     node.alpha, node.beta = alpha, beta
     node.m0 = meta(input, r)
+    node.t2 = node._next[2] is not None and _transposed(mat2)
     return mark(r, node)
 
 
