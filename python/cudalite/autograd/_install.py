@@ -21,6 +21,7 @@ from cudalite.autograd.functions import nn as nnf
 from cudalite.autograd.functions import pointwise as pw
 from cudalite.autograd.functions import reduce as rd
 from cudalite.autograd.functions import views as vw
+from cudalite.autograd.functions import _common
 from cudalite.autograd.functions._common import no_out
 from cudalite.autograd.graph import RemovableHandle, set_requires_grad
 
@@ -186,6 +187,19 @@ def _div_method():
     return f, f_
 
 
+def _t_method(orig):
+    transpose = vw._orig["transpose"]
+
+    def t(self):
+        if self._rg and _gm():
+            return vw.t(self)
+        if self.dim() == 2:
+            return transpose(self, 0, 1)
+        return orig(self)
+
+    return _name(t, orig)
+
+
 def _hook(op, kind, self, other):
     """Called by the C++ arithmetic dunders when an operand requires grad in grad mode."""
     if kind == "fwd":
@@ -293,6 +307,7 @@ def install():
         vw._orig[name] = getattr(T, name)
     for name in ("index_select", "masked_fill", "unbind", "split", "chunk", "repeat", "flip"):
         vw._orig[name] = getattr(T, name)
+    _common.RAW.update(vw._orig)
 
     T._rg = False
     T._output_nr = 0
@@ -392,7 +407,6 @@ def install():
         ("select", vw.select),
         ("as_strided", vw.as_strided),
         ("contiguous", vw.contiguous),
-        ("t", vw.t),
         ("narrow", vw.narrow),
         ("clone", vw.clone),
         ("unbind", ix.unbind),
@@ -407,6 +421,7 @@ def install():
     for name in ("to", "cuda", "cpu", "float", "double", "half", "bfloat16", "type"):
         vw._orig[name] = _tensor._methods[name]
         setattr(T, name, method(getattr(T, name), vw.cast_method(name)))
+    T.t = _t_method(T.t)
     T.__setitem__ = anyarg(T.__setitem__, ix.setitem)
     T.index_put_ = anyarg(T.index_put_, ix.index_put_)
     T.masked_fill = anyarg(T.masked_fill, ix.masked_fill)

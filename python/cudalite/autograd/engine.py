@@ -119,6 +119,26 @@ def _tensor_hooks(pre, nr, g):
     return g
 
 
+def _capture(node, g, capture, results):
+    if node._multi:
+        for nr, gi in enumerate(g):
+            slot = capture.get((node, nr))
+            if slot is not None:
+                results[slot] = gi
+    else:
+        slot = capture.get((node, 0))
+        if slot is not None:
+            results[slot] = g
+
+
+def _run_post_hooks(node, out, g):
+    for fn in node._post:
+        r = fn(tuple(out), (tuple(g) if node._multi else (g,)))
+        if r is not None:
+            out = list(r)
+    return out
+
+
 def _leaf_hooks(var, g):
     for fn in var.__dict__.get("_hooks", ()):
         r = fn(g)
@@ -153,15 +173,19 @@ def execute(edges, grads, retain_graph, create_graph, capture=None, accumulate_g
                         break
     prev = _C._is_grad_enabled()
     _C._set_grad_enabled(bool(create_graph))
+    pop = buf.pop
+    get = buf.get
     try:
         for node in order:
             if needed is not None and node not in needed:
                 continue
-            g = buf.pop(node, None)
+            g = pop(node, None)
             if g is None:
                 continue
             if type(node) is AccumulateGrad:
-                var = node.variable
+                var = node._var()
+                if var is None:
+                    continue
                 if "_hooks" in var.__dict__:
                     g = _leaf_hooks(var, g)
                 if capture is not None:
@@ -170,34 +194,34 @@ def execute(edges, grads, retain_graph, create_graph, capture=None, accumulate_g
                         results[slot] = g
                     if not accumulate_grad:
                         continue
+                # references to g here: this frame, accumulate's and stealable's arguments
+                # and getrefcount's; anything more means someone else holds it.
                 accumulate(var, g, create_graph, 4)
                 continue
             if node._pre is not None:
                 g = _run_pre_hooks(node, g)
             if capture is not None and node in targets:
-                if node._multi:
-                    for nr, gi in enumerate(g):
-                        slot = capture.get((node, nr))
-                        if slot is not None:
-                            results[slot] = gi
-                else:
-                    slot = capture.get((node, 0))
-                    if slot is not None:
-                        results[slot] = g
+                _capture(node, g, capture, results)
             if node._released and node._saved:
                 raise RuntimeError(FREED_MSG)
             out = node.apply(g)
             if node._post is not None:
-                for fn in node._post:
-                    r = fn(tuple(out), (tuple(g) if node._multi else (g,)))
-                    if r is not None:
-                        out = list(r)
+                out = _run_post_hooks(node, out, g)
             if not retain_graph and node._saved:
                 node._release()
-            for e, gi in zip(node._next, out, strict=True):
-                if e is not None and gi is not None:
-                    _add(buf, e[0], e[1], gi)
-            del g, out
+            del g
+            gi = None
+            for e, gi in zip(node._next, out):
+                if e is None or gi is None:
+                    continue
+                child = e[0]
+                if child._multi:
+                    _add(buf, child, e[1], gi)
+                else:
+                    old = get(child)
+                    buf[child] = gi if old is None else old + gi
+            # drop our references so the next AccumulateGrad can keep the buffer as .grad
+            out = gi = None
     finally:
         _C._set_grad_enabled(prev)
     return results

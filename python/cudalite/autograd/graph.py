@@ -128,26 +128,35 @@ class Node:
 
 
 class AccumulateGrad(Node):
-    """The sink for a leaf tensor: adds the incoming gradient into ``variable.grad``."""
+    """The sink for a leaf tensor: adds the incoming gradient into ``variable.grad``.
 
-    __slots__ = ("variable",)
+    The leaf keeps its AccumulateGrad (so a training loop does not build a new one for every
+    parameter at every step) and the node refers back to the leaf weakly, so there is no
+    reference cycle: a leaf nobody can reach any more has no gradient anyone could read.
+    """
+
+    __slots__ = ("_var",)
 
     def __init__(self, variable):
         super().__init__(())
-        self.variable = variable
+        self._var = weakref.ref(variable)
+
+    @property
+    def variable(self):
+        return self._var()
 
     def apply(self, grad):
-        accumulate(self.variable, grad, False)
+        var = self._var()
+        if var is not None:
+            accumulate(var, grad, False)
         return ()
 
 
 def acc_node(t):
-    """The leaf's AccumulateGrad, created on first use; the leaf holds it weakly (as torch)."""
-    ref = t.__dict__.get("_acc")
-    node = ref() if ref is not None else None
+    """The leaf's AccumulateGrad, created on first use."""
+    node = t.__dict__.get("_acc")
     if node is None:
-        node = AccumulateGrad(t)
-        t._acc = weakref.ref(node)
+        node = t.__dict__["_acc"] = AccumulateGrad(t)
     return node
 
 
@@ -188,9 +197,7 @@ def needs_grad(*ts):
 def stealable(g, refs):
     """Whether gradient buffer ``g`` can become ``.grad`` as is: contiguous, and no other
     Python reference or tensor can see its memory (so later in-place accumulation is safe)."""
-    return (
-        sys.getrefcount(g) <= refs + 1 and g._storage_use_count() == 1 and g.is_contiguous()
-    )
+    return sys.getrefcount(g) <= refs and g._storage_use_count() == 1 and g.is_contiguous()
 
 
 def accumulate(var, g, create_graph, refs=3):

@@ -61,11 +61,18 @@ def linear(input, weight, bias=None):
     wt = weight.t()
     d = input.dim()
     if bias is not None and (d == 2 or (d != 2 and input.is_contiguous())):
-        x = input if d == 2 else input.reshape(-1, input.shape[-1])
-        r = _ops.mm(x, wt)
-        _C._binary(_ADD, r, bias, r)
+        x = input if d == 2 else input.reshape(-1, input.size(-1))
+        if x.size(1) != wt.size(0):
+            _ops.mm(x, wt)  # raises torch's shape error
+        if bias.dtype != weight.dtype:
+            raise RuntimeError(
+                f"self and mat2 must have the same dtype, but got {bias.dtype._short_name} and "
+                f"{weight.dtype._short_name}"
+            )
+        r = _ops._mm2(x, wt)
+        _C._binary(_ADD, r, bias, r)  # the bias is added in place: one allocation
         if _grad_on() and (x._rg or wt._rg or bias._rg):
-            record_addmm(r, bias, x, wt)
+            record_addmm(r, bias, x, wt, bias_rows=True)
         if d != 2:
             r = r.view(*input.shape[:-1], weight.shape[0])
         return r

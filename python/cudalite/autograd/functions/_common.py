@@ -56,21 +56,36 @@ def fix(g, m):
     return g
 
 
+# The plain C++ methods, filled in by autograd.install before it wraps them: formulas use
+# them when no graph is being built.
+RAW = {}
+_SUM = 0  # _reductions.SUM
+
+
 def sum_to(g, shape):
     """Sums ``g`` over the dims that broadcasting added or stretched to get ``shape``."""
     gs = g.shape
     if gs == shape:
         return g
     lead = len(gs) - len(shape)
-    dims = list(range(lead))
-    for i, s in enumerate(shape):
-        if s == 1 and gs[i + lead] != 1:
-            dims.append(i + lead)
-    if dims:
-        g = g.sum(dims, keepdim=True)
+    keep = [i + lead for i, s in enumerate(shape) if s == 1 and gs[i + lead] != 1]
+    if g._rg and grad_enabled():
+        dims = list(range(lead)) + keep
+        if dims:
+            g = g.sum(dims, keepdim=True)
+        return g.reshape(shape) if lead else g
+    if keep:
+        g = _C._reduce(_SUM, g, keep, True, None)
     if lead:
-        g = g.reshape(shape)
+        g = _C._reduce(_SUM, g, list(range(lead)), False, None)
     return g
+
+
+def tr(x):
+    """``x.t()`` of a matrix inside formulas (recorded only when building a graph)."""
+    if x._rg and grad_enabled():
+        return x.t()
+    return RAW["transpose"](x, 0, 1)
 
 
 def zeros_like(t):

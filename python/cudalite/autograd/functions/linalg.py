@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cudalite import _C, _ops
 from cudalite._C import Tensor
-from cudalite.autograd.functions._common import Node, edge, fix, mark, meta, no_out, nograd
+from cudalite.autograd.functions._common import Node, edge, fix, mark, meta, no_out, nograd, tr
 from cudalite.autograd.functions.views import unsafe_view
 
 
@@ -31,8 +31,8 @@ def _grad_mat2(mat1, g, transposed):
     (``transposed``), computing ``(g.T @ mat1).T`` makes W's gradient come out contiguous,
     as torch arranges it."""
     if transposed:
-        return _mm(g.t(), mat1).t()
-    return _mm(mat1.t(), g)
+        return tr(_mm(tr(g), mat1))
+    return _mm(tr(mat1), g)
 
 
 class MmBackward0(Node):
@@ -41,7 +41,7 @@ class MmBackward0(Node):
 
     def apply(self, g):
         n = self._next
-        ga = _mm(g, self.mat2.t()) if n[0] is not None else None
+        ga = _mm(g, tr(self.mat2)) if n[0] is not None else None
         gb = _grad_mat2(self.self_, g, self.t2) if n[1] is not None else None
         return (ga, gb)
 
@@ -59,6 +59,9 @@ def mm(input, mat2, *, out=None):
     return _record_mm(MmBackward0, _ops.mm(input, mat2), input, mat2)
 
 
+_ROWS = ("rows",)
+
+
 class AddmmBackward0(Node):
     __slots__ = ("mat1", "mat2", "alpha", "beta", "m0", "t2")
     _saved = ("mat1", "mat2")
@@ -68,9 +71,12 @@ class AddmmBackward0(Node):
         a, b = self.alpha, self.beta
         gi = g1 = g2 = None
         if n[0] is not None:
-            gi = fix(g if b == 1 else g * b, self.m0)
+            if self.m0 is _ROWS:
+                gi = g.sum(0) if g._rg and _C._is_grad_enabled() else _C._reduce(0, g, [0], False, None)
+            else:
+                gi = fix(g if b == 1 else g * b, self.m0)
         if n[1] is not None:
-            g1 = _mm(g, self.mat2.t())
+            g1 = _mm(g, tr(self.mat2))
             if a != 1:
                 g1 = g1 * a
         if n[2] is not None:
@@ -80,16 +86,17 @@ class AddmmBackward0(Node):
         return (gi, g1, g2)
 
 
-def record_addmm(r, input, mat1, mat2, beta=1, alpha=1):
+def record_addmm(r, input, mat1, mat2, beta=1, alpha=1, bias_rows=False):
     """Makes ``r = beta * input + alpha * mat1 @ mat2`` (already computed) an AddmmBackward0
-    output."""
+    output. ``bias_rows``: input is a vector added to every row (nn.Linear's bias), whose
+    gradient is the column sum."""
     node = AddmmBackward0(
         (edge(input) if isinstance(input, Tensor) else None, edge(mat1), edge(mat2))
     )
     node.mat1 = mat1 if node._next[2] is not None else None
     node.mat2 = mat2 if node._next[1] is not None else None
     node.alpha, node.beta = alpha, beta
-    node.m0 = meta(input, r)
+    node.m0 = _ROWS if bias_rows else meta(input, r)
     node.t2 = node._next[2] is not None and _transposed(mat2)
     return mark(r, node)
 
@@ -142,7 +149,7 @@ class MvBackward0(Node):
     def apply(self, g):
         n = self._next
         ga = g.unsqueeze(1) * self.vec if n[0] is not None else None
-        gv = _mm(self.self_.t(), g.unsqueeze(1)).squeeze(1) if n[1] is not None else None
+        gv = _mm(tr(self.self_), g.unsqueeze(1)).squeeze(1) if n[1] is not None else None
         return (ga, gv)
 
 

@@ -14,6 +14,7 @@ from cudalite.autograd.functions._common import (
     mark,
     nograd,
     sum_to,
+    tr,
     zeros,
 )
 from cudalite.autograd.functions.pointwise import AliasBackward0, CloneBackward0
@@ -149,11 +150,11 @@ class TBackward0(Node):
     __slots__ = ()
 
     def apply(self, g):
-        return (g.t(),)
+        return (tr(g) if g.dim() == 2 else g.t(),)
 
 
 def t(self):
-    out = nograd(_orig["t"], self)
+    out = _orig["transpose"](self, 0, 1) if self.dim() == 2 else nograd(_orig["t"], self)
     return _view_mark(out, self, TBackward0((edge(self),)))
 
 
