@@ -151,8 +151,10 @@ def main():
         table.add(name, **row)
     print(table.render())
     if "torch" in libs:
-        print("\nratio = torch time / cudalite time; goals on the GPU: MLP step >= 1.25x "
-              "(cudalite <= 0.8x torch), regression >= 1.67x (cudalite <= 0.6x torch)")
+        print(
+            "\nratio = torch time / cudalite time; goals on the GPU: MLP step >= 1.25x "
+            "(cudalite <= 0.8x torch), regression >= 1.67x (cudalite <= 0.6x torch)"
+        )
 
 
 if __name__ == "__main__":

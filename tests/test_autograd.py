@@ -8,10 +8,10 @@ import weakref
 
 import numpy as np
 import pytest
+from tests.conftest import to_np
 
 import cudalite
 from cudalite import autograd
-from tests.conftest import to_np
 
 
 def leaf(values, device="cpu", dtype=cudalite.float32):
@@ -35,7 +35,7 @@ def test_next_functions_like_torch():
     x = leaf([1.0, 2.0])
     y = (x * 2 + 1).sum()
     assert y.grad_fn.name() == "SumBackward0"
-    (add, _), = y.grad_fn.next_functions
+    ((add, _),) = y.grad_fn.next_functions
     assert type(add).__name__ == "AddBackward0"
     (mul, _), (none, nr) = add.next_functions
     assert type(mul).__name__ == "MulBackward0" and none is None and nr == 0

@@ -10,12 +10,12 @@ from collections import OrderedDict
 
 import numpy as np
 import pytest
+from tests.conftest import HAS_CUDA, to_np
+from tests.nn_loss_expected import LOSS_REF
 
 import cudalite as torch
 from cudalite import nn
 from cudalite.nn import functional as F
-from tests.conftest import HAS_CUDA, to_np
-from tests.nn_loss_expected import LOSS_REF
 
 # ---- the seeds ----
 
@@ -164,7 +164,7 @@ def test_module_requires_init():
 
     with pytest.raises(AttributeError, match="cannot assign module before Module.__init__"):
         Bad()
-    with pytest.raises(NotImplementedError, match=r'Module \[Module\] is missing the required'):
+    with pytest.raises(NotImplementedError, match=r"Module \[Module\] is missing the required"):
         nn.Module()(1)
 
 
@@ -319,9 +319,7 @@ def test_linear_shapes_match_matmul(shape, device):
     assert out.shape == (*shape[:-1], 2)
     np.testing.assert_allclose(to_np(out.detach()), to_np(ref), rtol=1e-5, atol=1e-6)
     out.sum().backward()
-    np.testing.assert_allclose(
-        to_np(lin.bias.grad), [float(np.prod(shape[:-1]))] * 2, rtol=1e-6
-    )
+    np.testing.assert_allclose(to_np(lin.bias.grad), [float(np.prod(shape[:-1]))] * 2, rtol=1e-6)
 
 
 def test_linear_grad_fn_chains():

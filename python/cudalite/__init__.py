@@ -55,4 +55,13 @@ def _dtype_from_name(name):
 from cudalite.autograd import _install as _autograd_install  # noqa: E402
 
 _autograd_install.install()
-from cudalite import nn, optim  # noqa: E402
+
+
+def __getattr__(name):
+    # nn and optim load on first use (``cudalite.nn``, ``from cudalite import nn``), keeping
+    # them out of ``import cudalite``.
+    if name in ("nn", "optim"):
+        import importlib
+
+        return importlib.import_module(f"cudalite.{name}")
+    raise AttributeError(f"module 'cudalite' has no attribute '{name}'")

@@ -12,8 +12,8 @@ import functools
 
 from cudalite import _C
 from cudalite.autograd.engine import backward, grad
-from cudalite.autograd.graph import Node
 from cudalite.autograd.gradcheck import gradcheck, gradgradcheck
+from cudalite.autograd.graph import Node
 
 __all__ = [
     "Variable",

@@ -211,7 +211,7 @@ def execute(edges, grads, retain_graph, create_graph, capture=None, accumulate_g
                 node._release()
             del g
             gi = None
-            for e, gi in zip(node._next, out):
+            for e, gi in zip(node._next, out, strict=True):
                 if e is None or gi is None:
                     continue
                 child = e[0]
@@ -242,9 +242,7 @@ def backward(
         grad_tensors = grad_variables
     grad_tensors = _as_tuple(grad_tensors) or (None,) * len(tensors)
     if len(grad_tensors) != len(tensors):
-        raise RuntimeError(
-            f"got {len(grad_tensors)} tensors and {len(tensors)} gradients"
-        )
+        raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
     if retain_graph is None:
         retain_graph = create_graph
     grads = _make_grads(tensors, grad_tensors)

@@ -49,8 +49,7 @@ def _numerical(func, inputs, idx, eps):
         cols.append([(p - m) / (2 * eps) for p, m in zip(vals[0], vals[1], strict=True)])
     n_out = len(cols[0]) if cols else len(_outputs(func, inputs))
     return [
-        np.stack([c[k] for c in cols], axis=1) if cols else np.zeros((0, 0))
-        for k in range(n_out)
+        np.stack([c[k] for c in cols], axis=1) if cols else np.zeros((0, 0)) for k in range(n_out)
     ]
 
 

@@ -181,9 +181,16 @@ def mark(out, node, nr=None):
     return out
 
 
+# Called when a tensor first requires grad: installs the recording Tensor methods (Note
+# [Arming] in _wrappers.py). Replaced by autograd.install.
+ARM = [lambda: None]
+
+
 def set_requires_grad(t, value):
     t._requires_grad_flag = value
     t.__dict__["_rg"] = value
+    if value:
+        ARM[0]()
 
 
 def needs_grad(*ts):

@@ -126,6 +126,4 @@ class ModuleList(Module):
         return self
 
     def forward(self, *args):
-        raise NotImplementedError(
-            'Module [ModuleList] is missing the required "forward" function'
-        )
+        raise NotImplementedError('Module [ModuleList] is missing the required "forward" function')

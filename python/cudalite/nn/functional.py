@@ -8,7 +8,6 @@ import warnings
 from cudalite import _C, _ops
 from cudalite._C import Tensor
 from cudalite.autograd.functions import nn as _nn
-from cudalite.autograd.functions.linalg import record_addmm
 
 __all__ = [
     "linear",
@@ -49,8 +48,9 @@ def _linear_checks(input, weight, bias):
         )
     if input.is_cuda != weight.is_cuda or (bias is not None and bias.is_cuda != weight.is_cuda):
         if bias is not None and input.dim() == 2:
-            _check_devices([("self", bias), ("mat1", input), ("mat2", weight)],
-                           "wrapper_CUDA_addmm")
+            _check_devices(
+                [("self", bias), ("mat1", input), ("mat2", weight)], "wrapper_CUDA_addmm"
+            )
         _check_devices([("self", input), ("mat2", weight)], "wrapper_CUDA_mm")
     _ops._check_dtypes(input, weight, "linear")
 
@@ -72,6 +72,8 @@ def linear(input, weight, bias=None):
         r = _ops._mm2(x, wt)
         _C._binary(_ADD, r, bias, r)  # the bias is added in place: one allocation
         if _grad_on() and (x._rg or wt._rg or bias._rg):
+            from cudalite.autograd.functions.linalg import record_addmm
+
             record_addmm(r, bias, x, wt, bias_rows=True)
         if d != 2:
             r = r.view(*input.shape[:-1], weight.shape[0])

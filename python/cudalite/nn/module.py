@@ -370,11 +370,17 @@ class Module:
                 destination[prefix + name] = b if keep_vars else b.detach()
         for name, m in self._modules.items():
             if m is not None:
-                m.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+                m.state_dict(
+                    destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars
+                )
         return destination
 
-    def _load_from_state_dict(self, state_dict, prefix, strict, missing, unexpected, errors, assign):
-        persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
+    def _load_from_state_dict(
+        self, state_dict, prefix, strict, missing, unexpected, errors, assign
+    ):
+        persistent = {
+            k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set
+        }
         local = {k: v for k, v in {**self._parameters, **persistent}.items() if v is not None}
         for name, param in local.items():
             key = prefix + name
@@ -398,8 +404,10 @@ class Module:
             try:
                 with no_grad():
                     if assign:
-                        new = value if not isinstance(param, Parameter) else Parameter(
-                            value, param.requires_grad
+                        new = (
+                            value
+                            if not isinstance(param, Parameter)
+                            else Parameter(value, param.requires_grad)
                         )
                         setattr(self, name, new)
                     else:
@@ -554,9 +562,7 @@ class Module:
     def __repr__(self):
         extra = self.extra_repr()
         extra_lines = extra.split("\n") if extra else []
-        child_lines = [
-            f"({key}): " + _addindent(repr(m), 2) for key, m in self._modules.items()
-        ]
+        child_lines = [f"({key}): " + _addindent(repr(m), 2) for key, m in self._modules.items()]
         lines = extra_lines + child_lines
         main = self._get_name() + "("
         if lines:

@@ -114,9 +114,7 @@ class Optimizer:
             packed["params"] = [mapping[id(p)] for p in group["params"]]
             start += len(packed["params"])
             groups.append(packed)
-        state = {
-            (mapping[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()
-        }
+        state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict):

@@ -3,8 +3,9 @@ gradient back to an input's shape, dtype and device, and the in-place rules."""
 
 from __future__ import annotations
 
-from cudalite import _C, _ops
 from cudalite._C import Tensor
+
+from cudalite import _C, _ops
 from cudalite.autograd.graph import Node, edge, mark
 
 B = _ops.BINARY
@@ -105,8 +106,7 @@ def check_inplace(t):
     base = t.__dict__.get("_view_of_leaf")
     if base is not None and grad_enabled():
         raise RuntimeError(
-            "a view of a leaf Variable that requires grad is being used in an in-place "
-            "operation."
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import builtins
 
-from cudalite import _C, _indexing
 from cudalite._C import Tensor
+
+from cudalite import _C, _indexing
 from cudalite.autograd.functions._common import (
     Node,
     adopt,
@@ -229,8 +230,7 @@ def cat(tensors, dim=0, *, out=None):
     node.dim = d
     # torch skips legacy empty 1-D tensors when joining higher-dim ones
     node.sizes = [
-        None if (t.dim() == 1 and t.shape[0] == 0 and r.dim() != 1) else t.shape[d]
-        for t in tensors
+        None if (t.dim() == 1 and t.shape[0] == 0 and r.dim() != 1) else t.shape[d] for t in tensors
     ]
     node.metas = [(t.shape, t.dtype, t.device) if t.dtype != r.dtype else None for t in tensors]
     return mark(r, node)
@@ -333,8 +333,8 @@ def repeat(self, *sizes):
     out = nograd(_orig["repeat"], self, *sizes)
     node = RepeatBackward0((edge(self),))
     node.shape = self.shape
-    node.repeats = list(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else (
-        list(sizes)
+    node.repeats = (
+        list(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else (list(sizes))
     )
     return mark(out, node)
 

@@ -3,8 +3,9 @@ matmul (which, like torch's, folds or batches its inputs and records those steps
 
 from __future__ import annotations
 
-from cudalite import _C, _ops
 from cudalite._C import Tensor
+
+from cudalite import _C, _ops
 from cudalite.autograd.functions._common import Node, edge, fix, mark, meta, no_out, nograd, tr
 from cudalite.autograd.functions.views import unsafe_view
 
@@ -72,7 +73,11 @@ class AddmmBackward0(Node):
         gi = g1 = g2 = None
         if n[0] is not None:
             if self.m0 is _ROWS:
-                gi = g.sum(0) if g._rg and _C._is_grad_enabled() else _C._reduce(0, g, [0], False, None)
+                gi = (
+                    g.sum(0)
+                    if g._rg and _C._is_grad_enabled()
+                    else _C._reduce(0, g, [0], False, None)
+                )
             else:
                 gi = fix(g if b == 1 else g * b, self.m0)
         if n[1] is not None:

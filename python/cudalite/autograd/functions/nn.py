@@ -4,9 +4,10 @@ two). Each records itself when grad mode is on and its input requires grad."""
 
 from __future__ import annotations
 
-from cudalite import _C, _reductions
 from cudalite._C import Tensor
-from cudalite.autograd.functions._common import B, U, Node, edge, fix, mark, meta
+
+from cudalite import _C, _reductions
+from cudalite.autograd.functions._common import B, Node, U, edge, fix, mark, meta
 
 _MAX, _SUM = _reductions.MAX, _reductions.SUM
 _grad_on = _C._is_grad_enabled
@@ -70,7 +71,9 @@ def log_softmax(input, dim, dtype=None):
     if x.numel() == 0:
         return x.clone()
     s = _shifted(x, dim)
-    lse = _C._unary(U["log"], _C._reduce(_SUM, _C._unary(U["exp"], s, None), [dim], True, None), None)
+    lse = _C._unary(
+        U["log"], _C._reduce(_SUM, _C._unary(U["exp"], s, None), [dim], True, None), None
+    )
     r = _C._binary(B["sub"], s, lse, s)
     if _recording(x):
         node = LogSoftmaxBackward0((edge(x),))
@@ -179,17 +182,13 @@ def _check_targets(t, classes, ignore_index):
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     _check_reduction(reduction)
     if target.dtype.is_floating_point or target.dtype == _C.bool:
-        raise RuntimeError(
-            f"expected scalar type Long but found {target.dtype._short_name}"
-        )
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype._short_name}")
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
     n_in = input.shape[0] if input.dim() > 1 else 1
     n_t = target.shape[0] if target.dim() else 1
     if input.dim() > 1 and n_in != n_t:
-        raise ValueError(
-            f"Expected input batch_size ({n_in}) to match target batch_size ({n_t})."
-        )
+        raise ValueError(f"Expected input batch_size ({n_in}) to match target batch_size ({n_t}).")
     classes = input.shape[1] if input.dim() > 1 else input.shape[0]
     rows = _to_rows(input.detach())
     t = target.reshape(-1)

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 
-from cudalite import _C, _ops
 from cudalite._C import Tensor
+
+from cudalite import _C, _ops
 from cudalite.autograd.functions._common import (
     B,
-    U,
     Node,
+    U,
     adopt,
     check_inplace,
     edge,
@@ -60,9 +61,7 @@ SinBackward0 = _u("SinBackward0", ("self_",), lambda n, g: g * n.self_.cos())
 CosBackward0 = _u("CosBackward0", ("self_",), lambda n, g: g * -n.self_.sin())
 TanBackward0 = _u("TanBackward0", ("result",), lambda n, g: g * (1 + n.result * n.result))
 TanhBackward0 = _u("TanhBackward0", ("result",), lambda n, g: g * (1 - n.result * n.result))
-SigmoidBackward0 = _u(
-    "SigmoidBackward0", ("result",), lambda n, g: g * (n.result * (1 - n.result))
-)
+SigmoidBackward0 = _u("SigmoidBackward0", ("result",), lambda n, g: g * (n.result * (1 - n.result)))
 ErfBackward0 = _u(
     "ErfBackward0",
     ("self_",),
@@ -134,6 +133,12 @@ def unary(name, x):
         else:
             node.result = out
     return mark(out, node)
+
+
+def unary_out(name, x, out=None):
+    """Recorded ``cudalite.name(x)`` (``out=`` is refused with torch's error)."""
+    no_out(out, name)
+    return unary(name, x)
 
 
 def unary_(name, x):

@@ -6,8 +6,9 @@ from __future__ import annotations
 import builtins
 import math
 
-from cudalite import _C, _reductions
 from cudalite._C import Tensor
+
+from cudalite import _C, _reductions
 from cudalite.autograd.functions._common import Node, edge, mark, no_out, nograd, zeros_like
 from cudalite.autograd.functions.pointwise import _where, maximum, minimum
 

@@ -4,8 +4,9 @@ permute, transpose, expand, squeeze, unsqueeze, select, slices, as_strided), cop
 
 from __future__ import annotations
 
-from cudalite import _C
 from cudalite._C import Tensor
+
+from cudalite import _C
 from cudalite.autograd.functions._common import (
     Node,
     check_inplace,
