@@ -432,3 +432,41 @@ def test_no_grad_path_unchanged():
     a, b = cudalite.ones(2), cudalite.ones(2)
     for out in (a + b, a.exp(), a.view(2, 1), a.sum(), cudalite.matmul(a, b), a[0]):
         assert out.grad_fn is None and not out.requires_grad
+
+
+def test_arming_and_import_cost():
+    """Before any tensor requires grad, Tensor's methods are the foundation's own and the
+    backward formulas, nn, optim and NumPy are not even imported."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, cudalite\n"
+        "from cudalite import _tensor\n"
+        "T = cudalite.Tensor\n"
+        "assert T.sum is _tensor._methods['sum'] and T.exp is _tensor._methods['exp']\n"
+        "for m in ('cudalite.autograd.functions.pointwise', 'cudalite.nn', 'cudalite.optim',\n"
+        "          'numpy'):\n"
+        "    assert m not in sys.modules, m\n"
+        "x = cudalite.ones(2)\n"
+        "assert (x * 2).grad_fn is None\n"
+        "w = cudalite.ones(2, requires_grad=True)\n"
+        "assert T.sum is not _tensor._methods['sum']\n"
+        "assert type(w.sum().grad_fn).__name__ == 'SumBackward0'\n"
+        "import cudalite.nn, cudalite.optim\n"
+        "assert 'numpy' not in sys.modules\n"
+    )
+    import os
+
+    pkg_root = os.path.dirname(os.path.dirname(cudalite.__file__))
+    env = dict(os.environ, PYTHONPATH=pkg_root)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+
+
+def test_wrapper_tables_cover_the_recorders():
+    from cudalite.autograd import _wrappers
+    from cudalite.autograd.functions import pointwise
+
+    assert set(_wrappers.UNARY_FUNCTIONS) == set(pointwise.UNARY_NODES) | {"square"}
+    assert set(_wrappers.BINARY_FUNCTIONS.values()) <= set(pointwise.BINARY_RECORDERS)

@@ -16,6 +16,7 @@ from cudalite.autograd.functions import linalg as la
 from cudalite.autograd.functions import pointwise as pw
 from cudalite.autograd.functions import reduce as rd
 from cudalite.autograd.functions import views as vw
+from cudalite.autograd.functions import where as wh
 
 _gm = _C._is_grad_enabled
 U, B = _ops.UNARY, _ops.BINARY
@@ -150,10 +151,10 @@ def _method_recorders():
         "masked_fill": ix.masked_fill,
         "masked_fill_": ix.masked_fill_,
         "copy_": vw.copy_,
-        "where": lambda self, condition, other: pw.where(condition, self, other),
-        "clamp": pw.clamp,
-        "clamp_": pw.clamp_,
-        "lerp": pw.lerp,
+        "where": lambda self, condition, other: wh.where(condition, self, other),
+        "clamp": wh.clamp,
+        "clamp_": wh.clamp_,
+        "lerp": wh.lerp,
         "max": rd.max,
         "min": rd.min,
         "matmul": la.matmul,
@@ -164,11 +165,11 @@ def _method_recorders():
         "addmm": la.addmm,
         "__matmul__": lambda s, o: la.matmul(s, o) if isinstance(o, Tensor) else NotImplemented,
         "__rmatmul__": lambda s, o: la.matmul(o, s) if isinstance(o, Tensor) else NotImplemented,
-        "fill_": pw.fill_like(pw.FillBackward2, _tensor._methods["fill_"]),
-        "zero_": pw.fill_like(pw.ZeroBackward0, _tensor._methods["zero_"]),
-        "uniform_": pw.fill_like(pw.UniformBackward0, _tensor._methods["uniform_"]),
-        "normal_": pw.fill_like(pw.NormalBackward0, _tensor._methods["normal_"]),
-        "random_": pw.fill_like(pw.RandomBackward0, _tensor._methods["random_"]),
+        "fill_": wh.fill_like(pw.FillBackward2, _tensor._methods["fill_"]),
+        "zero_": wh.fill_like(pw.ZeroBackward0, _tensor._methods["zero_"]),
+        "uniform_": wh.fill_like(pw.UniformBackward0, _tensor._methods["uniform_"]),
+        "normal_": wh.fill_like(pw.NormalBackward0, _tensor._methods["normal_"]),
+        "random_": wh.fill_like(pw.RandomBackward0, _tensor._methods["random_"]),
         **{n: getattr(rd, n) for n in ("sum", "mean", "prod", "amax", "amin", "std", "var")},
         "norm": rd.norm,
         **{n: vw.cast_method(n) for n in ("to", "cuda", "cpu", "float", "double", "half")},
@@ -182,9 +183,9 @@ def _function_recorders():
         "add": pw.add,
         "sub": pw.sub,
         "div": pw.div,
-        "where": pw.where,
-        "clamp": pw.clamp,
-        "lerp": pw.lerp,
+        "where": wh.where,
+        "clamp": wh.clamp,
+        "lerp": wh.lerp,
         "std_mean": rd.std_mean,
         "var_mean": rd.var_mean,
         **{n: getattr(rd, n) for n in ("sum", "mean", "prod", "amax", "amin", "std", "var")},

@@ -139,3 +139,15 @@ def adopt(self, r):
 
 def is_float(t):
     return t.dtype.is_floating_point
+
+
+def edges2(a, b):
+    return (
+        edge(a) if isinstance(a, Tensor) else None,
+        edge(b) if isinstance(b, Tensor) else None,
+    )
+
+
+def metas(node, a, b, out):
+    node.m0 = meta(a, out)
+    node.m1 = meta(b, out)

@@ -20,8 +20,8 @@ from cudalite.autograd.functions._common import (
     nograd,
     zeros,
 )
-from cudalite.autograd.functions.pointwise import _where
 from cudalite.autograd.functions.views import _orig, _view_mark, embed
+from cudalite.autograd.functions.where import _where
 
 _VIEW_OF_LEAF = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."

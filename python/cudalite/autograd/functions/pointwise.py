@@ -18,14 +18,15 @@ from cudalite.autograd.functions._common import (
     adopt,
     check_inplace,
     edge,
+    edges2,
     fix,
     mark,
-    meta,
+    metas,
     no_out,
-    nograd,
     twin,
     zeros_like,
 )
+from cudalite.autograd.functions.where import _where
 
 # ---- unary ----
 
@@ -311,36 +312,15 @@ class _NotImplementedNode(Node):
 NotImplementedBackward = type("NotImplemented", (_NotImplementedNode,), {"__slots__": ()})
 
 
-def _where(c, a, b):
-    """``where`` inside formulas: recorded only when building a graph of the backward."""
-    if _C._is_grad_enabled() and (
-        (isinstance(a, Tensor) and a._rg) or (isinstance(b, Tensor) and b._rg)
-    ):
-        return where(c, a, b)
-    return _C._where(c, a, b)
-
-
-def _edges2(a, b):
-    return (
-        edge(a) if isinstance(a, Tensor) else None,
-        edge(b) if isinstance(b, Tensor) else None,
-    )
-
-
-def _metas(node, a, b, out):
-    node.m0 = meta(a, out)
-    node.m1 = meta(b, out)
-
-
 def add(input, other, *, alpha=1, out=None):
     """Recorded ``input + alpha * other``."""
     no_out(out, "add")
     r = _ops.add(input, other, alpha=alpha)
     if not r.dtype.is_floating_point:
         return r
-    node = AddBackward0(_edges2(input, other))
+    node = AddBackward0(edges2(input, other))
     node.alpha = alpha
-    _metas(node, input, other, r)
+    metas(node, input, other, r)
     return mark(r, node)
 
 
@@ -348,9 +328,9 @@ def sub(input, other, *, alpha=1, out=None):
     """Recorded ``input - alpha * other``."""
     no_out(out, "sub")
     r = _ops.sub(input, other, alpha=alpha)
-    node = SubBackward0(_edges2(input, other))
+    node = SubBackward0(edges2(input, other))
     node.alpha = alpha
-    _metas(node, input, other, r)
+    metas(node, input, other, r)
     return mark(r, node)
 
 
@@ -366,11 +346,11 @@ def rsub(input, other, alpha=1):
 def mul(input, other, *, out=None):
     no_out(out, "mul")
     r = _C._binary(B["mul"], input, other, None)
-    node = MulBackward0(_edges2(input, other))
+    node = MulBackward0(edges2(input, other))
     n = node._next
     node.other = other if n[0] is not None else None
     node.self_ = input if n[1] is not None else None
-    _metas(node, input, other, r)
+    metas(node, input, other, r)
     return mark(r, node)
 
 
@@ -380,18 +360,18 @@ def div(input, other, *, rounding_mode=None, out=None):
         r = _ops.div(input, other, rounding_mode=rounding_mode)
         if not r.dtype.is_floating_point:
             return r
-        node = DivBackward0(_edges2(input, other))
-        _metas(node, input, other, r)
+        node = DivBackward0(edges2(input, other))
+        metas(node, input, other, r)
         node.self_ = node.other = None
         # floor/trunc division is piecewise constant: a zero gradient everywhere
         return mark(r, DivBackward2(node._next, node.m0, node.m1))
     if not isinstance(input, Tensor):  # number / tensor: torch records reciprocal then mul
         return mul(unary("reciprocal", other), input)
     r = _C._binary(B["div"], input, other, None)
-    node = DivBackward0(_edges2(input, other))
+    node = DivBackward0(edges2(input, other))
     node.other = other
     node.self_ = input if node._next[1] is not None else None
-    _metas(node, input, other, r)
+    metas(node, input, other, r)
     return mark(r, node)
 
 
@@ -423,9 +403,9 @@ def pow_(input, exponent, *, out=None):
         node = PowBackward0((edge(input),))
         node.self_, node.exponent = input, exponent
     else:
-        node = PowBackward1(_edges2(input, exponent))
+        node = PowBackward1(edges2(input, exponent))
         node.self_, node.other, node.result = input, exponent, r
-        _metas(node, input, exponent, r)
+        metas(node, input, exponent, r)
     return mark(r, node)
 
 
@@ -435,9 +415,9 @@ def _saving_both(cls, opname):
         r = _C._binary(B[opname], input, other, None)
         if not r.dtype.is_floating_point:
             return r
-        node = cls(_edges2(input, other))
+        node = cls(edges2(input, other))
         node.self_, node.other = input, other
-        _metas(node, input, other, r)
+        metas(node, input, other, r)
         return mark(r, node)
 
     rec.__name__ = opname
@@ -462,7 +442,7 @@ def floor_divide(input, other, *, out=None):
     r = _C._binary(B["floor_divide"], input, other, None)
     if not r.dtype.is_floating_point:
         return r
-    node = NotImplementedBackward(_edges2(input, other))
+    node = NotImplementedBackward(edges2(input, other))
     node.op = "floor_divide"
     return mark(r, node)
 
@@ -521,153 +501,3 @@ def binary_(op, self, other, **kw):
         t = twin(self)
         return adopt(self, rec(t, t, **kw))
     return adopt(self, rec(twin(self) if saves_self else self, other, **kw))
-
-
-# ---- where, clamp, lerp ----
-
-
-class WhereBackward0(Node):
-    __slots__ = ("condition", "m0", "m1")
-    _saved = ("condition",)
-
-    def apply(self, g):
-        n = self._next
-        c = self.condition
-        ga = fix(_where(c, g, 0.0), self.m0) if n[0] is not None else None
-        gb = fix(_where(c, 0.0, g), self.m1) if n[1] is not None else None
-        return (ga, gb)
-
-
-def where(condition, input=None, other=None):
-    if input is None and other is None:
-        return _ops.where(condition)
-    r = _C._where(condition, input, other)
-    node = WhereBackward0(_edges2(input, other))
-    node.condition = condition
-    _metas(node, input, other, r)
-    return mark(r, node)
-
-
-class ClampBackward1(Node):
-    __slots__ = ("self_", "min", "max")
-    _saved = ("self_",)
-
-    def apply(self, g):
-        x = self.self_
-        if self.min is not None and self.max is not None:
-            mask = (x >= self.min) & (x <= self.max)
-        elif self.min is not None:
-            mask = x >= self.min
-        else:
-            mask = x <= self.max
-        return (g * mask,)
-
-
-class ClampBackward0(Node):
-    """clamp with tensor bounds: the gradient goes to whichever of self/min/max is chosen."""
-
-    __slots__ = ("self_", "min", "max", "m0", "m1", "m2")
-    _saved = ("self_", "min", "max")
-
-    def apply(self, g):
-        n = self._next
-        x, lo, hi = self.self_, self.min, self.max
-        keep = None
-        glo = ghi = None
-        if lo is not None:
-            below = x < lo
-            keep = ~below
-            if n[1] is not None:
-                glo = fix(_where(below, g, 0.0), self.m1)
-        if hi is not None:
-            above = x > hi
-            keep = ~above if keep is None else keep & ~above
-            if n[2] is not None:
-                sel = above if lo is None else above & ~(x < lo)
-                ghi = fix(_where(sel, g, 0.0), self.m2)
-        gx = fix(g * keep, self.m0) if n[0] is not None else None
-        return (gx, glo, ghi)
-
-
-def clamp(input, min=None, max=None, *, out=None):
-    no_out(out, "clamp")
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
-        r = nograd(_ops.clamp, input, min, max)
-        node = ClampBackward0(
-            (
-                edge(input),
-                edge(min) if isinstance(min, Tensor) else None,
-                edge(max) if isinstance(max, Tensor) else None,
-            )
-        )
-        node.self_, node.min, node.max = input, min, max
-        node.m0, node.m1, node.m2 = meta(input, r), meta(min, r), meta(max, r)
-        return mark(r, node)
-    if min is None and max is None:
-        raise RuntimeError("cudalite.clamp: At least one of 'min' or 'max' must not be None")
-    r = _C._clamp(input, min, max, None)
-    node = ClampBackward1((edge(input),))
-    node.self_, node.min, node.max = input, min, max
-    return mark(r, node)
-
-
-def clamp_(self, min=None, max=None):
-    check_inplace(self)
-    return adopt(self, clamp(twin(self), min, max))
-
-
-class LerpBackward0(Node):
-    __slots__ = ("weight", "m0", "m1")
-
-    def apply(self, g):
-        n = self._next
-        w = self.weight
-        ga = fix(g * (1 - w), self.m0) if n[0] is not None else None
-        gb = fix(g * w, self.m1) if n[1] is not None else None
-        return (ga, gb)
-
-
-class LerpBackward1(Node):
-    __slots__ = ("self_", "end", "weight", "m0", "m1", "m2")
-    _saved = ("self_", "end", "weight")
-
-    def apply(self, g):
-        n = self._next
-        w = self.weight
-        ga = fix(g * (1 - w), self.m0) if n[0] is not None else None
-        gb = fix(g * w, self.m1) if n[1] is not None else None
-        gw = fix(g * (self.end - self.self_), self.m2) if n[2] is not None else None
-        return (ga, gb, gw)
-
-
-def lerp(input, end, weight, *, out=None):
-    no_out(out, "lerp")
-    r = nograd(_ops.lerp, input, end, weight)
-    if isinstance(weight, Tensor):
-        node = LerpBackward1((*_edges2(input, end), edge(weight)))
-        node.self_, node.end, node.weight = input, end, weight
-        node.m2 = meta(weight, r)
-    else:
-        node = LerpBackward0(_edges2(input, end))
-        node.weight = weight
-    node.m0, node.m1 = meta(input, r), meta(end, r)
-    return mark(r, node)
-
-
-# ---- fills ----
-
-
-def fill_like(cls, fn):
-    """Recorded in-place fill (``fill_``, ``zero_``, ``uniform_`` ...): the old values get a
-    zero gradient."""
-
-    def rec(self, *args, **kwargs):
-        check_inplace(self)
-        e = edge(self)
-        fn(self, *args, **kwargs)
-        if e is not None:
-            mark(self, cls((e,)))
-            self.__dict__.pop("_output_nr", None)
-        return self
-
-    return rec

@@ -10,7 +10,8 @@ from cudalite._C import Tensor
 
 from cudalite import _C, _reductions
 from cudalite.autograd.functions._common import Node, edge, mark, no_out, nograd, zeros_like
-from cudalite.autograd.functions.pointwise import _where, maximum, minimum
+from cudalite.autograd.functions.pointwise import maximum, minimum
+from cudalite.autograd.functions.where import _where
 
 
 def _norm_dims(dim, ndim):
