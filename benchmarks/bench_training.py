@@ -35,10 +35,15 @@ class Lib:
 
     def __init__(self, mod, device):
         self.mod, self.device = mod, device
-        if device == "cuda":
-            self.sync = cudalite._C._cuda.synchronize if mod is cudalite else mod.cuda.synchronize
-        else:
+        if device != "cuda":
             self.sync = None
+        elif mod is not cudalite:
+            self.sync = mod.cuda.synchronize
+        else:
+            cuda = getattr(cudalite, "cuda", None)
+            self.sync = getattr(cuda, "synchronize", None) or (
+                lambda: cudalite._C._cuda.synchronize(cudalite._C._cuda.current_device())
+            )
 
 
 def mlp_step(lib, width=1024, batch=256):
