@@ -84,7 +84,7 @@ def _requires_grad_(self, requires_grad=True):
 def _detach_(self):
     """Removes self from the autograd graph in place."""
     d = self.__dict__
-    for k in ("grad_fn", "_output_nr", "_view_of_leaf"):
+    for k in ("grad_fn", "_output_nr", "_view_of_leaf", "_base_", "_multi_view"):
         d.pop(k, None)
     set_requires_grad(self, False)
     return self

@@ -99,6 +99,13 @@ def zeros(shape, like):
 
 def check_inplace(t):
     """torch's errors for in-place ops that would lose a leaf's gradient."""
+    if "_multi_view" in t.__dict__ and grad_enabled():
+        raise RuntimeError(
+            f"Output {t._output_nr} of {type(t.grad_fn).__name__} is a view and is being "
+            "modified inplace. This view is the output of a function that returns multiple "
+            "views. Such functions do not allow the output views to be modified inplace. You "
+            "should replace the inplace operation by an out-of-place one."
+        )
     if t._rg and t.grad_fn is None:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."
@@ -134,6 +141,10 @@ def adopt(self, r):
     if node is not None:
         mark(self, node)
         self.__dict__.pop("_output_nr", None)
+        if "_base_" in self.__dict__:
+            from cudalite.autograd.functions.views import rebase_view
+
+            rebase_view(self)
     return self
 
 

@@ -20,7 +20,7 @@ from cudalite.autograd.functions._common import (
     nograd,
     zeros,
 )
-from cudalite.autograd.functions.views import _orig, _view_mark, embed
+from cudalite.autograd.functions.views import _orig, _view_mark, embed, rebase_view
 from cudalite.autograd.functions.where import _where
 
 _VIEW_OF_LEAF = (
@@ -141,6 +141,7 @@ def setitem(self, idx, value):
     node.vmeta = (value.shape, value.dtype, value.device) if vt else None
     mark(self, node)
     self.__dict__.pop("_output_nr", None)
+    rebase_view(self)
 
 
 def index_put_(self, indices, values, accumulate=False):
@@ -154,6 +155,7 @@ def index_put_(self, indices, values, accumulate=False):
     node.vmeta = (values.shape, values.dtype, values.device)
     mark(self, node)
     self.__dict__.pop("_output_nr", None)
+    rebase_view(self)
     return self
 
 
@@ -296,11 +298,15 @@ def _multi(cls, self, outs, dim):
     node.dim = dim % builtins.max(self.dim(), 1)
     node.shapes = [o.shape for o in outs]
     node.like = _C._full([], 0, self.dtype, self.device)
-    leaf = self.grad_fn is None or "_view_of_leaf" in self.__dict__
+    d = self.__dict__
+    leaf = self.grad_fn is None or "_view_of_leaf" in d
     for i, o in enumerate(outs):
         mark(o, node, i)
+        o.__dict__["_multi_view"] = True
         if leaf:
             o.__dict__["_view_of_leaf"] = True
+        else:
+            o.__dict__["_base_"] = d.get("_base_", self)
     return outs
 
 

@@ -8,6 +8,7 @@ from cudalite._C import Tensor
 
 from cudalite import _C
 from cudalite.autograd.functions._common import (
+    RAW,
     Node,
     check_inplace,
     edge,
@@ -24,13 +25,55 @@ _orig = {}  # the plain Tensor methods, filled in by autograd.install
 
 
 def _view_mark(out, x, node):
-    """Marks a view; views of a leaf that requires grad remember it, so that in-place ops on
-    them raise torch's error."""
+    """Marks a view. Views of a leaf that requires grad remember it, so that in-place ops on
+    them raise torch's error; views of other tensors remember their base, so that an in-place
+    op on the view also rewrites the base's history (``rebase_view``)."""
     mark(out, node)
     d = x.__dict__
     if (x.grad_fn is None and x._rg) or "_view_of_leaf" in d:
         out.__dict__["_view_of_leaf"] = True
+    else:
+        out.__dict__["_base_"] = d.get("_base_", x)
     return out
+
+
+class ViewCopySlices(Node):
+    """The base of a view that was modified in place: the viewed region's gradient goes to
+    the new values, the rest to the base's old history."""
+
+    __slots__ = ("size", "stride", "offset")
+
+    def apply(self, g):
+        gb = g.contiguous()._clone()
+        _C._fill_(RAW["as_strided"](gb, self.size, self.stride, self.offset), 0)
+        region = RAW["as_strided"](g.contiguous(), self.size, self.stride, self.offset)
+        return (gb, region._clone())
+
+
+ViewCopySlices.__name__ = ViewCopySlices.__qualname__ = "CopySlices"
+
+
+def rebase_view(v):
+    """After an in-place op gave view ``v`` a new history, makes its base's history
+    "old base with v's region replaced" and v a view of that (torch's CopySlices)."""
+    base = v.__dict__.get("_base_")
+    if base is None:
+        return
+    if not base.is_contiguous():
+        raise RuntimeError(
+            "cudalite: an in-place operation on a view of a non-contiguous tensor that "
+            "requires grad is not supported; use an out-of-place operation"
+        )
+    size, stride = tuple(v.shape), tuple(v.stride())
+    offset = v.storage_offset() - base.storage_offset()
+    node = ViewCopySlices((edge(base), edge(v)))
+    node.size, node.stride, node.offset = size, stride, offset
+    mark(base, node)
+    base.__dict__.pop("_output_nr", None)
+    view = AsStridedBackward0((edge(base),))
+    view.shape, view.size, view.stride, view.offset = base.shape, size, stride, offset
+    mark(v, view)
+    v.__dict__.pop("_output_nr", None)
 
 
 class ViewBackward0(Node):
@@ -336,4 +379,5 @@ def copy_(self, src, non_blocking=False):
     node.m1 = (src.shape, src.dtype, src.device) if e1 is not None else None
     mark(self, node)
     self.__dict__.pop("_output_nr", None)
+    rebase_view(self)
     return self

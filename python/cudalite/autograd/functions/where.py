@@ -176,6 +176,10 @@ def fill_like(cls, fn):
         if e is not None:
             mark(self, cls((e,)))
             self.__dict__.pop("_output_nr", None)
+            if "_base_" in self.__dict__:
+                from cudalite.autograd.functions.views import rebase_view
+
+                rebase_view(self)
         return self
 
     return rec
