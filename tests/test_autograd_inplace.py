@@ -74,3 +74,30 @@ def test_view_keeps_working_after_base_rewrite():
     v.mul_(10)
     (v * 2).sum().backward()  # v's new history goes through the base
     np.testing.assert_allclose(to_np(x.grad), [0.0, 20.0, 20.0, 0.0])
+
+
+def test_custom_function():
+    from cudalite.autograd import Function, gradcheck
+
+    class ScaledExp(Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            y = x.exp() * scale
+            ctx.save_for_backward(y)
+            ctx.scale = scale
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            (y,) = ctx.saved_tensors
+            return grad * y, None
+
+    x = cudalite.tensor([0.0, 1.0, -1.0], dtype=cudalite.float64, requires_grad=True)
+    y = ScaledExp.apply(x, 3.0)
+    assert type(y.grad_fn).__name__ == "ScaledExpBackward" and y.requires_grad
+    assert gradcheck(lambda x: ScaledExp.apply(x, 3.0), (x,))
+    y.sum().backward()
+    np.testing.assert_allclose(to_np(x.grad), 3 * np.exp([0.0, 1.0, -1.0]))
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.sum().backward()
+    assert ScaledExp.apply(cudalite.ones(2), 2.0).grad_fn is None

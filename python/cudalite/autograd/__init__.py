@@ -112,7 +112,7 @@ def __getattr__(name):
         from cudalite.autograd.function import Function
 
         return Function
-    if name in ("functional", "function", "graph"):
+    if name in ("function", "graph"):
         import importlib
 
         return importlib.import_module(f"cudalite.autograd.{name}")
