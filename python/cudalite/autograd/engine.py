@@ -9,6 +9,8 @@ formulas (plain tensor ops) record a graph of their own and can be differentiate
 
 from __future__ import annotations
 
+from heapq import heappop, heappush
+
 from cudalite import _C
 from cudalite._C import Tensor
 from cudalite.autograd.graph import FREED_MSG, AccumulateGrad, accumulate, edge
@@ -150,38 +152,38 @@ def _leaf_hooks(var, g):
 def execute(edges, grads, retain_graph, create_graph, capture=None, accumulate_grad=True):
     """Runs the backward pass from ``edges`` seeded with ``grads``.
 
-    ``capture`` maps edges whose arriving gradient is wanted (autograd.grad) to slots of the
-    returned list; then only nodes leading to a captured edge run, and leaves are not updated
-    unless ``accumulate_grad``.
+    Nodes wait in a heap keyed by sequence number and run newest first: when a node is
+    popped, every node that can send it a gradient is newer and has already run (see
+    graph.py), so its buffer is complete. ``capture`` maps edges whose arriving gradient is
+    wanted (autograd.grad) to slots of the returned list; then only nodes leading to a
+    captured edge run, and leaves are not updated unless ``accumulate_grad``.
     """
-    order = _collect(edges)
     buf = {}
-    for (node, nr), g in zip(edges, grads, strict=True):
-        if g is not None:
-            _add(buf, node, nr, g)
-    results = None
-    needed = None
+    heap = []
+    results = needed = targets = None
     if capture is not None:
         results = [None] * len(capture)
         targets = {e[0] for e in capture}
         needed = set(targets)
-        for n in reversed(order):
+        for n in reversed(_collect(edges)):
             if n not in needed:
                 for e in n._next:
                     if e is not None and e[0] in needed:
                         needed.add(n)
                         break
+    for (node, nr), g in zip(edges, grads, strict=True):
+        if g is not None and (needed is None or node in needed):
+            if node not in buf:
+                heappush(heap, (-node._seq, node))
+            _add(buf, node, nr, g)
     prev = _C._is_grad_enabled()
     _C._set_grad_enabled(bool(create_graph))
     pop = buf.pop
     get = buf.get
     try:
-        for node in order:
-            if needed is not None and node not in needed:
-                continue
-            g = pop(node, None)
-            if g is None:
-                continue
+        while heap:
+            node = heappop(heap)[1]
+            g = pop(node)
             if type(node) is AccumulateGrad:
                 var = node._var()
                 if var is None:
@@ -200,8 +202,10 @@ def execute(edges, grads, retain_graph, create_graph, capture=None, accumulate_g
                 continue
             if node._pre is not None:
                 g = _run_pre_hooks(node, g)
-            if capture is not None and node in targets:
+            if targets is not None and node in targets:
                 _capture(node, g, capture, results)
+                if not any(e is not None and e[0] in needed for e in node._next):
+                    continue  # nothing further back is wanted
             if node._released and node._saved:
                 raise RuntimeError(FREED_MSG)
             out = node.apply(g)
@@ -215,11 +219,19 @@ def execute(edges, grads, retain_graph, create_graph, capture=None, accumulate_g
                 if e is None or gi is None:
                     continue
                 child = e[0]
+                if needed is not None and child not in needed:
+                    continue
                 if child._multi:
+                    if child not in buf:
+                        heappush(heap, (-child._seq, child))
                     _add(buf, child, e[1], gi)
                 else:
                     old = get(child)
-                    buf[child] = gi if old is None else old + gi
+                    if old is None:
+                        buf[child] = gi
+                        heappush(heap, (-child._seq, child))
+                    else:
+                        buf[child] = old + gi
             # drop our references so the next AccumulateGrad can keep the buffer as .grad
             out = gi = None
     finally:
