@@ -35,15 +35,22 @@ def no_out(out, name):
         )
 
 
-def meta(t, out):
+def meta(t, out, om=None):
     """None when a gradient shaped like ``out`` fits input ``t`` as it is; else what
-    ``fix`` needs to make it fit (broadcast dims to sum, a dtype or device to convert to)."""
+    ``fix`` needs to make it fit (broadcast dims to sum, a dtype or device to convert to).
+    ``om`` is ``out_meta(out)`` when the caller checks several inputs against one output."""
     if not isinstance(t, Tensor):
         return None
-    shape = t.shape
-    if shape == out.shape and t.dtype == out.dtype and t.is_cuda == out.is_cuda:
+    if om is None:
+        om = out_meta(out)
+    shape, dtype = t.shape, t.dtype
+    if shape == om[0] and dtype is om[1] and t.is_cuda == om[2]:
         return None
-    return (shape, t.dtype, t.device)
+    return (shape, dtype, t.device)
+
+
+def out_meta(out):
+    return (out.shape, out.dtype, out.is_cuda)
 
 
 def fix(g, m):
@@ -160,5 +167,6 @@ def edges2(a, b):
 
 
 def metas(node, a, b, out):
-    node.m0 = meta(a, out)
-    node.m1 = meta(b, out)
+    om = out_meta(out)
+    node.m0 = meta(a, out, om) if isinstance(a, Tensor) else None
+    node.m1 = meta(b, out, om) if isinstance(b, Tensor) else None

@@ -7,7 +7,7 @@ from __future__ import annotations
 from cudalite._C import Tensor
 
 from cudalite import _C, _reductions
-from cudalite.autograd.functions._common import B, Node, U, edge, fix, mark, meta
+from cudalite.autograd.functions._common import B, Node, U, edge, fix, mark, meta, out_meta
 
 _MAX, _SUM = _reductions.MAX, _reductions.SUM
 _grad_on = _C._is_grad_enabled
@@ -120,7 +120,8 @@ def mse_loss(input, target, reduction="mean"):
     if _recording(input, target):
         node = MseLossBackward0((edge(input), edge(target) if target._rg else None))
         node.diff, node.reduction, node.n = d, reduction, n
-        node.m0, node.m1 = meta(input, d), meta(target, d)
+        om = out_meta(d)
+        node.m0, node.m1 = meta(input, d, om), meta(target, d, om)
         mark(r, node)
     return r
 
