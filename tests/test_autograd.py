@@ -8,9 +8,9 @@ import weakref
 
 import numpy as np
 import pytest
-from tests.conftest import to_np
 
 import cudalite
+from conftest import to_np
 from cudalite import autograd
 
 
@@ -470,3 +470,17 @@ def test_wrapper_tables_cover_the_recorders():
 
     assert set(_wrappers.UNARY_FUNCTIONS) == set(pointwise.UNARY_NODES) | {"square"}
     assert set(_wrappers.BINARY_FUNCTIONS.values()) <= set(pointwise.BINARY_RECORDERS)
+
+
+def test_inference_mode_and_decorators():
+    w = leaf([1.0])
+
+    @cudalite.set_grad_enabled(False)
+    def f():
+        return w * 2
+
+    with cudalite.inference_mode():
+        assert not (w * 2).requires_grad
+    with cudalite.inference_mode(False):
+        assert (w * 2).requires_grad
+    assert not f().requires_grad and cudalite.is_grad_enabled()

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.conftest import to_np
 
 import cudalite
+from conftest import to_np
 
 EXPECTED = {
     "row_mul": ([[1.0, -4.0, 12.0], [8.0, 10.0, 12.0]], [2.0, 8.0, 18.0]),

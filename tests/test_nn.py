@@ -10,12 +10,12 @@ from collections import OrderedDict
 
 import numpy as np
 import pytest
-from tests.conftest import HAS_CUDA, to_np
-from tests.nn_loss_expected import LOSS_REF
 
 import cudalite as torch
+from conftest import HAS_CUDA, to_np
 from cudalite import nn
 from cudalite.nn import functional as F
+from nn_loss_expected import LOSS_REF
 
 # ---- the seeds ----
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.conftest import to_np
-from tests.optim_expected import EXPECTED, GRADS, P0, STEPS
 
 import cudalite as torch
+from conftest import to_np
 from cudalite import nn, optim
+from optim_expected import EXPECTED, GRADS, P0, STEPS
 
 
 @pytest.mark.parametrize("name, kwargs, expected", EXPECTED, ids=lambda v: str(v))

@@ -23,6 +23,7 @@ __all__ = [
     "no_grad",
     "enable_grad",
     "set_grad_enabled",
+    "inference_mode",
     "is_grad_enabled",
     "gradcheck",
     "gradgradcheck",
@@ -36,6 +37,8 @@ def is_grad_enabled():
 
 
 class _GradMode:
+    _args = ()
+
     def __init__(self, mode):
         self._mode = mode
 
@@ -51,11 +54,7 @@ class _GradMode:
     def __call__(self, fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with (
-                self.__class__()
-                if type(self) is not set_grad_enabled
-                else set_grad_enabled(self._mode)
-            ):
+            with type(self)(*self._args):
                 return fn(*args, **kwargs)
 
         return wrapper
@@ -75,11 +74,21 @@ class enable_grad(_GradMode):  # noqa: N801
         super().__init__(True)
 
 
+class inference_mode(_GradMode):  # noqa: N801
+    """Like ``no_grad`` (cudalite has no separate inference tensors); ``mode=False`` is a
+    no-op, as in torch."""
+
+    def __init__(self, mode=True):
+        super().__init__(False if mode else is_grad_enabled())
+        self._args = (mode,)
+
+
 class set_grad_enabled(_GradMode):  # noqa: N801
     """Sets gradient recording on or off (immediately, and as a context manager)."""
 
     def __init__(self, mode):
         super().__init__(bool(mode))
+        self._args = (mode,)
         self._prev = is_grad_enabled()
         _C._set_grad_enabled(bool(mode))
 
