@@ -29,7 +29,13 @@ from cudalite._functional import *  # noqa: F403
 from cudalite.random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from cudalite._tensor import get_printoptions, set_printoptions
 from cudalite import random, autograd
-from cudalite.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from cudalite.autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 
 __version__ = "0.1.0"
 

@@ -99,6 +99,11 @@ class set_grad_enabled(_GradMode):  # noqa: N801
         _C._set_grad_enabled(self._prev)
         return False
 
+    def __call__(self, fn):
+        # as a decorator it must not leave the mode changed at definition time (torch)
+        _C._set_grad_enabled(self._prev)
+        return super().__call__(fn)
+
 
 class _VariableMeta(type):
     def __instancecheck__(cls, other):
