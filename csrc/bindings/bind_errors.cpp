@@ -19,6 +19,8 @@ void bind_errors(py::module_& m) {
       py::object inst = py::reinterpret_borrow<py::object>(acc)(py::str(e.what()));
       inst.attr("error_code") = e.code();
       PyErr_SetObject(acc, inst.ptr());
+    } catch (const AssertionError& e) {
+      PyErr_SetString(PyExc_AssertionError, e.what());
     } catch (const IndexError& e) {
       PyErr_SetString(PyExc_IndexError, e.what());
     } catch (const ValueError& e) {

@@ -4,10 +4,19 @@
 // "not compiled with CUDA" errors).
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/allocator.h"
+
+namespace cl {
+class CachingAllocator;
+}
 
 namespace cl::cuda {
 
@@ -29,6 +38,15 @@ Allocator* host_allocator();  // page-locked host memory
 using StreamHandle = void*;  // cudaStream_t
 StreamHandle current_stream(int device);
 
+// The caching allocator behind device_allocator(device), created on first use; nullptr when
+// CUDALITE_NO_CUDA_MEMORY_CACHING=1 turned caching off. Initialises CUDA.
+CachingAllocator* caching_allocator(int device);
+// The caching allocators created so far, indexed by device (nullptr where none).
+std::vector<CachingAllocator*> caching_allocators();
+// Tensor.record_stream: memory of a device DataPtr is also used on `stream`, so the caching
+// allocator reuses it only after the work queued there when it is freed has finished.
+void record_stream(const DataPtr& data, StreamHandle stream);
+
 // Copies between host and device or device and device; `device` is the GPU involved.
 // Blocking unless `non_blocking` (which is only asynchronous for page-locked host memory).
 void memcpy_h2d(void* dst, const void* src, size_t n, int device, bool non_blocking);
@@ -49,4 +67,100 @@ class DeviceGuard {
   bool active_;
 };
 
+// ---- Device runtime (csrc/cuda/runtime.cpp, device_properties.cpp) ----
+
+// Whether this process is a child forked after its parent initialised CUDA; CUDA can't be
+// used there (lazy_init throws torch's "Cannot re-initialize CUDA in forked subprocess").
+bool is_in_bad_fork();
+// Marks children forked from now on as bad forks (called before the driver is touched).
+void poison_fork();
+// torch's _cuda_exchangeDevice: makes `device` current and returns the previous one; -1 in,
+// -1 out (no-op). maybe_exchange_device restores without initialising CUDA when it isn't.
+int exchange_device(int device);
+int maybe_exchange_device(int device);
+std::pair<size_t, size_t> mem_get_info(int device);  // (free, total) bytes
+bool can_device_access_peer(int device, int peer);
+// Makes `waiting` wait (on the GPU) for the work queued so far on `stream` of `device`.
+void stream_wait_stream(StreamHandle waiting, StreamHandle stream, int device);
+
+// torch's _CudaDeviceProperties fields, read once per device and cached.
+struct DeviceProperties {
+  std::string name;
+  int major = 0;
+  int minor = 0;
+  bool is_multi_gpu_board = false;
+  bool is_integrated = false;
+  int multi_processor_count = 0;
+  size_t total_memory = 0;
+  int max_threads_per_multi_processor = 0;
+  int max_threads_per_block = 0;
+  int warp_size = 0;
+  size_t shared_memory_per_block = 0;
+  size_t shared_memory_per_block_optin = 0;
+  size_t shared_memory_per_multiprocessor = 0;
+  int regs_per_multiprocessor = 0;
+  int clock_rate = 0;         // kHz
+  int memory_clock_rate = 0;  // kHz
+  int memory_bus_width = 0;   // bits
+  int L2_cache_size = 0;      // bytes
+  int pci_bus_id = 0;
+  int pci_device_id = 0;
+  int pci_domain_id = 0;
+  std::array<uint8_t, 16> uuid{};
+};
+const DeviceProperties& get_device_properties(int device);
+// "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", lower-case hex (torch's uuid_to_string).
+std::string uuid_string(const std::array<uint8_t, 16>& uuid);
+
+// ---- NVML, opened from the driver at run time (csrc/cuda/nvml.cpp) ----
+// Device counts and monitoring that never initialise CUDA in this process, so a later
+// fork() stays safe.
+namespace nvml {
+// Devices that NVML sees with CUDA_VISIBLE_DEVICES applied, as torch's _device_count_nvml
+// computes it; -1 when NVML can't answer (no driver, MIG uuids, ...).
+int visible_device_count() noexcept;
+// The mapping behind it: `env` is CUDA_VISIBLE_DEVICES (nullptr when unset), `raw_count`
+// the number of devices NVML lists and `uuids` their UUIDs ("GPU-...").
+int visible_device_count(const char* env, int raw_count, const std::vector<std::string>& uuids);
+// False when NVML (the driver) can't be loaded or initialised.
+bool available() noexcept;
+// NVML's index for a CUDA device ordinal; throws torch's "device N is not visible" error.
+unsigned index_of(int device);
+unsigned utilization(int device);   // % of time a kernel ran
+unsigned memory_usage(int device);  // % of time device memory was read or written
+unsigned temperature(int device);   // degrees C (GPU die)
+unsigned power_draw(int device);    // mW
+unsigned clock_rate(int device);    // SM clock, MHz
+uint64_t memory_used(int device);   // bytes in use on the device (all processes)
+struct Process {
+  unsigned pid;
+  uint64_t used_memory;  // bytes; UINT64_MAX when NVML can't tell
+};
+std::vector<Process> compute_processes(int device);
+}  // namespace nvml
+
+// ---- cuBLAS, loaded with dlopen on first use (csrc/cuda/blas_handle.cpp) ----
+// torch.backends.cuda.matmul settings.
+struct MatmulFlags {
+  bool allow_tf32 = false;
+  bool allow_fp16_reduced_precision_reduction = true;
+  bool allow_bf16_reduced_precision_reduction = true;
+};
+MatmulFlags& matmul_flags();
+// The cuBLAS handle (cublasHandle_t) for `device` and its current stream, created once.
+void* blas_handle(int device);
+// Extra folders to search for libcublas after the loader's own search (pip's
+// site-packages/nvidia/*/lib folders, found by the Python layer).
+void set_library_dirs(const std::vector<std::string>& dirs);
+// The path of the cuBLAS library in use ("" before the first matrix product).
+std::string blas_library_path();
+
 }  // namespace cl::cuda
+
+namespace cl {
+struct TensorImpl;
+using Tensor = std::shared_ptr<TensorImpl>;
+// beta * self + alpha * (a @ b) for 2-D `a`, `b` on one GPU, `self` broadcastable to the
+// product (nn.Linear's bias); through cuBLAS (csrc/cuda/blas.cpp).
+Tensor cuda_addmm(const Tensor& self, const Tensor& a, const Tensor& b, double beta, double alpha);
+}  // namespace cl

@@ -32,6 +32,11 @@ class NotImplementedError : public Error {
  public:
   using Error::Error;
 };
+// Python's AssertionError: torch raises it for "not compiled with CUDA enabled".
+class AssertionError : public Error {
+ public:
+  using Error::Error;
+};
 class OutOfMemoryError : public Error {
  public:
   using Error::Error;

@@ -1,6 +1,25 @@
-// The CUDA runtime behind core/cuda_api.h: initialisation, devices, copies.
+// The CUDA runtime behind core/cuda_api.h: initialisation, fork safety, the current
+// device, copies.
+//
+// Note [Lazy init and fork]
+// Nothing touches the driver until the first real use (lazy_init), so `import cudalite`,
+// is_available() and device_count() cost nothing and leave fork() safe: the counts come
+// from NVML (nvml.cpp), which does not create a CUDA context. Just before the driver is
+// initialised we register a pthread_atfork child handler; a child forked after that point
+// can't use CUDA (the driver state does not survive fork), so lazy_init raises torch's
+// "Cannot re-initialize CUDA in forked subprocess" there instead of failing obscurely.
+//
+// Note [Current device without contexts]
+// Since CUDA 12, cudaSetDevice creates the device's primary context (hundreds of ms and
+// hundreds of MiB). Restoring the previous device when a guard ends must not create a
+// context on a device the program never used, so, as c10::cuda does, the restore only
+// records a per-thread "target" device when that device has no context yet; the current
+// device reads the target first, and the next real set_device clears it.
+#include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 
@@ -11,8 +30,96 @@ namespace cl::cuda {
 
 namespace {
 std::once_flag g_init_once;
-bool g_initialized = false;
+std::atomic<bool> g_initialized{false};
+std::atomic<bool> g_in_bad_fork{false};
+int g_device_count = 0;  // written once by lazy_init
 std::string g_init_error;
+thread_local int t_target_device = -1;
+
+void forked_child() { g_in_bad_fork.store(true); }
+
+// The message torch gives for each way cudaGetDeviceCount can fail (c10/cuda/CUDAFunctions.cpp).
+std::string device_count_error(cudaError_t err) {
+  switch (err) {
+    case cudaErrorInsufficientDriver: {
+      int version = 0;
+      if (cudaDriverGetVersion(&version) != cudaSuccess || version <= 0) {
+        return "Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU "
+               "and installed a driver from http://www.nvidia.com/Download/index.aspx";
+      }
+      return "The NVIDIA driver on your system is too old (found version " +
+             std::to_string(version) +
+             "). Please update your GPU driver by downloading and installing a new version from "
+             "the URL: http://www.nvidia.com/Download/index.aspx Alternatively, install a "
+             "cudalite build compiled with your version of the CUDA driver.";
+    }
+    case cudaErrorNoDevice:
+      return "No CUDA GPUs are available";
+    case cudaErrorInitializationError:
+      return "CUDA driver initialization failed, you might not have a CUDA gpu.";
+    case cudaErrorUnknown:
+      return "CUDA unknown error - this may be due to an incorrectly set up environment, e.g. "
+             "changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the "
+             "available devices to be zero.";
+    default:
+      return std::string(
+                 "Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
+                 "functions before calling NumCudaDevices() that might have already "
+                 "set an error? Error ") +
+             std::to_string(int(err)) + ": " + cudaGetErrorString(err);
+  }
+}
+
+// cuDevicePrimaryCtxGetState through the runtime's driver entry points (we never link
+// libcuda). Without it we answer "has a context", which only costs a context.
+bool has_primary_context(int device) {
+  using GetFn = CUresult (*)(CUdevice*, int);
+  using StateFn = CUresult (*)(CUdevice, unsigned*, int*);
+  static const std::pair<GetFn, StateFn> fns = [] {
+    void* get = nullptr;
+    void* state = nullptr;
+    cudaDriverEntryPointQueryResult q1{}, q2{};
+    if (cudaGetDriverEntryPointByVersion("cuDeviceGet", &get, 12000, cudaEnableDefault, &q1) !=
+            cudaSuccess ||
+        cudaGetDriverEntryPointByVersion("cuDevicePrimaryCtxGetState", &state, 12000,
+                                         cudaEnableDefault, &q2) != cudaSuccess) {
+      cudaGetLastError();
+      return std::pair<GetFn, StateFn>(nullptr, nullptr);
+    }
+    return std::pair<GetFn, StateFn>(reinterpret_cast<GetFn>(get),
+                                     reinterpret_cast<StateFn>(state));
+  }();
+  if (!fns.first || !fns.second) return true;
+  CUdevice dev = 0;
+  unsigned flags = 0;
+  int active = 0;
+  if (fns.first(&dev, device) != CUDA_SUCCESS) return true;
+  if (fns.second(dev, &flags, &active) != CUDA_SUCCESS) return true;
+  return active != 0;
+}
+
+int get_device_raw() {
+  if (t_target_device >= 0) return t_target_device;
+  int d = 0;
+  CL_CUDA_CHECK(cudaGetDevice(&d));
+  return d;
+}
+
+void set_device_raw(int device) {
+  t_target_device = -1;
+  int cur = -1;
+  CL_CUDA_CHECK(cudaGetDevice(&cur));
+  if (cur != device) CL_CUDA_CHECK(cudaSetDevice(device));
+}
+
+// Restores `device` as current without creating its context (Note [Current device...]).
+void maybe_set_device_raw(int device) {
+  if (has_primary_context(device)) {
+    set_device_raw(device);
+  } else {
+    t_target_device = device;
+  }
+}
 }  // namespace
 
 bool is_compiled() { return true; }
@@ -24,11 +131,23 @@ std::string compiled_version() { return CL_CUDA_VERSION; }
 void throw_cuda_error(cudaError_t err, const char* file, int line) {
   (void)file;
   (void)line;
-  cudaGetLastError();  // clear the sticky-free error state
-  std::string msg = std::string("CUDA error: ") + cudaGetErrorString(err) +
-                    "\nCUDA kernel errors might be asynchronously reported at some other API "
-                    "call, so the stacktrace below might be incorrect.\nFor debugging consider "
-                    "passing CUDA_LAUNCH_BLOCKING=1\n";
+  cudaGetLastError();  // clear the error so the next call doesn't report it again
+  // torch's wording (c10_cuda_check_implementation), less its DSA line.
+  std::string msg = std::string("CUDA error: ") + cudaGetErrorString(err);
+  if (err == cudaErrorInvalidDevice) {
+    msg += "\nGPU device may be out of range, do you have enough GPUs?";
+  } else {
+    msg += std::string("\nSearch for `") + cudaGetErrorName(err) +
+           "' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for "
+           "more information.";
+  }
+  if (!launch_blocking()) {
+    msg +=
+        "\nCUDA kernel errors might be asynchronously reported at some other API call, so the "
+        "stacktrace below might be incorrect.\nFor debugging consider passing "
+        "CUDA_LAUNCH_BLOCKING=1";
+  }
+  msg += "\n";
   if (err == cudaErrorMemoryAllocation) throw OutOfMemoryError(msg);
   throw AcceleratorError(int(err), msg);
 }
@@ -36,7 +155,7 @@ void throw_cuda_error(cudaError_t err, const char* file, int line) {
 bool launch_blocking() {
   static const bool blocking = [] {
     const char* v = std::getenv("CUDA_LAUNCH_BLOCKING");
-    return v && v[0] == '1';
+    return v && v[0] == '1' && v[1] == '\0';
   }();
   return blocking;
 }
@@ -47,8 +166,20 @@ void check_last_launch(const char* file, int line) {
   if (err != cudaSuccess) throw_cuda_error(err, file, line);
 }
 
+bool is_in_bad_fork() { return g_in_bad_fork.load(); }
+
+void poison_fork() {
+  static std::once_flag once;
+  std::call_once(once, [] { pthread_atfork(nullptr, nullptr, &forked_child); });
+}
+
 int device_count() noexcept {
-  int n = 0;
+  if (g_initialized.load()) return g_device_count;
+  int n = nvml::visible_device_count();
+  if (n >= 0) return n;
+  // No NVML (a container without the driver's utility libraries, MIG uuids): ask the
+  // runtime, which initialises the driver, so fork safety is lost from here on.
+  poison_fork();
   if (cudaGetDeviceCount(&n) != cudaSuccess) {
     cudaGetLastError();
     return 0;
@@ -57,47 +188,88 @@ int device_count() noexcept {
 }
 
 void lazy_init() {
-  if (g_initialized) return;
+  if (g_in_bad_fork.load()) {
+    throw Error(
+        "Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you "
+        "must use the 'spawn' start method");
+  }
+  if (g_initialized.load()) return;
   std::call_once(g_init_once, [] {
+    poison_fork();
     int n = 0;
     cudaError_t err = cudaGetDeviceCount(&n);
-    if (err == cudaErrorInsufficientDriver || err == cudaErrorNoDevice ||
-        err == cudaErrorInitializationError || (err == cudaSuccess && n == 0)) {
+    if (err != cudaSuccess || n == 0) {
       cudaGetLastError();
-      g_init_error = err == cudaErrorInsufficientDriver
-                         ? "Found no NVIDIA driver on your system. Please check that you have "
-                           "an NVIDIA GPU and installed a driver from "
-                           "http://www.nvidia.com/Download/index.aspx"
-                         : "No CUDA GPUs are available";
+      g_init_error = device_count_error(err == cudaSuccess ? cudaErrorNoDevice : err);
       return;
     }
-    if (err != cudaSuccess) {
-      cudaGetLastError();
-      g_init_error = std::string("CUDA error: ") + cudaGetErrorString(err);
-      return;
-    }
-    g_initialized = true;
+    g_device_count = n;
+    g_initialized.store(true);
   });
-  if (!g_initialized) throw Error(g_init_error);
+  if (!g_initialized.load()) throw Error(g_init_error);
 }
 
-bool is_initialized() { return g_initialized; }
+bool is_initialized() { return g_initialized.load() && !g_in_bad_fork.load(); }
 
 void check_device_index(int device) {
   lazy_init();
-  if (device < 0 || device >= device_count()) throw_cuda_error(cudaErrorInvalidDevice, "", 0);
+  if (device < 0 || device >= g_device_count) throw_cuda_error(cudaErrorInvalidDevice, "", 0);
 }
 
 int current_device() {
   lazy_init();
-  int d = 0;
-  CL_CUDA_CHECK(cudaGetDevice(&d));
-  return d;
+  return get_device_raw();
 }
 
 void set_device(int device) {
   check_device_index(device);
-  CL_CUDA_CHECK(cudaSetDevice(device));
+  set_device_raw(device);
+}
+
+int exchange_device(int device) {
+  if (device < 0) return -1;
+  lazy_init();
+  int cur = get_device_raw();
+  if (cur != device) set_device(device);
+  return cur;
+}
+
+int maybe_exchange_device(int device) {
+  if (device < 0) return -1;
+  lazy_init();
+  int cur = get_device_raw();
+  if (cur != device) {
+    check_device_index(device);
+    maybe_set_device_raw(device);
+  }
+  return cur;
+}
+
+std::pair<size_t, size_t> mem_get_info(int device) {
+  DeviceGuard g(device);
+  size_t free = 0, total = 0;
+  CL_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return {free, total};
+}
+
+bool can_device_access_peer(int device, int peer) {
+  check_device_index(device);
+  check_device_index(peer);
+  int can = 0;
+  CL_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, device, peer));
+  return can != 0;
+}
+
+void stream_wait_stream(StreamHandle waiting, StreamHandle stream, int device) {
+  if (waiting == stream) return;
+  DeviceGuard g(device);
+  cudaEvent_t ev = nullptr;
+  CL_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+  cudaError_t err = cudaEventRecord(ev, static_cast<cudaStream_t>(stream));
+  if (err == cudaSuccess) err = cudaStreamWaitEvent(static_cast<cudaStream_t>(waiting), ev, 0);
+  // Destroying right away is allowed: the wait keeps what it needs until it completes.
+  CL_CUDA_CHECK_NOTHROW(cudaEventDestroy(ev));
+  if (err != cudaSuccess) throw_cuda_error(err, __FILE__, __LINE__);
 }
 
 StreamHandle current_stream(int) { return nullptr; }
@@ -135,16 +307,23 @@ void synchronize(int device) {
 DeviceGuard::DeviceGuard(int device) : prev_(-1), active_(false) {
   if (device < 0) return;
   lazy_init();
-  CL_CUDA_CHECK(cudaGetDevice(&prev_));
+  prev_ = get_device_raw();
   if (prev_ != device) {
     check_device_index(device);
-    CL_CUDA_CHECK(cudaSetDevice(device));
+    set_device_raw(device);
     active_ = true;
+  } else if (t_target_device >= 0) {
+    // The thread's device is only a target so far: make it real before work is queued.
+    set_device_raw(device);
   }
 }
 
 DeviceGuard::~DeviceGuard() {
-  if (active_) CL_CUDA_CHECK_NOTHROW(cudaSetDevice(prev_));
+  if (!active_) return;
+  try {
+    maybe_set_device_raw(prev_);
+  } catch (...) {  // a destructor never throws
+  }
 }
 
 }  // namespace cl::cuda

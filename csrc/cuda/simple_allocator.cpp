@@ -1,5 +1,6 @@
-// Plain cudaMalloc / cudaHostAlloc allocators. The caching allocator replaces the device
-// one; they stay useful as the uncached backend (CUDALITE_NO_CUDA_MEMORY_CACHING=1).
+// Plain cudaMalloc / cudaHostAlloc allocators. The caching allocator (device_allocator.cpp)
+// serves device memory; the plain device allocator is what CUDALITE_NO_CUDA_MEMORY_CACHING=1
+// selects.
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -8,6 +9,7 @@
 
 #include "core/cuda_api.h"
 #include "cuda/cuda_check.h"
+#include "cuda/device_allocator.h"
 
 namespace cl::cuda {
 
@@ -47,7 +49,7 @@ class HostAllocator final : public Allocator {
 
 }  // namespace
 
-Allocator* device_allocator(int device) {
+Allocator* uncached_device_allocator(int device) {
   static std::mutex mu;
   static std::vector<std::unique_ptr<DeviceAllocator>> allocs;
   check_device_index(device);

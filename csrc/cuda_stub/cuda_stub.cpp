@@ -6,7 +6,7 @@
 
 namespace cl {
 namespace {
-[[noreturn]] void fail() { throw Error("cudalite not compiled with CUDA enabled"); }
+[[noreturn]] void fail() { throw AssertionError("cudalite not compiled with CUDA enabled"); }
 }  // namespace
 
 namespace cuda {
@@ -21,6 +21,9 @@ void set_device(int) { fail(); }
 void check_device_index(int) { fail(); }
 Allocator* device_allocator(int) { fail(); }
 Allocator* host_allocator() { fail(); }
+CachingAllocator* caching_allocator(int) { fail(); }
+std::vector<CachingAllocator*> caching_allocators() { return {}; }
+void record_stream(const DataPtr&, StreamHandle) { fail(); }
 StreamHandle current_stream(int) { fail(); }
 void memcpy_h2d(void*, const void*, size_t, int, bool) { fail(); }
 void memcpy_d2h(void*, const void*, size_t, int, bool) { fail(); }
@@ -28,6 +31,41 @@ void memcpy_d2d(void*, int, const void*, int, size_t) { fail(); }
 void synchronize(int) { fail(); }
 DeviceGuard::DeviceGuard(int) : prev_(-1), active_(false) {}
 DeviceGuard::~DeviceGuard() = default;
+bool is_in_bad_fork() { return false; }
+void poison_fork() {}
+int exchange_device(int device) {
+  if (device < 0) return -1;
+  fail();
+}
+int maybe_exchange_device(int device) { return exchange_device(device); }
+std::pair<size_t, size_t> mem_get_info(int) { fail(); }
+bool can_device_access_peer(int, int) { fail(); }
+void stream_wait_stream(StreamHandle, StreamHandle, int) { fail(); }
+const DeviceProperties& get_device_properties(int) { fail(); }
+std::string uuid_string(const std::array<uint8_t, 16>&) { fail(); }
+
+namespace nvml {
+int visible_device_count() noexcept { return -1; }
+int visible_device_count(const char*, int, const std::vector<std::string>&) { fail(); }
+bool available() noexcept { return false; }
+unsigned index_of(int) { fail(); }
+unsigned utilization(int) { fail(); }
+unsigned memory_usage(int) { fail(); }
+unsigned temperature(int) { fail(); }
+unsigned power_draw(int) { fail(); }
+unsigned clock_rate(int) { fail(); }
+uint64_t memory_used(int) { fail(); }
+std::vector<Process> compute_processes(int) { fail(); }
+}  // namespace nvml
+
+// torch lets CPU-only builds set the matmul flags too; they just have no effect.
+MatmulFlags& matmul_flags() {
+  static MatmulFlags flags;
+  return flags;
+}
+void* blas_handle(int) { fail(); }
+void set_library_dirs(const std::vector<std::string>&) {}
+std::string blas_library_path() { return ""; }
 
 void binary(const ElementwiseIter&, BinaryOp) { fail(); }
 void unary(const ElementwiseIter&, UnaryOp) { fail(); }
@@ -43,5 +81,6 @@ void random_fill(const Tensor&, int, double, double, uint64_t, uint64_t) { fail(
 }  // namespace cuda
 
 Tensor cuda_matmul(const Tensor&, const Tensor&) { fail(); }
+Tensor cuda_addmm(const Tensor&, const Tensor&, const Tensor&, double, double) { fail(); }
 
 }  // namespace cl

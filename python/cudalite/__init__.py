@@ -28,7 +28,9 @@ from cudalite._reductions import return_types
 from cudalite._functional import *  # noqa: F403
 from cudalite.random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from cudalite._tensor import get_printoptions, set_printoptions
-from cudalite import random, autograd
+from cudalite import random, autograd, cuda, backends
+from cudalite._interop import from_dlpack
+from cudalite.backends import get_float32_matmul_precision, set_float32_matmul_precision
 from cudalite.autograd import (
     enable_grad,
     inference_mode,
@@ -43,6 +45,10 @@ _tensor.install()
 _tensor_math.install_properties(Tensor)
 _C._set_legacy_ctor(_legacy.legacy_new)
 globals().update(_legacy.make_legacy_types(is_cuda=False))
+vars(cuda).update(_legacy.make_legacy_types(is_cuda=True))
+from cudalite import _interop  # noqa: E402
+
+_interop.install(Tensor)
 
 # torch's dtype aliases.
 float = float32

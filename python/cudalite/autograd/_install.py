@@ -77,8 +77,23 @@ def _set_requires_grad(self, value):
 
 def _requires_grad_(self, requires_grad=True):
     """Sets ``requires_grad`` in place and returns self."""
-    _set_requires_grad(self, requires_grad)
+    _tensor._methods["requires_grad_"](self, requires_grad)  # validates, with torch's text
+    self.__dict__["_rg"] = bool(requires_grad)
+    if requires_grad:
+        graph.ARM[0]()
     return self
+
+
+_PRIVATE = ("_acc", "_hooks", "_post_acc_hooks", "_retains", "_base_", "_multi_view")
+
+
+def _copy(self):
+    """A shallow copy shares the storage (and the graph position), not the hooks or the
+    leaf's gradient accumulator."""
+    out = self._alias()
+    out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in _PRIVATE})
+    out._requires_grad_flag = self._requires_grad_flag
+    return out
 
 
 def _detach_(self):
@@ -99,9 +114,8 @@ def _deepcopy(self, memo):
             "protocol at the moment."
         )
     out = _C._to(self, None, None, False, True) if type(self) is Tensor else self._clone()
-    skip = ("_acc", "_hooks", "_post_acc_hooks")
     out.__dict__.update(
-        copy.deepcopy({k: v for k, v in self.__dict__.items() if k not in skip}, memo)
+        copy.deepcopy({k: v for k, v in self.__dict__.items() if k not in _PRIVATE}, memo)
     )
     if self._requires_grad_flag:
         set_requires_grad(out, True)
@@ -163,6 +177,7 @@ def install():
     T.retain_grad = _retain_grad
     T.retains_grad = property(lambda self: bool(self.__dict__.get("_retains")))
     T.__deepcopy__ = _deepcopy
+    T.__copy__ = _copy
     T.output_nr = property(lambda self: self._output_nr)
     T.__pos__ = T.positive = lambda self: self  # torch.positive returns its input
     T.broadcast_to = lambda self, size: self.expand(*size)

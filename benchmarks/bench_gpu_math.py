@@ -1,0 +1,227 @@
+"""GPU math side by side with torch and CuPy (issue 6), on a GPU machine.
+
+Bandwidth counts bytes read + bytes written (each input read once, output written once);
+each figure is the median of several timed runs after a warm-up, synchronised, on random
+data. Goals: bandwidth-bound ops >= 0.97x torch (broadcast/non-contiguous >= 0.8x);
+reductions >= 0.97x the better of torch and CuPy; randn/rand >= torch; Linear(4096, 4096)
+on 8192 rows >= 0.97x torch (TF32 off); launch-bound 1-element ops: a + b <= 3.5 us,
+a.add_(b) <= 3.0 us, a.sum() <= 4.0 us.
+
+    python benchmarks/bench_gpu_math.py [--quick]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import cudalite  # noqa: E402
+from _harness import Table, optional, per_call  # noqa: E402
+
+torch = optional("torch")
+cupy = optional("cupy")
+N = 256 * 2**20
+
+
+def make(lib, n, dtype="float32", shape=None):
+    shape = shape or (n,)
+    if lib == "cudalite":
+        return cudalite.randn(*shape, device="cuda", dtype=getattr(cudalite, dtype))
+    if lib == "torch":
+        return torch.randn(*shape, device="cuda", dtype=getattr(torch, dtype))
+    return cupy.random.standard_normal(shape, dtype="float32").astype(dtype)
+
+
+def syncs():
+    out = {"cudalite": cudalite.cuda.synchronize}
+    if torch:
+        out["torch"] = torch.cuda.synchronize
+    if cupy:
+        out["cupy"] = cupy.cuda.Device().synchronize
+    return out
+
+
+def bandwidth(table, case, nbytes, fns):
+    row = {}
+    for lib, fn in fns.items():
+        if fn is None:
+            continue
+        t = per_call(fn, repeat=7, number=5, sync=syncs()[lib])
+        row[lib] = nbytes / t / 1e9
+    table.add(case, **row)
+
+
+def libs():
+    return [lib for lib, m in (("cudalite", cudalite), ("torch", torch), ("cupy", cupy)) if m]
+
+
+def elementwise(quick):
+    n = N // 8 if quick else N
+    t = Table(f"elementwise, {n // 2**20} Mi elements (GB/s)", unit="GB/s", higher_is_better=True)
+    for dtype in ("float32", "float16", "bfloat16"):
+        ls = [lib for lib in libs() if not (lib == "cupy" and dtype == "bfloat16")]
+        x = {lib: make(lib, n, dtype) for lib in ls}
+        y = {lib: make(lib, n, dtype) for lib in ls}
+        z = {lib: make(lib, n, dtype) for lib in ls}
+        isz = x["cudalite"].element_size()
+        add_out = {
+            "cudalite": lambda: cudalite.add(x["cudalite"], y["cudalite"], out=z["cudalite"])
+        }
+        if "torch" in x:
+            add_out["torch"] = lambda: torch.add(x["torch"], y["torch"], out=z["torch"])
+        if "cupy" in x:
+            add_out["cupy"] = lambda: cupy.add(x["cupy"], y["cupy"], out=z["cupy"])
+        bandwidth(t, f"add(out=) {dtype}", 3 * n * isz, add_out)
+        bandwidth(
+            t, f"x + y {dtype}", 3 * n * isz, {lib: (lambda lib=lib: x[lib] + y[lib]) for lib in x}
+        )
+        bandwidth(
+            t, f"x ** 2 {dtype}", 2 * n * isz, {lib: (lambda lib=lib: x[lib] ** 2) for lib in x}
+        )
+        ex = {"cudalite": lambda: x["cudalite"].exp()}
+        if "torch" in x:
+            ex["torch"] = lambda: x["torch"].exp()
+        if "cupy" in x:
+            ex["cupy"] = lambda: cupy.exp(x["cupy"])
+        bandwidth(t, f"exp(x) {dtype}", 2 * n * isz, ex)
+    x = {lib: make(lib, n) for lib in libs()}
+    cast = {"cudalite": lambda: x["cudalite"].half()}
+    if torch:
+        cast["torch"] = lambda: x["torch"].half()
+    if cupy:
+        cast["cupy"] = lambda: x["cupy"].astype("float16")
+    bandwidth(t, "float32 -> float16 cast", n * 6, cast)
+    rows, cols = 16384, n // 16384
+    m = {lib: make(lib, n, shape=(rows, cols)) for lib in libs()}
+    v = {lib: make(lib, cols, shape=(1, cols)) for lib in libs()}
+    bandwidth(
+        t,
+        "broadcast (16384 x k) + (1 x k)",
+        2 * n * 4 + cols * 4,
+        {lib: (lambda lib=lib: m[lib] + v[lib]) for lib in m},
+    )
+    mt = {"cudalite": m["cudalite"].t()}
+    if torch:
+        mt["torch"] = m["torch"].t()
+    if cupy:
+        mt["cupy"] = m["cupy"].T
+    bandwidth(
+        t, "transposed x.t() * 2", 2 * n * 4, {lib: (lambda lib=lib: mt[lib] * 2) for lib in mt}
+    )
+    return t
+
+
+def reductions(quick):
+    n = N // 8 if quick else N
+    t = Table(
+        f"reductions, {n // 2**20} Mi float32 (GB/s read)", unit="GB/s", higher_is_better=True
+    )
+    x = {lib: make(lib, n) for lib in libs()}
+    for name in ("sum", "max", "argmax"):
+        fns = {"cudalite": lambda name=name: getattr(x["cudalite"], name)()}
+        if torch:
+            fns["torch"] = lambda name=name: getattr(x["torch"], name)()
+        if cupy:
+            fns["cupy"] = lambda name=name: getattr(x["cupy"], name)()
+        bandwidth(t, f"x.{name}() over all", n * 4, fns)
+    rows, cols = 16384, n // 16384
+    m = {lib: x[lib].reshape(rows, cols) for lib in x}
+    for dim in (0, 1):
+        for name in ("sum", "max", "argmax"):
+
+            def f(lib, name=name, dim=dim):
+                if lib == "cupy":
+                    return getattr(m[lib], name)(axis=dim)
+                return getattr(m[lib], name)(dim=dim)
+
+            bandwidth(
+                t,
+                f"x.{name}(dim={dim}) of {rows}x{cols}",
+                n * 4,
+                {lib: (lambda lib=lib, f=f: f(lib)) for lib in m},
+            )
+    return t
+
+
+def random_fill(quick):
+    n = N // 8 if quick else N
+    t = Table(f"random, {n // 2**20} Mi float32 (GB/s written)", unit="GB/s", higher_is_better=True)
+    fns = {"cudalite": lambda: cudalite.randn(n, device="cuda")}
+    if torch:
+        fns["torch"] = lambda: torch.randn(n, device="cuda")
+    if cupy:
+        fns["cupy"] = lambda: cupy.random.standard_normal(n, dtype="float32")
+    bandwidth(t, "randn", n * 4, fns)
+    fns = {"cudalite": lambda: cudalite.rand(n, device="cuda")}
+    if torch:
+        fns["torch"] = lambda: torch.rand(n, device="cuda")
+    if cupy:
+        fns["cupy"] = lambda: cupy.random.random(n, dtype="float32")
+    bandwidth(t, "rand", n * 4, fns)
+    return t
+
+
+def linear():
+    t = Table("Linear(4096, 4096) on 8192 rows (TFLOP/s)", unit="TFLOP/s", higher_is_better=True)
+    flops = 2 * 8192 * 4096 * 4096
+    if torch:
+        torch.backends.cuda.matmul.allow_tf32 = False
+    for dtype in ("float32", "bfloat16"):
+        x = {
+            lib: make(lib, 0, dtype, (8192, 4096))
+            for lib in libs()
+            if lib != "cupy" or dtype == "float32"
+        }
+        w = {lib: make(lib, 0, dtype, (4096, 4096)) for lib in x}
+        b = {lib: make(lib, 4096, dtype) for lib in x}
+        fns = {}
+        for lib in x:
+            if lib == "cupy":
+                fns[lib] = lambda: x["cupy"] @ w["cupy"].T + b["cupy"]
+            else:
+                mod = cudalite if lib == "cudalite" else torch
+                fns[lib] = lambda mod=mod, lib=lib: mod.addmm(b[lib], x[lib], w[lib].t())
+        row = {
+            lib: flops / per_call(fn, repeat=7, number=3, sync=syncs()[lib]) / 1e12
+            for lib, fn in fns.items()
+        }
+        t.add(f"addmm {dtype}", **row)
+    return t
+
+
+def launch_bound():
+    t = Table("launch-bound, 1-element CUDA tensors (time per call)")
+    cases = {
+        "a + b": lambda a, b: a + b,
+        "a.add_(b)": lambda a, b: a.add_(b),
+        "a.sum()": lambda a, b: a.sum(),
+    }
+    for name, f in cases.items():
+        row = {}
+        for lib in libs():
+            if lib == "cupy" and name == "a.add_(b)":
+                continue  # CuPy has no in-place method of that name
+            a, b = make(lib, 1), make(lib, 1)
+            row[lib] = per_call(lambda a=a, b=b, f=f: f(a, b), sync=syncs()[lib])
+        t.add(name, **row)
+    return t
+
+
+def main():
+    if not cudalite.cuda.is_available():
+        print("no CUDA GPU visible: nothing to measure")
+        return
+    quick = "--quick" in sys.argv
+    for section in (
+        launch_bound,
+        lambda: elementwise(quick),
+        lambda: reductions(quick),
+        lambda: random_fill(quick),
+        linear,
+    ):
+        print(section().render(), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+// Loading cuBLAS and caching one handle per (device, stream).
+//
+// A handle is bound to the device that was current when it was created and owns workspace
+// there; creating one costs milliseconds, so each (device, stream) pair gets one, made on
+// first use and kept for the life of the process (destroying handles at exit races with
+// the driver's own teardown, so, like torch, we never do).
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "core/cuda_api.h"
+#include "cuda/cublas_loader.h"
+#include "cuda/cuda_check.h"
+
+namespace cl::cuda {
+
+namespace {
+std::mutex g_dirs_mu;
+std::vector<std::string> g_dirs;
+
+template <class Fn>
+bool resolve(void* lib, Fn& fn, const char* name) {
+  fn = reinterpret_cast<Fn>(dlsym(lib, name));
+  return fn != nullptr;
+}
+
+Cublas load() {
+  std::vector<std::string> dirs;
+  {
+    std::lock_guard<std::mutex> lock(g_dirs_mu);
+    dirs = g_dirs;
+  }
+  std::vector<std::string> tried;
+  std::string last_error;
+  for (const char* name : {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}) {
+    std::vector<std::string> candidates{name};
+    for (const std::string& d : dirs) candidates.push_back(d + "/" + name);
+    for (const std::string& path : candidates) {
+      void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!lib) {
+        const char* e = dlerror();
+        if (e) last_error = e;
+        tried.push_back(path);
+        continue;
+      }
+      Cublas c;
+      bool ok = resolve(lib, c.create, "cublasCreate_v2") &&
+                resolve(lib, c.set_stream, "cublasSetStream_v2") &&
+                resolve(lib, c.set_math_mode, "cublasSetMathMode") &&
+                resolve(lib, c.gemm_ex, "cublasGemmEx") &&
+                resolve(lib, c.gemm_strided_batched_ex, "cublasGemmStridedBatchedEx");
+      resolve(lib, c.status_name, "cublasGetStatusName");
+      if (!ok) {
+        last_error = path + " lacks the cuBLAS entry points cudalite needs";
+        dlclose(lib);
+        continue;
+      }
+      c.path = path;
+      return c;
+    }
+  }
+  std::string msg = "cuBLAS could not be loaded, so matrix products can't run on the GPU. Tried:";
+  for (const std::string& t : tried) msg += " " + t;
+  msg += ". Last error: " + last_error +
+         ". Install the CUDA toolkit's cuBLAS (or `pip install nvidia-cublas`) and make it "
+         "findable, e.g. through LD_LIBRARY_PATH.";
+  throw Error(msg);
+}
+
+std::mutex g_load_mu;
+const Cublas* g_cublas = nullptr;
+}  // namespace
+
+const Cublas& cublas() {
+  std::lock_guard<std::mutex> lock(g_load_mu);
+  // Not std::call_once: a failed load is retried, since a later set_library_dirs may fix it.
+  if (!g_cublas) g_cublas = new Cublas(load());
+  return *g_cublas;
+}
+
+void set_library_dirs(const std::vector<std::string>& dirs) {
+  std::lock_guard<std::mutex> lock(g_dirs_mu);
+  g_dirs = dirs;
+}
+
+std::string blas_library_path() {
+  std::lock_guard<std::mutex> lock(g_load_mu);
+  return g_cublas ? g_cublas->path : "";
+}
+
+void throw_cublas_error(cublasStatus_t status, const char* call) {
+  const Cublas& c = cublas();
+  std::string name =
+      c.status_name ? c.status_name(status) : "CUBLAS_STATUS_" + std::to_string(int(status));
+  throw Error("CUDA error: " + name + " when calling `" + call + "`");
+}
+
+MatmulFlags& matmul_flags() {
+  static MatmulFlags flags;
+  return flags;
+}
+
+void* blas_handle(int device) {
+  static std::mutex mu;
+  static std::map<std::pair<int, StreamHandle>, cublasHandle_t> handles;
+  const Cublas& c = cublas();
+  check_device_index(device);
+  StreamHandle stream = current_stream(device);
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = handles.find({device, stream});
+  if (it != handles.end()) return it->second;
+  DeviceGuard guard(device);
+  // cuBLAS binds the handle to the current context: make sure it is the primary one.
+  CL_CUDA_CHECK(cudaFree(nullptr));
+  cublasHandle_t h = nullptr;
+  CL_CUBLAS_CHECK(c.create(&h), "cublasCreate(handle)");
+  CL_CUBLAS_CHECK(c.set_stream(h, static_cast<cudaStream_t>(stream)),
+                  "cublasSetStream(handle, stream)");
+  handles.emplace(std::make_pair(device, stream), h);
+  return h;
+}
+
+}  // namespace cl::cuda
