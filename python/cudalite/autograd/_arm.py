@@ -51,53 +51,47 @@ def _unary_method(name):
 
 
 def _binary_method(name, opname):
+    """``x.mul(y)`` / ``x.mul_(y)``: the foundation's method unless recording (argument
+    errors are the foundation's either way)."""
     rec = pw.BINARY_RECORDERS[opname]
-    op = B[opname]
+    orig, orig_ = _tensor._methods[name], _tensor._methods[name + "_"]
+    check = _ops.check_args
 
     def f(self, other):
         if (self._rg or (isinstance(other, Tensor) and other._rg)) and _gm():
+            check(name, self, other, True)
             return rec(self, other)
-        return _C._binary(op, self, other, None)
+        return orig(self, other)
 
     def f_(self, other):
         if (self._rg or (isinstance(other, Tensor) and other._rg)) and _gm():
+            check(name + "_", self, other, True)
             return pw.binary_(opname, self, other)
-        return _C._binary(op, self, other, self)
+        return orig_(self, other)
 
     f.__name__, f_.__name__ = name, name + "_"
     return f, f_
 
 
-def _alpha_method(opname):
-    orig = getattr(_ops, opname)
+def _kw_method(name, opname):
+    """add/sub (``alpha``) and div (``rounding_mode``)."""
     rec = pw.BINARY_RECORDERS[opname]
+    orig, orig_ = _tensor._methods[name], _tensor._methods[name + "_"]
+    check = _ops.check_args
 
-    def f(self, other, *, alpha=1):
+    def f(self, other, **kwargs):
         if (self._rg or (isinstance(other, Tensor) and other._rg)) and _gm():
-            return rec(self, other, alpha=alpha)
-        return orig(self, other, alpha=alpha)
+            check(name, self, other, True)
+            return rec(self, other, **kwargs)
+        return orig(self, other, **kwargs)
 
-    def f_(self, other, *, alpha=1):
+    def f_(self, other, **kwargs):
         if (self._rg or (isinstance(other, Tensor) and other._rg)) and _gm():
-            return pw.binary_(opname, self, other, alpha=alpha)
-        return orig(self, other, alpha=alpha, out=self)
+            check(name + "_", self, other, True)
+            return pw.binary_(opname, self, other, **kwargs)
+        return orig_(self, other, **kwargs)
 
-    f.__name__, f_.__name__ = opname, opname + "_"
-    return f, f_
-
-
-def _div_method():
-    def f(self, other, *, rounding_mode=None):
-        if (self._rg or (isinstance(other, Tensor) and other._rg)) and _gm():
-            return pw.div(self, other, rounding_mode=rounding_mode)
-        return _ops.div(self, other, rounding_mode=rounding_mode)
-
-    def f_(self, other, *, rounding_mode=None):
-        if (self._rg or (isinstance(other, Tensor) and other._rg)) and _gm():
-            return pw.binary_("div", self, other, rounding_mode=rounding_mode)
-        return _ops.div(self, other, rounding_mode=rounding_mode, out=self)
-
-    f.__name__, f_.__name__ = "div", "div_"
+    f.__name__, f_.__name__ = name, name + "_"
     return f, f_
 
 
@@ -198,7 +192,13 @@ def _function_recorder(name):
     if name in pw.UNARY_NODES or name == "square":
         return functools.partial(pw.unary_out, name)
     if name in W.BINARY_FUNCTIONS:
-        return pw.BINARY_RECORDERS[W.BINARY_FUNCTIONS[name]]
+        base = pw.BINARY_RECORDERS[W.BINARY_FUNCTIONS[name]]
+
+        def rec(input, other, *, out=None):
+            _ops.check_args(name, input, other)  # the foundation's argument errors
+            return base(input, other, out=out)
+
+        return rec
     if name in ("cat", "stack"):
         return getattr(ix, name)
     return _function_recorders()[name]
@@ -225,9 +225,9 @@ def arm():
             armed[name], armed[name + "_"] = _unary_method(name)
     for name, opname in W.BINARY_FUNCTIONS.items():
         armed[name], armed[name + "_"] = _binary_method(name, opname)
-    armed["add"], armed["add_"] = _alpha_method("add")
-    armed["sub"], armed["sub_"] = _alpha_method("sub")
-    armed["div"], armed["div_"] = _div_method()
+    armed["add"], armed["add_"] = _kw_method("add", "add")
+    armed["sub"], armed["sub_"] = _kw_method("sub", "sub")
+    armed["div"], armed["div_"] = _kw_method("div", "div")
     for name, rec in _method_recorders().items():
         params, args, cond = W.METHODS[name]
         armed[name] = W.gen(name, getattr(T, name), rec, params, args, cond)

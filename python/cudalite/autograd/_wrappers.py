@@ -70,7 +70,7 @@ METHODS = {
     "split": ("self, split_size, dim=0", "self, split_size, dim", SELF),
     "chunk": ("self, chunks, dim=0", "self, chunks, dim", SELF),
     "repeat": ("self, *sizes", "self, *sizes", SELF),
-    "flip": ("self, dims", "self, dims", SELF),
+    "flip": ("self, *dims", "self, *dims", SELF),
     "index_select": ("self, dim, index", "self, dim, index", SELF),
     "__getitem__": ("self, idx", "self, idx", SELF),
     "sum": (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 
-from cudalite import _C, _ops
+from cudalite import _C, _linalg, _ops
 from cudalite._C import Tensor
 from cudalite.autograd.functions import nn as _nn
 
@@ -52,7 +52,11 @@ def _linear_checks(input, weight, bias):
                 [("self", bias), ("mat1", input), ("mat2", weight)], "wrapper_CUDA_addmm"
             )
         _check_devices([("self", input), ("mat2", weight)], "wrapper_CUDA_mm")
-    _ops._check_dtypes(input, weight, "linear")
+    if input.dtype != weight.dtype:
+        raise RuntimeError(
+            f"mat1 and mat2 must have the same dtype, but got {input.dtype._short_name} and "
+            f"{weight.dtype._short_name}"
+        )
 
 
 def linear(input, weight, bias=None):
@@ -69,8 +73,11 @@ def linear(input, weight, bias=None):
                 f"self and mat2 must have the same dtype, but got {bias.dtype._short_name} and "
                 f"{weight.dtype._short_name}"
             )
-        r = _ops._mm2(x, wt)
-        _C._binary(_ADD, r, bias, r)  # the bias is added in place: one allocation
+        if x.is_cuda:
+            r = _C._cuda_addmm(bias, x, wt, 1.0, 1.0)  # cuBLAS adds the bias
+        else:
+            r = _linalg._product(x, wt)
+            _C._binary(_ADD, r, bias, r)  # the bias is added in place: one allocation
         if _grad_on() and (x._rg or wt._rg or bias._rg):
             from cudalite.autograd.functions.linalg import record_addmm
 

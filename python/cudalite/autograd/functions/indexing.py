@@ -352,8 +352,8 @@ class FlipBackward0(Node):
         return (g.flip(self.dims),)
 
 
-def flip(self, dims):
-    out = nograd(_orig["flip"], self, dims)
+def flip(self, *dims):
+    out = nograd(_orig["flip"], self, *dims)
     node = FlipBackward0((edge(self),))
-    node.dims = dims
+    node.dims = list(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
     return mark(out, node)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cudalite._C import Tensor
 
-from cudalite import _C, _ops
+from cudalite import _C, _linalg, _ops
 from cudalite.autograd.functions._common import Node, edge, fix, mark, meta, no_out, nograd, tr
 from cudalite.autograd.functions.views import unsafe_view
 
@@ -14,13 +14,13 @@ def _mm(a, b):
     """A matrix product inside formulas; recorded only when building a graph of the backward."""
     if _C._is_grad_enabled() and (a._rg or b._rg):
         return mm(a, b)
-    return _ops._mm2(a, b)
+    return _linalg._product(a, b)
 
 
 def _bmm(a, b):
     if _C._is_grad_enabled() and (a._rg or b._rg):
         return bmm(a, b)
-    return _ops._mm2(a, b)
+    return _linalg._product(a, b)
 
 
 def _transposed(m):
