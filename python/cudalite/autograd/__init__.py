@@ -30,6 +30,7 @@ __all__ = [
     "Node",
 ]
 
+
 def is_grad_enabled():
     """Whether operations record gradients in this thread."""
     return _C._is_grad_enabled()
