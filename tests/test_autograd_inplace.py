@@ -101,3 +101,31 @@ def test_custom_function():
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         y.sum().backward()
     assert ScaledExp.apply(cudalite.ones(2), 2.0).grad_fn is None
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda x: x.exp(),
+        lambda x: x.sigmoid().tanh(),
+        lambda x: x.softmax(0),
+        lambda x: x.relu().sqrt(),
+        lambda x: x.norm(),
+        lambda x: x**x,
+    ],
+)
+def test_outputs_free_without_cyclic_gc(op):
+    """Nodes keep detached aliases of the outputs they need (Note [Saved outputs]), so a graph
+    is freed by reference counting alone, as soon as its output goes."""
+    import gc
+    import weakref
+
+    x = cudalite.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    gc.disable()
+    try:
+        y = op(x)
+        ref, node = weakref.ref(y), weakref.ref(y.grad_fn)
+        del y
+        assert ref() is None and node() is None
+    finally:
+        gc.enable()

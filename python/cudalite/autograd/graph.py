@@ -105,6 +105,26 @@ class Node:
             setattr(self, a, None)
         self._released = True
 
+    # Note [Saved outputs]
+    # A node that needs its own output (exp, sigmoid, softmax ...) keeps a detached alias of
+    # it: keeping the output itself would make a reference cycle (output -> grad_fn ->
+    # output) that only the cyclic GC could free, holding (GPU) memory. When a backward pass
+    # builds a graph, the alias is handed out as an output of this node again, as torch
+    # unpacks saved outputs.
+
+    @property
+    def result(self):
+        r = self._result
+        if r is not None and _C._is_grad_enabled():
+            a = r._alias()
+            mark(a, self)
+            return a
+        return r
+
+    @result.setter
+    def result(self, out):
+        self._result = None if out is None else out._alias()
+
     def register_hook(self, fn):
         """``fn(grad_inputs, grad_outputs)`` runs after this node; may return new grad_inputs."""
         if self._post is None:

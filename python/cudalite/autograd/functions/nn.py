@@ -30,8 +30,8 @@ def _wrap_dim(dim, ndim):
 
 
 class SoftmaxBackward0(Node):
-    __slots__ = ("result", "dim")
-    _saved = ("result",)
+    __slots__ = ("_result", "dim")
+    _saved = ("_result",)
 
     def apply(self, g):
         y = self.result

@@ -32,7 +32,7 @@ from cudalite.autograd.functions.where import _where
 
 
 class _Unary(Node):
-    __slots__ = ("self_", "result")
+    __slots__ = ("self_", "_result")
 
 
 def _u(name, saved, formula):
@@ -49,27 +49,27 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 NegBackward0 = _u("NegBackward0", (), lambda n, g: -g)
 AbsBackward0 = _u("AbsBackward0", ("self_",), lambda n, g: g * n.self_.sign())
-ReluBackward0 = _u("ReluBackward0", ("result",), lambda n, g: g * (n.result > 0))
-ExpBackward0 = _u("ExpBackward0", ("result",), lambda n, g: g * n.result)
+ReluBackward0 = _u("ReluBackward0", ("_result",), lambda n, g: g * (n.result > 0))
+ExpBackward0 = _u("ExpBackward0", ("_result",), lambda n, g: g * n.result)
 LogBackward0 = _u("LogBackward0", ("self_",), lambda n, g: g / n.self_)
 Log2Backward0 = _u("Log2Backward0", ("self_",), lambda n, g: g / (n.self_ * _LN2))
 Log10Backward0 = _u("Log10Backward0", ("self_",), lambda n, g: g / (n.self_ * _LN10))
 Log1PBackward0 = _u("Log1PBackward0", ("self_",), lambda n, g: g / (n.self_ + 1))
-Expm1Backward0 = _u("Expm1Backward0", ("result",), lambda n, g: g * (n.result + 1))
-SqrtBackward0 = _u("SqrtBackward0", ("result",), lambda n, g: g / (2 * n.result))
-RsqrtBackward0 = _u("RsqrtBackward0", ("result",), lambda n, g: g * n.result**3 * -0.5)
+Expm1Backward0 = _u("Expm1Backward0", ("_result",), lambda n, g: g * (n.result + 1))
+SqrtBackward0 = _u("SqrtBackward0", ("_result",), lambda n, g: g / (2 * n.result))
+RsqrtBackward0 = _u("RsqrtBackward0", ("_result",), lambda n, g: g * n.result**3 * -0.5)
 SinBackward0 = _u("SinBackward0", ("self_",), lambda n, g: g * n.self_.cos())
 CosBackward0 = _u("CosBackward0", ("self_",), lambda n, g: g * -n.self_.sin())
-TanBackward0 = _u("TanBackward0", ("result",), lambda n, g: g * (1 + n.result * n.result))
-TanhBackward0 = _u("TanhBackward0", ("result",), lambda n, g: g * (1 - n.result * n.result))
-SigmoidBackward0 = _u("SigmoidBackward0", ("result",), lambda n, g: g * (n.result * (1 - n.result)))
+TanBackward0 = _u("TanBackward0", ("_result",), lambda n, g: g * (1 + n.result * n.result))
+TanhBackward0 = _u("TanhBackward0", ("_result",), lambda n, g: g * (1 - n.result * n.result))
+SigmoidBackward0 = _u("SigmoidBackward0", ("_result",), lambda n, g: g * (n.result * (1 - n.result)))
 ErfBackward0 = _u(
     "ErfBackward0",
     ("self_",),
     lambda n, g: g * ((n.self_ * n.self_).neg().exp() * _TWO_OVER_SQRT_PI),
 )
 ReciprocalBackward0 = _u(
-    "ReciprocalBackward0", ("result",), lambda n, g: g * -(n.result * n.result)
+    "ReciprocalBackward0", ("_result",), lambda n, g: g * -(n.result * n.result)
 )
 CloneBackward0 = _u("CloneBackward0", (), lambda n, g: g)
 AliasBackward0 = _u("AliasBackward0", (), lambda n, g: g)
@@ -220,8 +220,8 @@ class PowBackward0(Node):
 class PowBackward1(MulBackward0):
     """``self ** exponent`` for a tensor exponent (saved as ``other``)."""
 
-    __slots__ = ("result",)
-    _saved = ("self_", "other", "result")
+    __slots__ = ("_result",)
+    _saved = ("self_", "other", "_result")
 
     def apply(self, g):
         n = self._next
@@ -239,8 +239,8 @@ class PowBackward1(MulBackward0):
 class PowBackward2(Node):
     """``base ** exponent`` for a number base."""
 
-    __slots__ = ("base", "result")
-    _saved = ("result",)
+    __slots__ = ("base", "_result")
+    _saved = ("_result",)
 
     def apply(self, g):
         if self.base == 0:

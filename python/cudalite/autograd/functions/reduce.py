@@ -106,8 +106,8 @@ class ProdBackward0(_Reduction):
     """Gradient of a product: the product of the other elements, computed without dividing
     by zero (one zero: only it gets a gradient; two or more: none does)."""
 
-    __slots__ = ("self_", "result")
-    _saved = ("self_", "result")
+    __slots__ = ("self_", "_result")
+    _saved = ("self_", "_result")
 
     def apply(self, g):
         x, dims, keep = self.self_, self.dims, self.keepdim
@@ -143,8 +143,8 @@ class _Evenly(_Reduction):
     """max()/min()/amax/amin: the gradient is shared evenly by the elements equal to the
     result (torch's evenly_distribute_backward)."""
 
-    __slots__ = ("self_", "result")
-    _saved = ("self_", "result")
+    __slots__ = ("self_", "_result")
+    _saved = ("self_", "_result")
 
     def apply(self, g):
         dims, keep = self.dims, self.keepdim
@@ -235,8 +235,8 @@ class VarBackward0(_Reduction):
 
 
 class StdBackward0(VarBackward0):
-    __slots__ = ("result",)
-    _saved = ("self_", "result")
+    __slots__ = ("_result",)
+    _saved = ("self_", "_result")
 
     def apply(self, g):
         g = _unreduce(g, self.dims, self.keepdim)
@@ -285,8 +285,8 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 class LinalgVectorNormBackward0(_Reduction):
-    __slots__ = ("self_", "result", "p")
-    _saved = ("self_", "result")
+    __slots__ = ("self_", "_result", "p")
+    _saved = ("self_", "_result")
 
     def apply(self, g):
         x, p = self.self_, self.p
