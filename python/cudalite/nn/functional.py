@@ -42,46 +42,57 @@ def _check_devices(args, method):
 
 
 def _linear_checks(input, weight, bias):
+    """torch's checks, in its order: devices (the CUDA kernel's wrapper), then dtypes.
+    Returns whether the input is on the GPU."""
     if not isinstance(input, Tensor):
         raise TypeError(
             f"linear(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
         )
-    if input.is_cuda != weight.is_cuda or (bias is not None and bias.is_cuda != weight.is_cuda):
+    cuda = input.is_cuda
+    wcuda = weight.is_cuda
+    if cuda != wcuda or (bias is not None and bias.is_cuda != wcuda):
         if bias is not None and input.dim() == 2:
             _check_devices(
                 [("self", bias), ("mat1", input), ("mat2", weight)], "wrapper_CUDA_addmm"
             )
         _check_devices([("self", input), ("mat2", weight)], "wrapper_CUDA_mm")
-    if input.dtype != weight.dtype:
+    wdt = weight.dtype
+    if input.dtype is not wdt:
         raise RuntimeError(
             f"mat1 and mat2 must have the same dtype, but got {input.dtype._short_name} and "
-            f"{weight.dtype._short_name}"
+            f"{wdt._short_name}"
         )
+    if bias is not None and bias.dtype is not wdt:
+        raise RuntimeError(
+            f"self and mat2 must have the same dtype, but got {bias.dtype._short_name} and "
+            f"{wdt._short_name}"
+        )
+    return cuda
+
+
+_record_addmm = []  # loaded on the first recorded call (keeps autograd's formulas lazy)
 
 
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``; 2-D input with a bias is one addmm, as in torch."""
-    _linear_checks(input, weight, bias)
+    cuda = _linear_checks(input, weight, bias)
     wt = weight.t()
     d = input.dim()
-    if bias is not None and (d == 2 or (d != 2 and input.is_contiguous())):
+    if bias is not None and (d == 2 or input.is_contiguous()):
         x = input if d == 2 else input.reshape(-1, input.size(-1))
         if x.size(1) != wt.size(0):
             _ops.mm(x, wt)  # raises torch's shape error
-        if bias.dtype != weight.dtype:
-            raise RuntimeError(
-                f"self and mat2 must have the same dtype, but got {bias.dtype._short_name} and "
-                f"{weight.dtype._short_name}"
-            )
-        if x.is_cuda:
+        if cuda:
             r = _C._cuda_addmm(bias, x, wt, 1.0, 1.0)  # cuBLAS adds the bias
         else:
             r = _linalg._product(x, wt)
             _C._binary(_ADD, r, bias, r)  # the bias is added in place: one allocation
-        if _grad_on() and (x._rg or wt._rg or bias._rg):
-            from cudalite.autograd.functions.linalg import record_addmm
+        if (x._rg or wt._rg or bias._rg) and _grad_on():
+            if not _record_addmm:
+                from cudalite.autograd.functions.linalg import record_addmm
 
-            record_addmm(r, bias, x, wt, bias_rows=True)
+                _record_addmm.append(record_addmm)
+            _record_addmm[0](r, bias, x, wt, bias_rows=True)
         if d != 2:
             r = r.view(*input.shape[:-1], weight.shape[0])
         return r
