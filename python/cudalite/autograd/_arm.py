@@ -229,8 +229,11 @@ def arm():
     armed["sub"], armed["sub_"] = _kw_method("sub", "sub")
     armed["div"], armed["div_"] = _kw_method("div", "div")
     for name, rec in _method_recorders().items():
-        params, args, cond = W.METHODS[name]
-        armed[name] = W.gen(name, getattr(T, name), rec, params, args, cond)
+        if name in W.HOT_METHODS:
+            params, args, cond = W.METHODS[name]
+            armed[name] = W.gen(name, getattr(T, name), rec, params, args, cond)
+        else:
+            armed[name] = W.generic(name, getattr(T, name), rec)
     for alias, target in W.METHOD_ALIASES.items():
         armed[alias] = armed[target]
         if target + "_" in armed and not alias.startswith("_"):

@@ -46,6 +46,53 @@ def gen(name, orig, rec, params, args, cond=SELF, ns=None):
     return f
 
 
+def _any_rg(values):
+    for a in values:
+        if isinstance(a, Tensor) and a._rg:
+            return True
+    return False
+
+
+def generic(name, orig, rec):
+    """A wrapper that passes any arguments through (no compile step, ~0.3 us more per call
+    than ``gen``'s): for the methods outside HOT_METHODS."""
+
+    def f(self, *args, **kwargs):
+        if (self._rg or _any_rg(args) or (kwargs and _any_rg(kwargs.values()))) and _gm():
+            return rec(self, *args, **kwargs)
+        return orig(self, *args, **kwargs)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = getattr(orig, "__doc__", None)
+    f.__wrapped__ = orig
+    return f
+
+
+# Methods common in training loops get exact-signature wrappers (compiled when autograd is
+# armed, ~0.1 ms each); the rest get ``generic`` ones.
+HOT_METHODS = {
+    "view",
+    "reshape",
+    "permute",
+    "transpose",
+    "expand",
+    "squeeze",
+    "unsqueeze",
+    "flatten",
+    "__getitem__",
+    "__setitem__",
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "matmul",
+    "mm",
+    "__matmul__",
+    "to",
+    "contiguous",
+    "clone",
+}
+
 # Tensor methods: name -> (parameters, call arguments, condition)
 METHODS = {
     "view": ("self, *shape", "self, *shape", SELF),
