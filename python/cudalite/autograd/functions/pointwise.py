@@ -62,7 +62,9 @@ SinBackward0 = _u("SinBackward0", ("self_",), lambda n, g: g * n.self_.cos())
 CosBackward0 = _u("CosBackward0", ("self_",), lambda n, g: g * -n.self_.sin())
 TanBackward0 = _u("TanBackward0", ("_result",), lambda n, g: g * (1 + n.result * n.result))
 TanhBackward0 = _u("TanhBackward0", ("_result",), lambda n, g: g * (1 - n.result * n.result))
-SigmoidBackward0 = _u("SigmoidBackward0", ("_result",), lambda n, g: g * (n.result * (1 - n.result)))
+SigmoidBackward0 = _u(
+    "SigmoidBackward0", ("_result",), lambda n, g: g * (n.result * (1 - n.result))
+)
 ErfBackward0 = _u(
     "ErfBackward0",
     ("self_",),
