@@ -101,6 +101,9 @@ void bind_tensor(py::module_& m) {
       .def("_storage_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->storage->data.get()); })
       .def("_storage_nbytes", [](const Tensor& t) { return t->storage->nbytes; })
       .def("_is_same_storage", [](const Tensor& a, const Tensor& b) { return a->storage == b->storage; })
+      // How many tensors share this storage: autograd keeps a gradient buffer as `.grad` only
+      // when nothing else can see (and later be changed by) its memory.
+      .def("_storage_use_count", [](const Tensor& t) { return t->storage.use_count(); })
       .def("_alias", [](const Tensor& t) { return alias(t); })
       .def("_set_metadata", [](const Tensor& t, const Tensor& src) {
         // In-place re-pointing (set_ / out= resizes / Parameter(data)).

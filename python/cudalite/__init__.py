@@ -31,7 +31,13 @@ from cudalite._tensor import get_printoptions, set_printoptions
 from cudalite import random, autograd, cuda, backends
 from cudalite._interop import from_dlpack
 from cudalite.backends import get_float32_matmul_precision, set_float32_matmul_precision
-from cudalite.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from cudalite.autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 
 __version__ = "0.1.0"
 
@@ -56,3 +62,18 @@ short = int16
 def _dtype_from_name(name):
     """Unpickles a dtype."""
     return getattr(_C, name)
+
+# Autograd wraps the differentiable ops defined above, so it is wired in last.
+from cudalite.autograd import _install as _autograd_install  # noqa: E402
+
+_autograd_install.install()
+
+
+def __getattr__(name):
+    # nn and optim load on first use (``cudalite.nn``, ``from cudalite import nn``), keeping
+    # them out of ``import cudalite``.
+    if name in ("nn", "optim"):
+        import importlib
+
+        return importlib.import_module(f"cudalite.{name}")
+    raise AttributeError(f"module 'cudalite' has no attribute '{name}'")

@@ -429,7 +429,7 @@ def __repr__(self, *, tensor_contents=None):
         default_dtype_name=get_default_dtype()._name,
         device=str(self.device) if self.is_cuda else None,
         requires_grad=self.requires_grad and grad_fn is None,
-        grad_fn=None if grad_fn is None else type(grad_fn).__name__,
+        grad_fn=None if grad_fn is None else grad_fn.__class__.__name__,
     )
 
 

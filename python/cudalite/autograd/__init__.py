@@ -1,13 +1,34 @@
-"""Autograd entry points. Grad mode switches live here; the graph recorder arrives with the
-autograd issue, and until then tensors record ``requires_grad`` only."""
+"""Automatic differentiation: grad mode, the graph of ``grad_fn`` nodes and the backward pass.
+
+When grad mode is on and an input requires grad, every differentiable op records a node
+(named like torch's, e.g. ``AddmmBackward0``) on its output; ``backward()`` and
+``autograd.grad()`` walk those nodes from the output back to the leaves. See
+docs/autograd.md.
+"""
 
 from __future__ import annotations
 
 import functools
 
 from cudalite import _C
+from cudalite.autograd.engine import backward, grad
+from cudalite.autograd.gradcheck import gradcheck, gradgradcheck
+from cudalite.autograd.graph import Node
 
-__all__ = ["Variable", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
+__all__ = [
+    "Variable",
+    "Function",
+    "backward",
+    "grad",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "inference_mode",
+    "is_grad_enabled",
+    "gradcheck",
+    "gradgradcheck",
+    "Node",
+]
 
 
 def is_grad_enabled():
@@ -16,6 +37,8 @@ def is_grad_enabled():
 
 
 class _GradMode:
+    _args = ()
+
     def __init__(self, mode):
         self._mode = mode
 
@@ -31,11 +54,7 @@ class _GradMode:
     def __call__(self, fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with (
-                self.__class__()
-                if type(self) is not set_grad_enabled
-                else set_grad_enabled(self._mode)
-            ):
+            with type(self)(*self._args):
                 return fn(*args, **kwargs)
 
         return wrapper
@@ -55,11 +74,21 @@ class enable_grad(_GradMode):  # noqa: N801
         super().__init__(True)
 
 
+class inference_mode(_GradMode):  # noqa: N801
+    """Like ``no_grad`` (cudalite has no separate inference tensors); ``mode=False`` is a
+    no-op, as in torch."""
+
+    def __init__(self, mode=True):
+        super().__init__(False if mode else is_grad_enabled())
+        self._args = (mode,)
+
+
 class set_grad_enabled(_GradMode):  # noqa: N801
     """Sets gradient recording on or off (immediately, and as a context manager)."""
 
     def __init__(self, mode):
         super().__init__(bool(mode))
+        self._args = (mode,)
         self._prev = is_grad_enabled()
         _C._set_grad_enabled(bool(mode))
 
@@ -70,9 +99,35 @@ class set_grad_enabled(_GradMode):  # noqa: N801
         _C._set_grad_enabled(self._prev)
         return False
 
+    def __call__(self, fn):
+        # as a decorator it must not leave the mode changed at definition time (torch)
+        _C._set_grad_enabled(self._prev)
+        return super().__call__(fn)
 
-def Variable(data, requires_grad=False, volatile=False):  # noqa: N802 - torch's name
-    """The legacy wrapper: since torch 0.4 it returns the tensor itself."""
-    if requires_grad:
-        data.requires_grad_(True)
-    return data
+
+class _VariableMeta(type):
+    def __instancecheck__(cls, other):
+        return isinstance(other, _C.Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """The legacy wrapper: since torch 0.4 ``Variable(t)`` returns the tensor itself, and
+    every tensor is a Variable."""
+
+    def __new__(cls, data, requires_grad=False, volatile=False):
+        if requires_grad:
+            data.requires_grad_(True)
+        return data
+
+
+def __getattr__(name):
+    # Function loads on first use: it is not needed to train.
+    if name == "Function":
+        from cudalite.autograd.function import Function
+
+        return Function
+    if name in ("function", "graph"):
+        import importlib
+
+        return importlib.import_module(f"cudalite.autograd.{name}")
+    raise AttributeError(f"module 'cudalite.autograd' has no attribute '{name}'")

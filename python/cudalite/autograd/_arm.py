@@ -1,0 +1,245 @@
+"""Arming (Note [Arming] in _wrappers.py): run once, when the first tensor of the process is
+made to require grad. Loads the backward formulas, swaps recording wrappers into Tensor,
+points the top-level wrappers at their recorders and connects the C++ arithmetic dunders."""
+
+from __future__ import annotations
+
+import functools
+
+from cudalite import _C, _ops, _tensor, _tensor_math
+from cudalite._C import Tensor
+from cudalite.autograd import _install
+from cudalite.autograd import _wrappers as W
+from cudalite.autograd.functions import _common
+from cudalite.autograd.functions import indexing as ix
+from cudalite.autograd.functions import linalg as la
+from cudalite.autograd.functions import pointwise as pw
+from cudalite.autograd.functions import reduce as rd
+from cudalite.autograd.functions import views as vw
+from cudalite.autograd.functions import where as wh
+
+_gm = _C._is_grad_enabled
+U, B = _ops.UNARY, _ops.BINARY
+_done = []
+
+
+def _name(f, orig):
+    f.__name__ = getattr(orig, "__name__", f.__name__)
+    f.__qualname__ = f.__name__
+    f.__doc__ = getattr(orig, "__doc__", None)
+    return f
+
+
+# ---- elementwise, rebuilt with the check inline ----
+
+
+def _unary_method(name):
+    op = U[name]
+
+    def f(self):
+        if self._rg and _gm():
+            return pw.unary(name, self)
+        return _C._unary(op, self, None)
+
+    def f_(self):
+        if self._rg and _gm():
+            return pw.unary_(name, self)
+        return _C._unary(op, self, self)
+
+    f.__name__, f_.__name__ = name, name + "_"
+    return f, f_
+
+
+def _binary_method(name, opname):
+    """``x.mul(y)`` / ``x.mul_(y)``: the foundation's method unless recording (argument
+    errors are the foundation's either way)."""
+    rec = pw.BINARY_RECORDERS[opname]
+    orig, orig_ = _tensor._methods[name], _tensor._methods[name + "_"]
+    check = _ops.check_args
+
+    def f(self, other):
+        if (self._rg or (isinstance(other, Tensor) and other._rg)) and _gm():
+            check(name, self, other, True)
+            return rec(self, other)
+        return orig(self, other)
+
+    def f_(self, other):
+        if (self._rg or (isinstance(other, Tensor) and other._rg)) and _gm():
+            check(name + "_", self, other, True)
+            return pw.binary_(opname, self, other)
+        return orig_(self, other)
+
+    f.__name__, f_.__name__ = name, name + "_"
+    return f, f_
+
+
+def _kw_method(name, opname):
+    """add/sub (``alpha``) and div (``rounding_mode``)."""
+    rec = pw.BINARY_RECORDERS[opname]
+    orig, orig_ = _tensor._methods[name], _tensor._methods[name + "_"]
+    check = _ops.check_args
+
+    def f(self, other, **kwargs):
+        if (self._rg or (isinstance(other, Tensor) and other._rg)) and _gm():
+            check(name, self, other, True)
+            return rec(self, other, **kwargs)
+        return orig(self, other, **kwargs)
+
+    def f_(self, other, **kwargs):
+        if (self._rg or (isinstance(other, Tensor) and other._rg)) and _gm():
+            check(name + "_", self, other, True)
+            return pw.binary_(opname, self, other, **kwargs)
+        return orig_(self, other, **kwargs)
+
+    f.__name__, f_.__name__ = name, name + "_"
+    return f, f_
+
+
+def _t_method(orig):
+    transpose = vw._orig["transpose"]
+
+    def t(self):
+        if self._rg and _gm():
+            return vw.t(self)
+        if self.dim() == 2:
+            return transpose(self, 0, 1)
+        return orig(self)
+
+    return _name(t, orig)
+
+
+def _hook(op, kind, self, other):
+    """Called by the C++ arithmetic dunders when an operand requires grad in grad mode."""
+    if kind == "fwd":
+        return pw.unary("neg", self) if op == "neg" else pw.binary(op, self, other)
+    if kind == "rev":
+        return pw.binary_rev(op, other, self)
+    return pw.binary_(op, self, other)
+
+
+def _method_recorders():
+    return {
+        "view": vw.view,
+        "reshape": vw.reshape,
+        "permute": vw.permute,
+        "transpose": vw.transpose,
+        "swapaxes": vw.transpose,
+        "expand": vw.expand,
+        "squeeze": vw.squeeze,
+        "unsqueeze": vw.unsqueeze,
+        "flatten": vw.flatten,
+        "select": vw.select,
+        "as_strided": vw.as_strided,
+        "contiguous": vw.contiguous,
+        "narrow": vw.narrow,
+        "clone": vw.clone,
+        "unbind": ix.unbind,
+        "split": ix.split,
+        "chunk": ix.chunk,
+        "repeat": ix.repeat,
+        "flip": ix.flip,
+        "index_select": ix.index_select,
+        "__getitem__": ix.getitem,
+        "__setitem__": ix.setitem,
+        "index_put_": ix.index_put_,
+        "masked_fill": ix.masked_fill,
+        "masked_fill_": ix.masked_fill_,
+        "copy_": vw.copy_,
+        "where": lambda self, condition, other: wh.where(condition, self, other),
+        "clamp": wh.clamp,
+        "clamp_": wh.clamp_,
+        "lerp": wh.lerp,
+        "max": rd.max,
+        "min": rd.min,
+        "matmul": la.matmul,
+        "mm": la.mm,
+        "bmm": la.bmm,
+        "mv": la.mv,
+        "dot": la.dot,
+        "addmm": la.addmm,
+        "__matmul__": lambda s, o: la.matmul(s, o) if isinstance(o, Tensor) else NotImplemented,
+        "__rmatmul__": lambda s, o: la.matmul(o, s) if isinstance(o, Tensor) else NotImplemented,
+        "fill_": wh.fill_like(pw.FillBackward2, _tensor._methods["fill_"]),
+        "zero_": wh.fill_like(pw.ZeroBackward0, _tensor._methods["zero_"]),
+        "uniform_": wh.fill_like(pw.UniformBackward0, _tensor._methods["uniform_"]),
+        "normal_": wh.fill_like(pw.NormalBackward0, _tensor._methods["normal_"]),
+        "random_": wh.fill_like(pw.RandomBackward0, _tensor._methods["random_"]),
+        **{n: getattr(rd, n) for n in ("sum", "mean", "prod", "amax", "amin", "std", "var")},
+        "norm": rd.norm,
+        **{n: vw.cast_method(n) for n in ("to", "cuda", "cpu", "float", "double", "half")},
+        "bfloat16": vw.cast_method("bfloat16"),
+        "type": vw.cast_method("type"),
+    }
+
+
+def _function_recorders():
+    return {
+        "add": pw.add,
+        "sub": pw.sub,
+        "div": pw.div,
+        "where": wh.where,
+        "clamp": wh.clamp,
+        "lerp": wh.lerp,
+        "std_mean": rd.std_mean,
+        "var_mean": rd.var_mean,
+        **{n: getattr(rd, n) for n in ("sum", "mean", "prod", "amax", "amin", "std", "var")},
+        **{n: getattr(rd, n) for n in ("norm", "max", "min")},
+        **{n: getattr(la, n) for n in ("matmul", "mm", "bmm", "mv", "dot", "addmm")},
+    }
+
+
+def _function_recorder(name):
+    if name in pw.UNARY_NODES or name == "square":
+        return functools.partial(pw.unary_out, name)
+    if name in W.BINARY_FUNCTIONS:
+        base = pw.BINARY_RECORDERS[W.BINARY_FUNCTIONS[name]]
+
+        def rec(input, other, *, out=None):
+            _ops.check_args(name, input, other)  # the foundation's argument errors
+            return base(input, other, out=out)
+
+        return rec
+    if name in ("cat", "stack"):
+        return getattr(ix, name)
+    return _function_recorders()[name]
+
+
+def arm():
+    if _done:
+        return
+    _done.append(True)
+    T = Tensor
+    for name in ("view", "reshape", "permute", "transpose", "swapaxes", "expand", "squeeze"):
+        vw._orig[name] = getattr(T, name)
+    for name in ("unsqueeze", "flatten", "select", "as_strided", "contiguous", "t", "copy_"):
+        vw._orig[name] = getattr(T, name)
+    for name in ("index_select", "masked_fill", "unbind", "split", "chunk", "repeat", "flip"):
+        vw._orig[name] = getattr(T, name)
+    for name in ("to", "cuda", "cpu", "float", "double", "half", "bfloat16", "type"):
+        vw._orig[name] = _tensor._methods[name]
+    _common.RAW.update(vw._orig)
+
+    armed = {"t": _t_method(T.t)}
+    for name in _tensor_math._UNARY:
+        if name in pw.UNARY_NODES or name == "square":
+            armed[name], armed[name + "_"] = _unary_method(name)
+    for name, opname in W.BINARY_FUNCTIONS.items():
+        armed[name], armed[name + "_"] = _binary_method(name, opname)
+    armed["add"], armed["add_"] = _kw_method("add", "add")
+    armed["sub"], armed["sub_"] = _kw_method("sub", "sub")
+    armed["div"], armed["div_"] = _kw_method("div", "div")
+    for name, rec in _method_recorders().items():
+        if name in W.HOT_METHODS:
+            params, args, cond = W.METHODS[name]
+            armed[name] = W.gen(name, getattr(T, name), rec, params, args, cond)
+        else:
+            armed[name] = W.generic(name, getattr(T, name), rec)
+    for alias, target in W.METHOD_ALIASES.items():
+        armed[alias] = armed[target]
+        if target + "_" in armed and not alias.startswith("_"):
+            armed[alias + "_"] = armed[target + "_"]
+    for name, fn in armed.items():
+        setattr(T, name, fn)
+    for name, box in _install.FUNCTION_WRAPPERS.items():
+        box[0] = _function_recorder(name)
+    _C._set_autograd_hook(_hook)

@@ -1,0 +1,193 @@
+"""Wires autograd into cudalite at import: Tensor's autograd methods (backward, hooks,
+requires_grad), and wrappers around the differentiable top-level functions.
+
+Everything else waits for the first tensor that requires grad (Note [Arming] in
+_wrappers.py): then ``_arm.arm`` loads the backward formulas, swaps recording methods into
+Tensor and connects the C++ arithmetic dunders. A process that never uses autograd imports
+none of it.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import cudalite
+from cudalite import _C, _ops, _tensor
+from cudalite._C import Tensor
+from cudalite.autograd import _wrappers as W
+from cudalite.autograd import engine, graph
+from cudalite.autograd.graph import RemovableHandle, set_requires_grad
+
+U, B = _ops.UNARY, _ops.BINARY
+
+# ---- autograd methods of Tensor ----
+
+
+def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulates the gradient of this tensor into the leaves of its graph."""
+    engine.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+def _register_hook(self, hook):
+    """Registers ``hook(grad)``, run when this tensor's gradient is computed."""
+    if not self._requires_grad_flag:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    fn = self.grad_fn
+    if fn is not None:
+        return fn._add_pre(self._output_nr, hook)
+    lst = self.__dict__.setdefault("_hooks", [])
+    lst.append(hook)
+    return RemovableHandle(lst, hook)
+
+
+def _register_post_accumulate_grad_hook(self, hook):
+    if self.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    lst = self.__dict__.setdefault("_post_acc_hooks", [])
+    lst.append(hook)
+    return RemovableHandle(lst, hook)
+
+
+def _retain_grad(self):
+    """Keeps ``.grad`` for this non-leaf tensor after backward."""
+    if not self._requires_grad_flag:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    fn = self.grad_fn
+    if fn is None or self.__dict__.get("_retains"):
+        return
+    ref = weakref.ref(self)
+
+    def keep(g):
+        t = ref()
+        if t is None:
+            return
+        old = t.grad
+        t.grad = g._clone() if old is None else old + g
+
+    fn._add_pre(("retain", self._output_nr), keep)
+    self.__dict__["_retains"] = True
+
+
+def _set_requires_grad(self, value):
+    _tensor._set_requires_grad(self, value)
+    self.__dict__["_rg"] = bool(value)
+    if value:
+        graph.ARM[0]()
+
+
+def _requires_grad_(self, requires_grad=True):
+    """Sets ``requires_grad`` in place and returns self."""
+    _tensor._methods["requires_grad_"](self, requires_grad)  # validates, with torch's text
+    self.__dict__["_rg"] = bool(requires_grad)
+    if requires_grad:
+        graph.ARM[0]()
+    return self
+
+
+_PRIVATE = ("_acc", "_hooks", "_post_acc_hooks", "_retains", "_base_", "_multi_view")
+
+
+def _copy(self):
+    """A shallow copy shares the storage (and the graph position), not the hooks or the
+    leaf's gradient accumulator."""
+    out = self._alias()
+    out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in _PRIVATE})
+    out._requires_grad_flag = self._requires_grad_flag
+    return out
+
+
+def _detach_(self):
+    """Removes self from the autograd graph in place."""
+    d = self.__dict__
+    for k in ("grad_fn", "_output_nr", "_view_of_leaf", "_base_", "_multi_view"):
+        d.pop(k, None)
+    set_requires_grad(self, False)
+    return self
+
+
+def _deepcopy(self, memo):
+    import copy
+
+    if self.grad_fn is not None:
+        raise RuntimeError(
+            "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+            "protocol at the moment."
+        )
+    out = _C._to(self, None, None, False, True) if type(self) is Tensor else self._clone()
+    out.__dict__.update(
+        copy.deepcopy({k: v for k, v in self.__dict__.items() if k not in _PRIVATE}, memo)
+    )
+    if self._requires_grad_flag:
+        set_requires_grad(out, True)
+    return out
+
+
+FUNCTION_WRAPPERS = {}  # name -> the box holding the wrapper's recorder (filled by arm())
+
+
+def _wrap_function(g, name, factory):
+    box = [None]
+
+    def first(*args, **kwargs):
+        # A recorded call implies a tensor that requires grad, so arming has normally
+        # replaced this already.
+        arm()
+        return box[0](*args, **kwargs)
+
+    box[0] = first
+    f = factory(g[name], box)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = getattr(g[name], "__doc__", None)
+    f.__wrapped__ = g[name]
+    FUNCTION_WRAPPERS[name] = box
+    g[name] = f
+
+
+def arm():
+    """Installs the recording Tensor methods and recorders (once)."""
+    from cudalite.autograd import _arm
+
+    _arm.arm()
+
+
+def _softmax(input, dim, dtype=None):
+    from cudalite.autograd.functions import nn
+
+    return nn.softmax(input, dim, dtype)
+
+
+def _log_softmax(input, dim, dtype=None):
+    from cudalite.autograd.functions import nn
+
+    return nn.log_softmax(input, dim, dtype)
+
+
+def install():
+    """Wires autograd into Tensor and the ``cudalite`` namespace."""
+    T = Tensor
+    g = cudalite.__dict__
+    T._rg = False
+    T._output_nr = 0
+    T.requires_grad = property(_tensor._get_requires_grad, _set_requires_grad)
+    T.requires_grad_ = _requires_grad_
+    T.detach_ = _detach_
+    T.backward = _backward
+    T.register_hook = _register_hook
+    T.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
+    T.retain_grad = _retain_grad
+    T.retains_grad = property(lambda self: bool(self.__dict__.get("_retains")))
+    T.__deepcopy__ = _deepcopy
+    T.__copy__ = _copy
+    T.output_nr = property(lambda self: self._output_nr)
+    T.__pos__ = T.positive = lambda self: self  # torch.positive returns its input
+    T.broadcast_to = lambda self, size: self.expand(*size)
+    T.softmax = _softmax
+    T.log_softmax = _log_softmax
+    g["softmax"] = _softmax
+    g["log_softmax"] = _log_softmax
+    for name, factory in W.FUNCTIONS.items():
+        _wrap_function(g, name, factory)
+    for alias, target in W.FUNCTION_ALIASES.items():
+        g[alias] = g[target]
+    g["concat"] = g["concatenate"] = g["cat"]
+    graph.ARM[0] = arm

@@ -1,0 +1,314 @@
+"""Backward nodes and recorded forwards for reductions: sum, mean, prod, max/min, amax/amin,
+var/std and vector norms."""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+from cudalite._C import Tensor
+
+from cudalite import _C, _reductions
+from cudalite.autograd.functions._common import Node, edge, mark, no_out, nograd, zeros_like
+from cudalite.autograd.functions.pointwise import maximum, minimum
+from cudalite.autograd.functions.where import _where
+
+
+def _norm_dims(dim, ndim):
+    """Reduced dims as sorted non-negative ints (all dims for None or an empty list)."""
+    if dim is None:
+        return list(range(ndim))
+    dims = list(dim) if isinstance(dim, (tuple, list)) else [dim]
+    if not dims:
+        return list(range(ndim))
+    nd = builtins.max(ndim, 1)
+    return sorted({d % nd for d in dims}) if ndim else []
+
+
+def _unreduce(g, dims, keepdim):
+    """Puts back the reduced dims of ``g`` as size-1 dims."""
+    if not keepdim:
+        for d in dims:
+            g = g.unsqueeze(d)
+    return g
+
+
+def _count(shape, dims):
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+class _Reduction(Node):
+    __slots__ = ("shape", "dims", "keepdim")
+
+
+class SumBackward0(_Reduction):
+    __slots__ = ("dtype",)
+
+    def apply(self, g):
+        if self.dtype is not None and g.dtype != self.dtype:
+            g = g.to(self.dtype)
+        return (g.expand(*self.shape),)
+
+
+class SumBackward1(SumBackward0):
+    __slots__ = ()
+
+    def apply(self, g):
+        if self.dtype is not None and g.dtype != self.dtype:
+            g = g.to(self.dtype)
+        return (_unreduce(g, self.dims, self.keepdim).expand(*self.shape),)
+
+
+class MeanBackward0(_Reduction):
+    __slots__ = ("n",)
+
+    def apply(self, g):
+        return (g.expand(*self.shape) / self.n,)
+
+
+class MeanBackward1(MeanBackward0):
+    __slots__ = ()
+
+    def apply(self, g):
+        return (_unreduce(g, self.dims, self.keepdim).expand(*self.shape) / self.n,)
+
+
+def _reduction(cls, x, r, dim, keepdim):
+    node = cls((edge(x),))
+    node.shape = x.shape
+    node.dims = _norm_dims(dim, x.dim())
+    node.keepdim = keepdim
+    return node
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    no_out(out, "sum")
+    r = _reductions.sum(input, dim, keepdim, dtype=dtype)
+    if not r.dtype.is_floating_point:
+        return r
+    node = _reduction(SumBackward0 if dim is None else SumBackward1, input, r, dim, keepdim)
+    node.dtype = input.dtype if input.dtype != r.dtype else None
+    return mark(r, node)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    no_out(out, "mean")
+    r = nograd(_reductions.mean, input, dim, keepdim, dtype=dtype)
+    node = _reduction(MeanBackward0 if dim is None else MeanBackward1, input, r, dim, keepdim)
+    node.n = _count(node.shape, node.dims) if input.dim() else 1
+    return mark(r, node)
+
+
+class ProdBackward0(_Reduction):
+    """Gradient of a product: the product of the other elements, computed without dividing
+    by zero (one zero: only it gets a gradient; two or more: none does)."""
+
+    __slots__ = ("self_", "_result")
+    _saved = ("self_", "_result")
+
+    def apply(self, g):
+        x, dims, keep = self.self_, self.dims, self.keepdim
+        g = _unreduce(g, dims, keep)
+        res = _unreduce(self.result, dims, keep)
+        zero = x == 0
+        nzeros = zero.sum(dims, keepdim=True)
+        prod_nonzero = _prod_dims(_where(zero, 1.0, x), dims)
+        plain = res / _where(zero, 1.0, x)
+        grad = _where(nzeros == 0, plain, _where((nzeros == 1) & zero, prod_nonzero, 0.0))
+        return (g * grad,)
+
+
+ProdBackward1 = type("ProdBackward1", (ProdBackward0,), {"__slots__": ()})
+
+
+def _prod_dims(x, dims):
+    for d in sorted(dims, reverse=True):
+        x = x.prod(d, keepdim=True)
+    return x
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    r = nograd(_reductions.prod, input, dim, keepdim, dtype=dtype)
+    if not r.dtype.is_floating_point:
+        return r
+    node = _reduction(ProdBackward0 if dim is None else ProdBackward1, input, r, dim, keepdim)
+    node.self_, node.result = input, r
+    return mark(r, node)
+
+
+class _Evenly(_Reduction):
+    """max()/min()/amax/amin: the gradient is shared evenly by the elements equal to the
+    result (torch's evenly_distribute_backward)."""
+
+    __slots__ = ("self_", "_result")
+    _saved = ("self_", "_result")
+
+    def apply(self, g):
+        dims, keep = self.dims, self.keepdim
+        g = _unreduce(g, dims, keep)
+        mask = self.self_ == _unreduce(self.result, dims, keep)
+        count = mask.sum(dims, keepdim=True)
+        return (_where(mask, g / count, 0.0),)
+
+
+MaxBackward1 = type("MaxBackward1", (_Evenly,), {"__slots__": ()})
+MinBackward1 = type("MinBackward1", (_Evenly,), {"__slots__": ()})
+AmaxBackward0 = type("AmaxBackward0", (_Evenly,), {"__slots__": ()})
+AminBackward0 = type("AminBackward0", (_Evenly,), {"__slots__": ()})
+
+
+class MaxBackward0(_Reduction):
+    """max/min along a dim: the gradient goes to the element the index points at."""
+
+    __slots__ = ("indices",)
+    _saved = ("indices",)
+
+    def apply(self, g):
+        d = self.dims[0]
+        g = _unreduce(g, self.dims, self.keepdim)
+        idx = _unreduce(self.indices, self.dims, self.keepdim)
+        n = self.shape[d]
+        pos = _C._arange(0, n, 1, _C.int64, g.device).reshape([n] + [1] * (len(self.shape) - d - 1))
+        return (_where(pos == idx, g, 0.0),)
+
+
+MinBackward0 = type("MinBackward0", (MaxBackward0,), {"__slots__": ()})
+
+
+def _extreme(is_max):
+    base = _reductions.max if is_max else _reductions.min
+
+    def rec(input, dim=None, keepdim=False, *, out=None):
+        if isinstance(dim, Tensor):
+            return (maximum if is_max else minimum)(input, dim)
+        r = base(input, dim, keepdim)
+        if dim is None:
+            node = _reduction(MaxBackward1 if is_max else MinBackward1, input, r, None, False)
+            node.self_, node.result = input, r
+            return mark(r, node)
+        values, indices = r
+        node = _reduction(MaxBackward0 if is_max else MinBackward0, input, values, dim, keepdim)
+        node.indices = indices
+        mark(values, node)
+        return r
+
+    rec.__name__ = "max" if is_max else "min"
+    return rec
+
+
+max = _extreme(True)
+min = _extreme(False)
+
+
+def _amaxmin(is_max):
+    base = _reductions.amax if is_max else _reductions.amin
+
+    def rec(input, dim=(), keepdim=False):
+        r = base(input, dim, keepdim)
+        dims = dim if (isinstance(dim, int) or dim) else None
+        node = _reduction(AmaxBackward0 if is_max else AminBackward0, input, r, dims, keepdim)
+        node.self_, node.result = input, r
+        return mark(r, node)
+
+    rec.__name__ = "amax" if is_max else "amin"
+    return rec
+
+
+amax = _amaxmin(True)
+amin = _amaxmin(False)
+
+
+class VarBackward0(_Reduction):
+    __slots__ = ("self_", "denom")
+    _saved = ("self_",)
+
+    def _centered(self):
+        x = self.self_
+        return x - x.mean(self.dims, keepdim=True)
+
+    def apply(self, g):
+        g = _unreduce(g, self.dims, self.keepdim)
+        return (g * self._centered() * (2.0 / self.denom),)
+
+
+class StdBackward0(VarBackward0):
+    __slots__ = ("_result",)
+    _saved = ("self_", "_result")
+
+    def apply(self, g):
+        g = _unreduce(g, self.dims, self.keepdim)
+        s = _unreduce(self.result, self.dims, self.keepdim)
+        gs = _where(s == 0, 0.0, g / s)
+        return (gs * self._centered() * (1.0 / self.denom),)
+
+
+def _var_args(dim, unbiased, correction):
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    if correction is not None:
+        c = correction
+    elif unbiased is None:
+        c = 1
+    else:
+        c = 1 if unbiased else 0
+    return dim, c
+
+
+def _var_like(cls, base):
+    def rec(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        d, c = _var_args(dim, unbiased, correction)
+        r = nograd(base, input, d, None, keepdim, correction=c)
+        node = _reduction(cls, input, r, d, keepdim)
+        node.self_ = input
+        node.denom = (_count(node.shape, node.dims) if input.dim() else 1) - c
+        if cls is StdBackward0:
+            node.result = r
+        return mark(r, node)
+
+    rec.__name__ = base.__name__
+    return rec
+
+
+var = _var_like(VarBackward0, _reductions.var)
+std = _var_like(StdBackward0, _reductions.std)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+class LinalgVectorNormBackward0(_Reduction):
+    __slots__ = ("self_", "_result", "p")
+    _saved = ("self_", "_result")
+
+    def apply(self, g):
+        x, p = self.self_, self.p
+        g = _unreduce(g, self.dims, self.keepdim)
+        n = _unreduce(self.result, self.dims, self.keepdim)
+        if p == 0:
+            return (zeros_like(x),)
+        if p == 1:
+            return (g * x.sign(),)
+        if p in (2, 2.0):
+            return (x * _where(n == 0, 0.0, g / n),)
+        if math.isinf(p):
+            mask = x.abs() == n
+            count = mask.sum(self.dims, keepdim=True)
+            return (_where(mask, x.sign() * (g / count), 0.0),)
+        scale = _where(n == 0, 0.0, g / n ** (p - 1))
+        return (x * x.abs() ** (p - 2) * scale,)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    r = nograd(_reductions.norm, input, p, dim, keepdim, dtype)
+    node = _reduction(LinalgVectorNormBackward0, input, r, dim, keepdim)
+    node.self_, node.result = input, r
+    node.p = 2 if p == "fro" else p
+    return mark(r, node)

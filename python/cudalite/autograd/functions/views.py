@@ -1,0 +1,383 @@
+"""Backward nodes and recorded forwards for views and shape functions (view, reshape,
+permute, transpose, expand, squeeze, unsqueeze, select, slices, as_strided), copies and casts
+(clone, contiguous, to), and the embedding of a gradient into a larger zero tensor."""
+
+from __future__ import annotations
+
+from cudalite._C import Tensor
+
+from cudalite import _C
+from cudalite.autograd.functions._common import (
+    RAW,
+    Node,
+    check_inplace,
+    edge,
+    fix,
+    mark,
+    nograd,
+    sum_to,
+    tr,
+    zeros,
+)
+from cudalite.autograd.functions.pointwise import AliasBackward0, CloneBackward0
+
+_orig = {}  # the plain Tensor methods, filled in by autograd.install
+
+
+def _view_mark(out, x, node):
+    """Marks a view. Views of a leaf that requires grad remember it, so that in-place ops on
+    them raise torch's error; views of other tensors remember their base, so that an in-place
+    op on the view also rewrites the base's history (``rebase_view``)."""
+    mark(out, node)
+    d = x.__dict__
+    if (x.grad_fn is None and x._rg) or "_view_of_leaf" in d:
+        out.__dict__["_view_of_leaf"] = True
+    else:
+        out.__dict__["_base_"] = d.get("_base_", x)
+    return out
+
+
+class ViewCopySlices(Node):
+    """The base of a view that was modified in place: the viewed region's gradient goes to
+    the new values, the rest to the base's old history."""
+
+    __slots__ = ("size", "stride", "offset")
+
+    def apply(self, g):
+        gb = g.contiguous()._clone()
+        _C._fill_(RAW["as_strided"](gb, self.size, self.stride, self.offset), 0)
+        region = RAW["as_strided"](g.contiguous(), self.size, self.stride, self.offset)
+        return (gb, region._clone())
+
+
+ViewCopySlices.__name__ = ViewCopySlices.__qualname__ = "CopySlices"
+
+
+def rebase_view(v):
+    """After an in-place op gave view ``v`` a new history, makes its base's history
+    "old base with v's region replaced" and v a view of that (torch's CopySlices)."""
+    base = v.__dict__.get("_base_")
+    if base is None:
+        return
+    if not base.is_contiguous():
+        raise RuntimeError(
+            "cudalite: an in-place operation on a view of a non-contiguous tensor that "
+            "requires grad is not supported; use an out-of-place operation"
+        )
+    size, stride = tuple(v.shape), tuple(v.stride())
+    offset = v.storage_offset() - base.storage_offset()
+    node = ViewCopySlices((edge(base), edge(v)))
+    node.size, node.stride, node.offset = size, stride, offset
+    mark(base, node)
+    base.__dict__.pop("_output_nr", None)
+    view = AsStridedBackward0((edge(base),))
+    view.shape, view.size, view.stride, view.offset = base.shape, size, stride, offset
+    mark(v, view)
+    v.__dict__.pop("_output_nr", None)
+
+
+class ViewBackward0(Node):
+    __slots__ = ("shape",)
+
+    def apply(self, g):
+        return (g.reshape(self.shape),)
+
+
+UnsafeViewBackward0 = type("UnsafeViewBackward0", (ViewBackward0,), {"__slots__": ()})
+SqueezeBackward0 = type("SqueezeBackward0", (ViewBackward0,), {"__slots__": ()})
+SqueezeBackward1 = type("SqueezeBackward1", (ViewBackward0,), {"__slots__": ()})
+SqueezeBackward2 = type("SqueezeBackward2", (ViewBackward0,), {"__slots__": ()})
+
+
+def _shape_node(cls, x):
+    node = cls((edge(x),))
+    node.shape = x.shape
+    return node
+
+
+def view(self, *shape):
+    out = _orig["view"](self, *shape)
+    if len(shape) == 1 and isinstance(shape[0], _C.dtype):
+        return out  # view(dtype) reinterprets bits: not differentiable
+    return _view_mark(out, self, _shape_node(ViewBackward0, self))
+
+
+def reshape(self, *shape):
+    out = _orig["reshape"](self, *shape)
+    if out._is_same_storage(self):
+        return _view_mark(out, self, _shape_node(ViewBackward0, self))
+    # reshape had to copy: torch records the copy and an "unsafe" view of it
+    clone = CloneBackward0((edge(self),))
+    node = UnsafeViewBackward0(((clone, 0),))
+    node.shape = self.shape
+    return mark(out, node)
+
+
+def unsafe_view(t, shape):
+    """``t.reshape(shape)`` recorded as torch's UnsafeViewBackward0 (matmul's last step)."""
+    out = _orig["reshape"](t, *shape)
+    return mark(out, _shape_node(UnsafeViewBackward0, t))
+
+
+def flatten(self, start_dim=0, end_dim=-1):
+    out = _orig["flatten"](self, start_dim, end_dim)
+    if out is self:
+        return out
+    if out._is_same_storage(self):
+        return _view_mark(out, self, _shape_node(ViewBackward0, self))
+    clone = CloneBackward0((edge(self),))
+    node = UnsafeViewBackward0(((clone, 0),))
+    node.shape = self.shape
+    return mark(out, node)
+
+
+def squeeze(self, dim=None):
+    out = _orig["squeeze"](self, dim)
+    if dim is None:
+        cls = SqueezeBackward0
+    elif isinstance(dim, (tuple, list)):
+        cls = SqueezeBackward2
+    else:
+        cls = SqueezeBackward1
+    return _view_mark(out, self, _shape_node(cls, self))
+
+
+class UnsqueezeBackward0(Node):
+    __slots__ = ("dim",)
+
+    def apply(self, g):
+        return (g.squeeze(self.dim),)
+
+
+def unsqueeze(self, dim):
+    out = _orig["unsqueeze"](self, dim)
+    node = UnsqueezeBackward0((edge(self),))
+    node.dim = dim if dim >= 0 else dim + out.dim()
+    return _view_mark(out, self, node)
+
+
+class PermuteBackward0(Node):
+    __slots__ = ("dims",)
+
+    def apply(self, g):
+        inv = [0] * len(self.dims)
+        for i, d in enumerate(self.dims):
+            inv[d] = i
+        return (g.permute(*inv),)
+
+
+def permute(self, *dims):
+    out = _orig["permute"](self, *dims)
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = dims[0]
+    nd = max(self.dim(), 1)
+    node = PermuteBackward0((edge(self),))
+    node.dims = [d % nd for d in dims]
+    return _view_mark(out, self, node)
+
+
+class TransposeBackward0(Node):
+    __slots__ = ("dim0", "dim1")
+
+    def apply(self, g):
+        return (g.transpose(self.dim0, self.dim1),)
+
+
+def transpose(self, dim0, dim1):
+    out = _orig["transpose"](self, dim0, dim1)
+    node = TransposeBackward0((edge(self),))
+    node.dim0, node.dim1 = dim0, dim1
+    return _view_mark(out, self, node)
+
+
+class TBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, g):
+        return (tr(g) if g.dim() == 2 else g.t(),)
+
+
+def t(self):
+    out = _orig["transpose"](self, 0, 1) if self.dim() == 2 else nograd(_orig["t"], self)
+    return _view_mark(out, self, TBackward0((edge(self),)))
+
+
+class ExpandBackward0(Node):
+    __slots__ = ("shape",)
+
+    def apply(self, g):
+        return (sum_to(g, self.shape),)
+
+
+def expand(self, *sizes):
+    out = _orig["expand"](self, *sizes)
+    return _view_mark(out, self, _shape_node(ExpandBackward0, self))
+
+
+# ---- gradients of selections: embed into zeros ----
+
+
+class _EmbedBackward(Node):
+    """The backward of an "embed into zeros" step is the selection again; recorded only when
+    a backward pass builds a graph (create_graph=True)."""
+
+    __slots__ = ("select",)
+
+    def apply(self, g):
+        return (self.select(g),)
+
+
+_embed_types = {}
+
+
+def embed(g, shape, select, name):
+    """Zeros of ``shape`` with ``g`` written where ``select(zeros)`` points."""
+    z = zeros(shape, g)
+    _C._copy_(select(z), g, False)
+    if g._rg and _C._is_grad_enabled():
+        cls = _embed_types.get(name)
+        if cls is None:
+            cls = _embed_types[name] = type(name, (_EmbedBackward,), {"__slots__": ()})
+        node = cls((edge(g),))
+        node.select = select
+        mark(z, node)
+    return z
+
+
+class SelectBackward0(Node):
+    __slots__ = ("shape", "dim", "index")
+
+    def apply(self, g):
+        dim, index = self.dim, self.index
+        return (embed(g, self.shape, lambda z: z.select(dim, index), "SelectBackwardBackward0"),)
+
+
+def select(self, dim, index):
+    out = _orig["select"](self, dim, index)
+    node = _shape_node(SelectBackward0, self)
+    node.dim, node.index = dim, index
+    return _view_mark(out, self, node)
+
+
+class SliceBackward0(Node):
+    __slots__ = ("shape", "dim", "start", "end", "step")
+
+    def apply(self, g):
+        d, a, b, s = self.dim, self.start, self.end, self.step
+        return (embed(g, self.shape, lambda z: z._slice(d, a, b, s), "SliceBackwardBackward0"),)
+
+
+def slice_(self, dim, start, end, step=1):
+    out = self._slice(dim, start, end, step)
+    node = _shape_node(SliceBackward0, self)
+    node.dim, node.start, node.end, node.step = dim, start, end, step
+    return _view_mark(out, self, node)
+
+
+def narrow(self, dim, start, length):
+    if isinstance(start, Tensor):
+        start = int(start.item())
+    if start < 0:
+        start += self.shape[dim]
+    return slice_(self, dim, start, start + length, 1)
+
+
+class AsStridedBackward0(Node):
+    __slots__ = ("shape", "size", "stride", "offset")
+
+    def apply(self, g):
+        size, stride, off = self.size, self.stride, self.offset
+        n = 1
+        for s in self.shape:
+            n *= s
+        flat = zeros([n], g)
+        # positions of the view's elements in a contiguous copy of the input
+        pos = _C._full([], off, _C.int64, g.device)
+        for i, (sz, st) in enumerate(zip(size, stride, strict=True)):
+            ar = _C._arange(0, sz, 1, _C.int64, g.device) * st
+            pos = pos + ar.reshape([sz] + [1] * (len(size) - i - 1))
+        pos = pos.expand(*size).contiguous()
+        _C._scatter_offsets(flat, pos, g.contiguous(), True)
+        return (flat.reshape(self.shape),)
+
+
+def as_strided(self, size, stride, storage_offset=None):
+    out = _orig["as_strided"](self, size, stride, storage_offset)
+    if not self.is_contiguous():
+        raise NotImplementedError(
+            "cudalite: the gradient of as_strided is supported for contiguous inputs only"
+        )
+    node = _shape_node(AsStridedBackward0, self)
+    node.size, node.stride = tuple(size), tuple(stride)
+    base = self.storage_offset()
+    node.offset = (base if storage_offset is None else storage_offset) - base
+    return _view_mark(out, self, node)
+
+
+def alias(self):
+    """``x[...]``: a new tensor object for the same view."""
+    return _view_mark(self._alias(), self, AliasBackward0((edge(self),)))
+
+
+# ---- copies and casts ----
+
+
+def clone(self, *, memory_format=None):
+    return mark(self._clone(), CloneBackward0((edge(self),)))
+
+
+def contiguous(self, memory_format=None):
+    out = _orig["contiguous"](self)
+    if out is self:
+        return out
+    return mark(out, CloneBackward0((edge(self),)))
+
+
+class ToCopyBackward0(Node):
+    __slots__ = ("dtype", "device")
+
+    def apply(self, g):
+        return (g.to(device=self.device, dtype=self.dtype),)
+
+
+def copied(self, out):
+    """Records ``out``, a converted copy of ``self`` (``to``, ``cuda``, ``float`` ...)."""
+    if out is self or not out.dtype.is_floating_point:
+        return out
+    node = ToCopyBackward0((edge(self),))
+    node.dtype, node.device = self.dtype, self.device
+    return mark(out, node)
+
+
+def cast_method(name):
+    def rec(self, *args, **kwargs):
+        return copied(self, _orig[name](self, *args, **kwargs))
+
+    rec.__name__ = name
+    return rec
+
+
+class CopyBackwards(Node):
+    """``self.copy_(src)``: self's old values get no gradient, src gets the gradient (summed,
+    converted back to its shape, dtype and device)."""
+
+    __slots__ = ("m1",)
+
+    def apply(self, g):
+        n = self._next
+        g0 = zeros(g.shape, g) if n[0] is not None else None
+        return (g0, fix(g, self.m1) if n[1] is not None else None)
+
+
+def copy_(self, src, non_blocking=False):
+    check_inplace(self)
+    e0, e1 = edge(self), edge(src) if isinstance(src, Tensor) else None
+    _orig["copy_"](self, src, non_blocking)
+    if e0 is None and e1 is None:
+        return self
+    node = CopyBackwards((e0, e1))
+    node.m1 = (src.shape, src.dtype, src.device) if e1 is not None else None
+    mark(self, node)
+    self.__dict__.pop("_output_nr", None)
+    rebase_view(self)
+    return self

@@ -1,0 +1,41 @@
+"""``nn.Parameter``: a tensor that a Module registers as one of its parameters."""
+
+from __future__ import annotations
+
+from cudalite import _C
+from cudalite._C import Tensor
+
+__all__ = ["Parameter"]
+
+
+class Parameter(Tensor):
+    """A leaf tensor that requires grad (by default) and is registered by ``Module`` when
+    assigned as an attribute. It shares its storage with ``data``."""
+
+    def __init__(self, data=None, requires_grad=True):
+        Tensor.__init__(self)
+        if data is None:
+            data = _C._empty([0], _C.get_default_dtype(), "cpu", False)
+        # Re-point this tensor at data's memory (the legacy constructor made an empty one):
+        # torch's Parameter aliases data the same way.
+        self._set_metadata(data)
+        self.requires_grad_(requires_grad)
+
+    def __repr__(self):
+        return "Parameter containing:\n" + Tensor.__repr__(self)
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = Parameter(self.detach()._clone(), self.requires_grad)
+        memo[id(self)] = result
+        return result
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_parameter, (self.detach(), self.requires_grad))
+
+
+def _rebuild_parameter(data, requires_grad):
+    return Parameter(data, requires_grad)
