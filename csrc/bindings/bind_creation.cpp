@@ -176,6 +176,30 @@ void bind_creation(py::module_& m) {
     if (!inf.dtype) return py::none();
     return py::cast(dtype_object(*inf.dtype), py::return_value_policy::reference);
   });
+  // cudalite.empty's common case in one call: sizes as the raw varargs tuple (ints, or one
+  // tuple/list of ints). Returns None for anything unusual, and the Python caller then takes
+  // the general path, which owns torch's argument errors.
+  m.def("_empty_fast", [](py::tuple size, py::handle dtype, py::handle device,
+                          bool pin) -> py::object {
+    PyObject* seq = size.ptr();
+    if (PyTuple_GET_SIZE(seq) == 1) {
+      PyObject* only = PyTuple_GET_ITEM(seq, 0);
+      if (PyTuple_Check(only) || PyList_Check(only)) seq = only;
+    }
+    py::object fast = py::reinterpret_steal<py::object>(PySequence_Fast(seq, ""));
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast.ptr());
+    PyObject** items = PySequence_Fast_ITEMS(fast.ptr());
+    Shape shape(static_cast<size_t>(n));
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      if (!PyLong_CheckExact(items[i])) return py::none();
+      int overflow = 0;
+      long long v = PyLong_AsLongLongAndOverflow(items[i], &overflow);
+      if (overflow || v < 0) return py::none();
+      shape[size_t(i)] = v;
+    }
+    ScalarType dt = dtype.is_none() ? get_default_dtype() : to_dtype(dtype);
+    return py::cast(empty(shape, dt, device_or_cpu(device), pin));
+  });
   m.def("_empty", [](py::handle shape, py::handle dtype, py::handle device, bool pin) {
     ScalarType dt = dtype.is_none() ? get_default_dtype() : to_dtype(dtype);
     return empty(to_shape(shape), dt, device_or_cpu(device), pin);

@@ -38,7 +38,17 @@ Device make_device(py::handle first, py::handle index) {
 }
 }  // namespace
 
+namespace {
+PyTypeObject* g_device_type = nullptr;
+}  // namespace
+
 Device to_device(py::handle h) {
+  if (g_device_type && Py_TYPE(h.ptr()) == g_device_type) return h.cast<Device>();
+  if (PyUnicode_Check(h.ptr())) {
+    Py_ssize_t n = 0;
+    const char* s = PyUnicode_AsUTF8AndSize(h.ptr(), &n);
+    if (s) return Device(std::string(s, size_t(n)));
+  }
   if (py::isinstance<Device>(h)) return h.cast<Device>();
   return make_device(h, py::none());
 }
@@ -49,7 +59,9 @@ std::optional<Device> to_optional_device(py::handle h) {
 }
 
 void bind_device(py::module_& m) {
-  py::class_<Device>(m, "device")
+  py::class_<Device> cls(m, "device");
+  g_device_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  cls
       .def(py::init([](py::handle type, py::handle index) { return make_device(type, index); }),
            py::arg("type"), py::arg("index") = py::none())
       .def_property_readonly("type", [](const Device& d) { return device_type_name(d.type); })

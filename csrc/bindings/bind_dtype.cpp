@@ -11,7 +11,15 @@ DType* dtype_object(ScalarType t) {
   return &objs[int(t)];
 }
 
+namespace {
+// The ten dtype objects, for a pointer comparison instead of a pybind11 type lookup.
+PyObject* g_dtype_objs[kNumScalarTypes] = {};
+}  // namespace
+
 ScalarType to_dtype(py::handle h) {
+  for (int i = 0; i < kNumScalarTypes; ++i) {
+    if (h.ptr() == g_dtype_objs[i]) return ScalarType(i);
+  }
   if (py::isinstance<DType>(h)) return h.cast<DType*>()->type;
   // Python types as dtypes, as torch accepts them: float, int, bool.
   if (h.ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type)) return ScalarType::Float64;
@@ -39,7 +47,9 @@ void bind_dtype(py::module_& m) {
       .def("to_real", [](DType& d) { return &d; }, py::return_value_policy::reference);
   for (int i = 0; i < kNumScalarTypes; ++i) {
     auto t = ScalarType(i);
-    m.attr(dtype_name(t)) = py::cast(dtype_object(t), py::return_value_policy::reference);
+    py::object obj = py::cast(dtype_object(t), py::return_value_policy::reference);
+    g_dtype_objs[i] = obj.ptr();  // kept alive by the module attribute
+    m.attr(dtype_name(t)) = obj;
   }
   m.def("get_default_dtype", [] { return dtype_object(get_default_dtype()); },
         py::return_value_policy::reference);

@@ -138,6 +138,10 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 
 def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False, out=None):
     """An uninitialised tensor of the given size."""
+    if out is None and not requires_grad:
+        t = _C._empty_fast(size, dtype, device, pin_memory)
+        if t is not None:
+            return t
     t = _C._empty(_size(size, "empty"), dtype, device, pin_memory)
     if out is not None:
         out._set_metadata(t)
