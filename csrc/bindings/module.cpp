@@ -11,5 +11,6 @@ PYBIND11_MODULE(_C, m) {
   cl::bind::bind_creation(m);
   cl::bind::bind_numpy(m);
   cl::bind::bind_cuda(m);
+  cl::bind::bind_streams(m);
   cl::bind::bind_interop(m);
 }

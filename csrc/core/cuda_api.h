@@ -14,6 +14,10 @@
 
 #include "core/allocator.h"
 
+namespace cl {
+struct StorageImpl;
+}
+
 namespace cl::cuda {
 
 bool is_compiled();
@@ -32,7 +36,15 @@ Allocator* device_allocator(int device);
 Allocator* host_allocator();  // page-locked host memory
 
 using StreamHandle = void*;  // cudaStream_t
+// The calling thread's current stream on `device` (a thread_local lookup; csrc/cuda/
+// streams.cpp). Every kernel launch and copy on `device` goes to it.
 StreamHandle current_stream(int device);
+// Tensor.record_stream: the memory of `storage` (on a GPU) is not reused before the work
+// queued on `stream` when the storage is freed has completed (csrc/cuda/record_stream.cpp).
+void record_stream(StorageImpl* storage, StreamHandle stream);
+// Releases memory held back by record_stream whose streams have finished. Called on
+// synchronize and frees; allocators may call it before they allocate.
+void process_record_stream_frees();
 
 // Copies between host and device or device and device; `device` is the GPU involved.
 // Blocking unless `non_blocking` (which is only asynchronous for page-locked host memory).

@@ -1,5 +1,6 @@
-// Plain cudaMalloc / cudaHostAlloc allocators. The caching allocator replaces the device
-// one; they stay useful as the uncached backend (CUDALITE_NO_CUDA_MEMORY_CACHING=1).
+// The plain cudaMalloc allocator. The caching allocator replaces it; it stays useful as the
+// uncached backend (CUDALITE_NO_CUDA_MEMORY_CACHING=1). Pinned host memory has its own
+// caching allocator (host_allocator.cpp).
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -14,7 +15,6 @@ namespace cl::cuda {
 namespace {
 
 void free_device(void* p) { CL_CUDA_CHECK_NOTHROW(cudaFree(p)); }
-void free_host(void* p) { CL_CUDA_CHECK_NOTHROW(cudaFreeHost(p)); }
 
 class DeviceAllocator final : public Allocator {
  public:
@@ -33,18 +33,6 @@ class DeviceAllocator final : public Allocator {
   int device_;
 };
 
-class HostAllocator final : public Allocator {
- public:
-  DataPtr allocate(size_t nbytes) override {
-    Device dev(DeviceType::CPU);
-    if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, dev);
-    lazy_init();
-    void* p = nullptr;
-    CL_CUDA_CHECK(cudaHostAlloc(&p, nbytes, cudaHostAllocDefault));
-    return DataPtr(p, p, &free_host, dev);
-  }
-};
-
 }  // namespace
 
 Allocator* device_allocator(int device) {
@@ -55,11 +43,6 @@ Allocator* device_allocator(int device) {
   if (allocs.empty()) allocs.resize(size_t(device_count()));
   if (!allocs[device]) allocs[device] = std::make_unique<DeviceAllocator>(device);
   return allocs[device].get();
-}
-
-Allocator* host_allocator() {
-  static HostAllocator alloc;
-  return &alloc;
 }
 
 }  // namespace cl::cuda
