@@ -221,6 +221,7 @@ void bind_stream_functions(py::module_& c) {
   c.def("_record_stream", [](const Tensor& t, const Stream& s) {
     cuda::record_stream(t->storage.get(), s.handle);
   });
+  c.def("_pending_record_stream_frees", &cuda::pending_record_stream_frees);
 }
 
 }  // namespace

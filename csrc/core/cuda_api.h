@@ -45,6 +45,7 @@ void record_stream(StorageImpl* storage, StreamHandle stream);
 // Releases memory held back by record_stream whose streams have finished. Called on
 // synchronize and frees; allocators may call it before they allocate.
 void process_record_stream_frees();
+size_t pending_record_stream_frees();  // frees still held back (for tests)
 
 // Copies between host and device or device and device; `device` is the GPU involved.
 // Blocking unless `non_blocking` (which is only asynchronous for page-locked host memory).

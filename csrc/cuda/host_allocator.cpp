@@ -49,7 +49,7 @@ HostBlockCache& cache() {
 class CachingHostAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes) override {
-    if (nbytes) lazy_init();  // torch's errors ("Found no NVIDIA driver ...") come first
+    lazy_init();  // torch's errors ("Found no NVIDIA driver ...") even for 0 bytes
     return cache().allocate(nbytes);
   }
 };
@@ -97,6 +97,7 @@ bool is_pinned_ptr(const void* ptr) {
 
 Tensor pin_memory(const Tensor& t) {
   CL_CHECK(t->device().is_cpu(), "only dense CPU tensors can be pinned");
+  lazy_init();
   size_t nbytes = storage_extent(t);
   auto storage = std::make_shared<StorageImpl>(host_allocator()->allocate(nbytes), nbytes);
   storage->pinned = true;

@@ -93,6 +93,11 @@ void record_stream(StorageImpl* storage, StreamHandle stream) {
   }
 }
 
+size_t pending_record_stream_frees() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_pending.size();
+}
+
 void process_record_stream_frees() {
   std::vector<Deferred*> done;
   {

@@ -41,6 +41,7 @@ std::string Event::ipc_handle() { fail(); }
 
 void record_stream(StorageImpl*, StreamHandle) { fail(); }
 void process_record_stream_frees() {}
+size_t pending_record_stream_frees() { return 0; }
 
 HostMemoryStats host_memory_stats() { return {}; }
 void host_reset_peak_stats() {}
