@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "bindings/convert.h"
-#include "core/host_block_cache.h"
 #include "core/cuda_api.h"
+#include "core/host_block_cache.h"
 #include "cuda/events.h"
 #include "cuda/host_allocator.h"
 #include "cuda/streams.h"
@@ -32,19 +32,28 @@ cuda::StreamHandle to_handle(uint64_t v) {
 
 void bind_stream(py::module_& c) {
   py::class_<Stream>(c, "_CudaStreamBase")
-      .def(py::init([](int priority, std::optional<int64_t> stream_id,
-                       std::optional<int> device_index, std::optional<int> device_type,
-                       std::optional<uint64_t> stream_ptr) {
+      // Overloads, fastest first: pybind11 matches positional ints much faster than
+      // keywords, and current_stream() and Stream() are called in loops.
+      // (stream_id, device_index): wraps a stream that exists (current_stream() uses it).
+      .def(py::init([](int64_t stream_id, int device_index) {
+        return Stream(device_index, to_handle(uint64_t(stream_id)));
+      }))
+      // (priority): a stream from the pool of the current device.
+      .def(py::init([](int priority) { return cuda::stream_from_pool(-1, priority); }),
+           py::arg("priority") = 0)
+      // torch's keyword forms.
+      .def(py::init([](int64_t stream_id, int device_index, int device_type, int priority) {
              (void)device_type;
-             if (stream_ptr) return cuda::external_stream(to_handle(*stream_ptr), -1);
-             if (stream_id && device_index) {
-               return Stream(*device_index, to_handle(uint64_t(*stream_id)));
-             }
-             return cuda::stream_from_pool(-1, priority);
+             (void)priority;
+             return Stream(device_index, to_handle(uint64_t(stream_id)));
            }),
-           py::arg("priority") = 0, py::kw_only(), py::arg("stream_id") = py::none(),
-           py::arg("device_index") = py::none(), py::arg("device_type") = py::none(),
-           py::arg("stream_ptr") = py::none())
+           py::kw_only(), py::arg("stream_id"), py::arg("device_index"), py::arg("device_type"),
+           py::arg("priority") = 0)
+      .def(py::init([](uint64_t stream_ptr, int priority) {
+             (void)priority;
+             return cuda::external_stream(to_handle(stream_ptr), -1);
+           }),
+           py::kw_only(), py::arg("stream_ptr"), py::arg("priority") = 0)
       .def_property_readonly("cuda_stream",
                              [](const Stream& s) { return reinterpret_cast<uintptr_t>(s.handle); })
       .def_property_readonly("stream_id", &Stream::id)
@@ -53,10 +62,11 @@ void bind_stream(py::module_& c) {
       .def_property_readonly("device",
                              [](const Stream& s) { return Device(DeviceType::CUDA, s.device); })
       .def_property_readonly("priority", &Stream::priority)
-      .def_static("priority_range", [] {
-        auto r = cuda::priority_range();
-        return py::make_tuple(r.first, r.second);
-      })
+      .def_static("priority_range",
+                  [] {
+                    auto r = cuda::priority_range();
+                    return py::make_tuple(r.first, r.second);
+                  })
       .def("query", &Stream::query)
       .def("synchronize", &Stream::synchronize, py::call_guard<py::gil_scoped_release>())
       .def("__eq__", [](const Stream& a, py::handle b) {
@@ -85,7 +95,14 @@ void bind_event(py::module_& c) {
                                if (!e.created()) return py::none();
                                return py::cast(Device(DeviceType::CUDA, e.device()));
                              })
+      // Without a stream: the current stream of the current device (no Stream object to make).
+      .def(
+          "record", [](Event& e) { e.record(cuda::get_current_stream(-1)); },
+          py::call_guard<py::gil_scoped_release>())
       .def("record", &Event::record, py::arg("stream"), py::call_guard<py::gil_scoped_release>())
+      .def(
+          "wait", [](const Event& e) { e.wait(cuda::get_current_stream(-1)); },
+          py::call_guard<py::gil_scoped_release>())
       .def("wait", &Event::wait, py::arg("stream"), py::call_guard<py::gil_scoped_release>())
       .def("query", &Event::query)
       .def("elapsed_time", &Event::elapsed_time, py::arg("end_event"))
@@ -207,20 +224,23 @@ void bind_host_memory(py::module_& c) {
 }
 
 void bind_stream_functions(py::module_& c) {
-  c.def("_current_stream", [](int device) { return stream_tuple(cuda::get_current_stream(device)); });
+  c.def("_current_stream",
+        [](int device) { return stream_tuple(cuda::get_current_stream(device)); });
   c.def("_default_stream", [](int device) { return stream_tuple(cuda::default_stream(device)); });
   c.def("_stream_from_external", [](uint64_t ptr, int device) {
     return stream_tuple(cuda::external_stream(to_handle(ptr), device));
   });
   // torch's _cuda_setStream: the stream's device becomes the current device too.
-  c.def("_set_stream", [](int64_t stream_id, int device_index, int device_type) {
-    (void)device_type;
-    if (cuda::current_device() != device_index) cuda::set_device(device_index);
-    cuda::set_current_stream(Stream(device_index, to_handle(uint64_t(stream_id))));
-  }, py::arg("stream_id"), py::arg("device_index"), py::arg("device_type"));
-  c.def("_record_stream", [](const Tensor& t, const Stream& s) {
-    cuda::record_stream(t->storage.get(), s.handle);
-  });
+  c.def(
+      "_set_stream",
+      [](int64_t stream_id, int device_index, int device_type) {
+        (void)device_type;
+        if (cuda::current_device() != device_index) cuda::set_device(device_index);
+        cuda::set_current_stream(Stream(device_index, to_handle(uint64_t(stream_id))));
+      },
+      py::arg("stream_id"), py::arg("device_index"), py::arg("device_type"));
+  c.def("_record_stream",
+        [](const Tensor& t, const Stream& s) { cuda::record_stream(t->storage.get(), s.handle); });
   c.def("_pending_record_stream_frees", &cuda::pending_record_stream_frees);
 }
 

@@ -101,7 +101,7 @@ class HostBlockCache {
     size_t size;
     bool in_use = true;
     std::vector<std::pair<int, void*>> streams;  // (device, stream) that used it
-    std::vector<void*> events;                    // recorded when it was freed
+    std::vector<void*> events;                   // recorded when it was freed
   };
   static void delete_block(void* ctx);
   Block* find_locked(const void* ptr);

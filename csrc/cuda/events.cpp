@@ -134,8 +134,8 @@ void Event::record(const Stream& stream) {
   CL_CHECK(device_ == stream.device, "Event device ", device_,
            " does not match recording stream's device ", stream.device, ".");
   DeviceGuard g(device_);
-  CL_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(event_),
-                                static_cast<cudaStream_t>(stream.handle)));
+  CL_CUDA_CHECK(
+      cudaEventRecord(static_cast<cudaEvent_t>(event_), static_cast<cudaStream_t>(stream.handle)));
 }
 
 void Event::wait(const Stream& stream) const {

@@ -50,6 +50,8 @@ void host_empty_cache() {}
 bool host_record_stream(const void*, StreamHandle, int) { return false; }
 bool is_pinned_ptr(const void*) { return false; }
 // torch's CPU-only builds fail to find an accelerator for the pinned copy.
-Tensor pin_memory(const Tensor&) { throw Error("Cannot access accelerator device when none is available."); }
+Tensor pin_memory(const Tensor&) {
+  throw Error("Cannot access accelerator device when none is available.");
+}
 
 }  // namespace cl::cuda

@@ -8,8 +8,11 @@ in any order unless it is ordered explicitly with :meth:`Stream.wait_stream`,
 """
 
 from cudalite import _C
+from cudalite.cuda import _lazy
 from cudalite.cuda._device import _get_device_index, device
 from cudalite.cuda._lazy import _is_compiled, _lazy_init
+
+_COMPILED = _is_compiled()
 
 _StreamBase = _C._cuda._CudaStreamBase
 _EventBase = _C._cuda._CudaEventBase
@@ -36,17 +39,18 @@ class Stream(_StreamBase):
     """
 
     def __init__(self, device=None, priority=0, **kwargs):
-        if not _is_compiled():
+        if not _COMPILED:
             raise RuntimeError("cudalite.cuda.Stream requires CUDA support")
         if "stream_id" in kwargs and "device_index" in kwargs:
             super().__init__(priority=priority, **kwargs)
             return
-        _lazy_init()
+        if not _lazy._initialized:
+            _lazy_init()
         if device is None or (isinstance(device, int) and device < 0):
-            super().__init__(priority=priority, **kwargs)
+            super().__init__(priority, **kwargs)
         else:
             with _device_ctx(device):
-                super().__init__(priority=priority, **kwargs)
+                super().__init__(priority, **kwargs)
 
     def wait_event(self, event):
         r"""Make all future work submitted to the stream wait for an event.
@@ -161,7 +165,7 @@ class ExternalStream(Stream):
     """
 
     def __init__(self, stream_ptr, device=None, **kwargs):
-        if not _is_compiled():
+        if not _COMPILED:
             raise RuntimeError("cudalite.cuda.Stream requires CUDA support")
         _lazy_init()
         with _device_ctx(device):
@@ -190,14 +194,9 @@ class Event(_EventBase):
     """
 
     def __init__(self, enable_timing=False, blocking=False, interprocess=False, external=False):
-        if not _is_compiled():
+        if not _COMPILED:
             raise RuntimeError("Tried to instantiate dummy base class Event")
-        super().__init__(
-            enable_timing=enable_timing,
-            blocking=blocking,
-            interprocess=interprocess,
-            external=external,
-        )
+        super().__init__(enable_timing, blocking, interprocess, external)
 
     @classmethod
     def from_ipc_handle(cls, device, handle):
@@ -222,8 +221,9 @@ class Event(_EventBase):
         device must match the event's device.
         """
         if stream is None:
-            stream = current_stream()
-        super().record(stream)
+            super().record()  # the current stream, without making a Stream object
+        else:
+            super().record(stream)
 
     def wait(self, stream=None) -> None:
         r"""Make all future work submitted to the given stream wait for this event.
@@ -233,8 +233,9 @@ class Event(_EventBase):
         .. note:: This is a wrapper around ``cudaStreamWaitEvent()``.
         """
         if stream is None:
-            stream = current_stream()
-        super().wait(stream)
+            super().wait()
+        else:
+            super().wait(stream)
 
     def query(self):
         r"""Check if all work currently captured by event has completed.
@@ -287,8 +288,16 @@ def _device_ctx(dev):
     return device(dev)
 
 
+_new_base = _StreamBase.__new__
+_init_base = _StreamBase.__init__
+
+
 def _stream_from_tuple(data):
-    return Stream(stream_id=data[0], device_index=data[1], device_type=data[2])
+    # Stream(stream_id=..., device_index=..., device_type=...) without the keyword matching
+    # (microseconds in pybind11): current_stream() is called in loops.
+    s = _new_base(Stream)
+    _init_base(s, data[0], data[1])
+    return s
 
 
 def current_stream(device=None) -> Stream:
@@ -299,8 +308,10 @@ def current_stream(device=None) -> Stream:
             selected :class:`Stream` for the current device, given by
             :func:`~cudalite.cuda.current_device`, if :attr:`device` is ``None`` (default).
     """
-    _lazy_init()
-    return _stream_from_tuple(_C._cuda._current_stream(_get_device_index(device, optional=True)))
+    if not _lazy._initialized:
+        _lazy_init()
+    idx = -1 if device is None else _get_device_index(device, optional=True)
+    return _stream_from_tuple(_C._cuda._current_stream(idx))
 
 
 def default_stream(device=None) -> Stream:
@@ -311,8 +322,10 @@ def default_stream(device=None) -> Stream:
             :class:`Stream` for the current device, given by
             :func:`~cudalite.cuda.current_device`, if :attr:`device` is ``None`` (default).
     """
-    _lazy_init()
-    return _stream_from_tuple(_C._cuda._default_stream(_get_device_index(device, optional=True)))
+    if not _lazy._initialized:
+        _lazy_init()
+    idx = -1 if device is None else _get_device_index(device, optional=True)
+    return _stream_from_tuple(_C._cuda._default_stream(idx))
 
 
 def get_stream_from_external(data_ptr, device=None) -> Stream:
