@@ -97,8 +97,14 @@ def test_record_stream_needs_a_stream():
 
 
 def _busy(stream, iters=400):
-    """Queues tens of milliseconds of in-place work on `stream` (no allocations inside)."""
+    """Queues tens of milliseconds of in-place work on `stream` and returns its buffer.
+
+    Nothing is allocated or freed while the work runs, and the tests keep their temporaries
+    alive until they have looked at the streams: freeing device memory without a caching
+    allocator (cudaFree) waits for the whole device, which would end every race early.
+    """
     buf = cudalite.ones(32 * MiB, device="cuda")
+    stream.wait_stream(cudalite.cuda.current_stream())
     with cudalite.cuda.stream(stream):
         for _ in range(iters):
             buf.mul_(1.0)
@@ -241,12 +247,13 @@ def test_ops_run_on_the_current_stream():
     s = cudalite.cuda.Stream()
     keep = _busy(s)
     with cudalite.cuda.stream(s):
-        y = cudalite.ones(10, device="cuda") + 1
+        o = cudalite.ones(10, device="cuda")
+        y = o + 1
     ev = s.record_event()
     assert not ev.query()
     ev.synchronize()
     assert y.sum().item() == 20.0
-    del keep
+    del keep, o
 
 
 @requires_2_gpus
@@ -334,11 +341,12 @@ def test_without_synchronisation_a_reader_races_ahead():
     keep = _busy(s)
     with cudalite.cuda.stream(s):
         a.fill_(1.0)  # queued behind the busy work
-    total = a.sum().item()  # default stream: doesn't wait for s
+    partial = a.sum()  # default stream: doesn't wait for s
+    total = partial.item()
     assert not s.query(), "the busy work finished too early for the race to show"
     assert total == 0.0
     s.synchronize()
-    del keep
+    del keep, partial
 
 
 @requires_cuda

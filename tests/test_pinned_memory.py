@@ -329,9 +329,10 @@ def test_seed_pin_memory_example():
     assert f"is_pinned: {x.is_pinned()}/{z.is_pinned()}" == "is_pinned: False/True"
 
 
-def _busy(stream, ms_guess=50):
-    """Queues tens of milliseconds of in-place work on `stream`."""
+def _busy(stream):
+    """Queues tens of milliseconds of in-place work on `stream` (see test_cuda_streams)."""
     buf = cudalite.ones(32 * MiB, device="cuda")  # 128 MiB
+    stream.wait_stream(cudalite.cuda.current_stream())
     with cudalite.cuda.stream(stream):
         for _ in range(400):
             buf.mul_(1.0)

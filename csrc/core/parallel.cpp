@@ -113,7 +113,7 @@ int default_threads() {
   int cpus = 0;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) cpus = CPU_COUNT(&set);
   if (cpus <= 0) cpus = int(std::thread::hardware_concurrency());
-  return std::clamp(cpus / 2, 1, 8);
+  return std::clamp(cpus, 1, 16);
 }
 
 // Never destroyed: its threads are detached and may be waiting when the process exits. A

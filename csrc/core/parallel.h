@@ -8,8 +8,8 @@
 
 namespace cl {
 
-// Threads that parallel_run uses, the caller included: CUDALITE_COPY_THREADS, or half the
-// CPUs this process may run on, between 1 and 8.
+// Threads that parallel_run uses, the caller included: CUDALITE_COPY_THREADS, or the CPUs
+// this process may run on, at most 16 (a memcpy saturates memory well before that).
 int host_threads();
 
 // Runs fn(0) .. fn(n - 1), spread over host_threads() threads (the caller is one of them),

@@ -18,6 +18,8 @@ namespace {
 
 constexpr size_t kChunk = size_t(2) << 20;  // staging buffer size, the largest chunk
 constexpr size_t kMinChunk = size_t(256) << 10;
+// Threads (so staging buffer pairs) per transfer: 8 copy threads move more than the link.
+constexpr int kMaxSlots = 8;
 
 // Two staging buffers of one host thread, each with the event of its last DMA.
 struct Slot {
@@ -83,7 +85,7 @@ bool with_slots(int device, size_t n, Body body) {
   DeviceStaging& st = staging()[device];
   std::unique_lock<std::mutex> lock(st.mu, std::try_to_lock);
   if (!lock.owns_lock()) return false;
-  Plan plan = make_plan(n, host_threads());
+  Plan plan = make_plan(n, std::min(host_threads(), kMaxSlots));
   if (st.slots.size() < size_t(plan.workers)) st.slots.resize(size_t(plan.workers));
   try {
     for (int w = 0; w < plan.workers; ++w) st.slots[w].prepare(device);
