@@ -32,7 +32,6 @@ struct Stream {
 
   // The Python-visible id: 0 for the default stream, the handle's address otherwise.
   int64_t id() const { return int64_t(reinterpret_cast<intptr_t>(handle)); }
-  bool is_default() const { return handle == nullptr; }
   int priority() const;      // cudaStreamGetPriority
   bool query() const;        // true once all queued work has completed
   void synchronize() const;  // blocks the calling thread (release the GIL around it)

@@ -221,6 +221,8 @@ class Event(_EventBase):
         device must match the event's device.
         """
         if stream is None:
+            if not _lazy._initialized:
+                _lazy_init()
             super().record()  # the current stream, without making a Stream object
         else:
             super().record(stream)
@@ -233,6 +235,8 @@ class Event(_EventBase):
         .. note:: This is a wrapper around ``cudaStreamWaitEvent()``.
         """
         if stream is None:
+            if not _lazy._initialized:
+                _lazy_init()
             super().wait()
         else:
             super().wait(stream)
