@@ -200,6 +200,8 @@ def launch_bound():
     for name, f in cases.items():
         row = {}
         for lib in libs():
+            if lib == "cupy" and name == "a.add_(b)":
+                continue  # CuPy has no in-place method of that name
             a, b = make(lib, 1), make(lib, 1)
             row[lib] = per_call(lambda a=a, b=b, f=f: f(a, b), sync=syncs()[lib])
         t.add(name, **row)

@@ -55,11 +55,11 @@ __global__ void scatter_kernel(T* base, const int64_t* off, const T* v, int64_t 
 }
 
 template <class T>
-__global__ void random_kernel(T* p, int64_t n, int kind, double a, double b, bool wide,
+__global__ void random_kernel(T* p, int64_t n, int kind, double a, double b, int bits,
                               uint64_t seed, uint64_t base) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
-    double v = philox::sample(kind, a, b, wide, seed, base, uint64_t(i));
+    double v = philox::sample(kind, a, b, bits, seed, base, uint64_t(i));
     if constexpr (std::is_integral_v<T>) {
       p[i] = T(int64_t(v));
     } else {
@@ -123,10 +123,10 @@ void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& val
 }
 
 void random_fill(const Tensor& t, int kind, double a, double b, uint64_t seed, uint64_t base) {
-  bool wide = t->dtype == ScalarType::Float64 || kind == 2;
+  int bits = philox::uniform_bits(t->dtype);
   CL_DISPATCH_ALL_TYPES(t->dtype, "random", [&] {
     random_kernel<<<gpu::grid_for(t->numel()), gpu::kBlock, 0, stream_of(t)>>>(
-        reinterpret_cast<scalar_t*>(t->data()), t->numel(), kind, a, b, wide, seed, base);
+        reinterpret_cast<scalar_t*>(t->data()), t->numel(), kind, a, b, bits, seed, base);
   });
   CL_CUDA_KERNEL_LAUNCH_CHECK();
 }

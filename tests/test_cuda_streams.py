@@ -1,6 +1,7 @@
 """Streams and events: torch's semantics, reprs and errors, the per-thread current stream,
 and deliberately racing streams that the documented synchronisation makes correct."""
 
+import os
 import re
 import threading
 import time
@@ -395,21 +396,45 @@ def test_seed_stream_example_with_synchronize():
 
 
 @requires_cuda
-def test_record_stream_holds_memory_until_the_stream_is_done():
+def test_record_stream_keeps_the_block_from_reuse():
+    # The caching allocator must not hand x's block out while s may still read it.
     cudalite.cuda.synchronize()
     x = cudalite.full((4 * MiB,), 3.0, device="cuda")
+    addr = x.data_ptr()
     s = cudalite.cuda.Stream()
-    s.wait_stream(cudalite.cuda.current_stream())
-    keep = _busy(s)
+    keep = _busy(s)  # s waits for the default stream, so x is filled before s reads it
     with cudalite.cuda.stream(s):
         y = x * 2  # reads x on s, long after this line returns
     x.record_stream(s)
-    pending_before = _C._cuda._pending_record_stream_frees()
-    del x  # its memory must not be reused while s may still read it
-    assert _C._cuda._pending_record_stream_frees() == pending_before + 1
+    del x
+    z = cudalite.empty(4 * MiB, device="cuda")  # same size, on the default stream
+    assert not s.query()
+    if not os.environ.get("CUDALITE_NO_CUDA_MEMORY_CACHING"):
+        assert z.data_ptr() != addr
+    z.fill_(-1.0)  # would corrupt y if x's block had been reused
+    s.synchronize()
+    assert y.eq(6.0).all().item()
+    del keep, z
+
+
+@requires_cuda
+def test_record_stream_holds_imported_memory_until_the_stream_is_done():
+    # Memory the caching allocator doesn't own (a DLPack import): the real free waits.
+    cudalite.cuda.synchronize()
+    x = cudalite.full((4 * MiB,), 3.0, device="cuda")
+    imported = cudalite.from_dlpack(x)
+    del x  # the import keeps the memory
+    s = cudalite.cuda.Stream()
+    keep = _busy(s)
+    with cudalite.cuda.stream(s):
+        y = imported * 2
+    imported.record_stream(s)
+    before = _C._cuda._pending_record_stream_frees()
+    del imported
+    assert _C._cuda._pending_record_stream_frees() == before + 1
     assert not s.query()
     s.synchronize()  # processes the held frees
-    assert _C._cuda._pending_record_stream_frees() == pending_before
+    assert _C._cuda._pending_record_stream_frees() == before
     assert y.eq(6.0).all().item()
     del keep
 

@@ -22,93 +22,132 @@ struct Infer {
   std::optional<ScalarType> dtype;
 };
 
-void promote_leaf(py::handle h, std::optional<ScalarType>& dt) {
+std::string type_name(py::handle h) { return Py_TYPE(h.ptr())->tp_name; }
+
+// Without importing NumPy: when it is not loaded, nothing can be a NumPy scalar.
+bool is_numpy_scalar(py::handle h) {
+  static PyObject* generic = nullptr;
+  if (!generic) {
+    PyObject* np = PyDict_GetItemString(PyImport_GetModuleDict(), "numpy");  // borrowed
+    if (!np) return false;
+    generic = PyObject_GetAttrString(np, "generic");  // kept for the process's lifetime
+    if (!generic) throw py::error_already_set();
+  }
+  return PyObject_IsInstance(h.ptr(), generic) == 1;
+}
+
+// torch's infer_scalar_type for one leaf: NumPy scalars keep their dtype (np.float64 is a
+// Python float subclass, so it is checked first).
+void promote_leaf(py::handle h, size_t depth, std::optional<ScalarType>& dt) {
   ScalarType t;
   PyObject* p = h.ptr();
-  if (PyFloat_Check(p)) {
-    t = get_default_dtype();
-  } else if (PyBool_Check(p)) {
+  if (PyBool_Check(p)) {
     t = ScalarType::Bool;
-  } else if (PyLong_Check(p)) {
+  } else if (PyLong_CheckExact(p)) {
     t = ScalarType::Int64;
+  } else if (PyFloat_CheckExact(p)) {
+    t = get_default_dtype();
   } else if (is_tensor(h)) {
     t = as_tensor(h)->dtype;
-  } else if (py::hasattr(h, "dtype") && py::hasattr(h, "item")) {  // NumPy scalar
-    promote_leaf(h.attr("item")(), dt);
-    return;
+  } else if (is_numpy_scalar(h)) {
+    t = from_numpy_dtype_object(h.attr("dtype"));
+  } else if (PyLong_Check(p)) {
+    t = ScalarType::Int64;
+  } else if (PyFloat_Check(p)) {
+    t = get_default_dtype();
+  } else if (depth == 0 && (PyUnicode_Check(p) || PyBytes_Check(p) || PyComplex_Check(p))) {
+    throw TypeError(detail::str("new(): invalid data type '", type_name(h), "'"));
+  } else if (PyUnicode_Check(p) || PyBytes_Check(p)) {
+    // torch reads a nested string as a sequence of one-character strings, forever.
+    throw ValueError(detail::str("too many dimensions '", type_name(h), "'"));
   } else {
-    throw TypeError(detail::str("new(): invalid data type '",
-                                std::string(py::str(py::type::of(h).attr("__name__"))), "'"));
+    throw Error(detail::str("Could not infer dtype of ", type_name(h)));
   }
   dt = dt ? promote_types(*dt, t) : t;
 }
 
-// Lists and tuples are walked through their item arrays (no temporary objects); other
-// sequences (NumPy arrays inside lists, ranges) through the sequence protocol.
-py::object as_fast(py::handle h) {
-  return py::reinterpret_steal<py::object>(PySequence_Fast(h.ptr(), "expected a sequence"));
-}
-
-// Shape from the first element at each level, dtype from every leaf.
-void scan(py::handle h, size_t depth, Infer& inf) {
+// torch's compute_sizes (the shape follows the first element at each level) and
+// infer_scalar_type (every leaf counts; an empty sequence counts as the default dtype).
+void scan(py::handle h, size_t depth, bool first, Infer& inf) {
   if (!is_sequence(h)) {
-    promote_leaf(h, inf.dtype);
+    promote_leaf(h, depth, inf.dtype);
     return;
   }
-  py::object seq = as_fast(h);
+  // Lists and tuples are walked through their item arrays (no temporary objects).
+  py::object seq = py::reinterpret_steal<py::object>(PySequence_Fast(h.ptr(), "not a sequence"));
   if (!seq) throw py::error_already_set();
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
+  int64_t n = int64_t(PySequence_Fast_GET_SIZE(seq.ptr()));
   PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
-  if (depth == inf.shape.size()) inf.shape.push_back(n);
-  for (Py_ssize_t i = 0; i < n; ++i) scan(items[i], depth + 1, inf);
+  if (first) inf.shape.push_back(n);
+  if (n == 0) {
+    ScalarType d = get_default_dtype();
+    inf.dtype = inf.dtype ? promote_types(*inf.dtype, d) : d;
+  }
+  for (int64_t i = 0; i < n; ++i) scan(items[i], depth + 1, first && i == 0, inf);
 }
 
-template <class T>
-T leaf_value(PyObject* p) {
-  if (PyFloat_Check(p)) return Scalar(PyFloat_AS_DOUBLE(p)).template to<T>();
-  if (PyBool_Check(p)) return Scalar(p == Py_True).template to<T>();
-  py::handle h(p);
+// One leaf as torch's store_scalar reads it.
+Scalar leaf_value(py::handle h, ScalarType dt) {
+  PyObject* p = h.ptr();
+  if (is_sequence(h)) {
+    // A sequence where the shape says a number: the errors of PyLong/PyFloat unpacking.
+    if (is_floating(dt)) {
+      throw TypeError(detail::str("must be real number, not ", type_name(h)));
+    }
+    throw TypeError(detail::str("'", type_name(h), "' object cannot be interpreted as an integer"));
+  }
   if (is_tensor(h) && as_tensor(h)->numel() != 1) {
+    if (!is_floating(dt)) {
+      throw TypeError("only integer tensors of a single element can be converted to an index");
+    }
     throw ValueError("only one element tensors can be converted to Python scalars");
   }
-  return to_scalar(h).template to<T>();
+  if (PyLong_Check(p) && !PyBool_Check(p)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
+    if (overflow) {
+      // Float dtypes read Python ints as doubles, so 2**63 still fits them.
+      if (is_floating(dt)) return Scalar(PyLong_AsDouble(p));
+      throw ValueError("Overflow when unpacking long long");
+    }
+    return Scalar(int64_t(v));
+  }
+  return to_scalar(h);
 }
 
 template <class T>
-void fill_leaves(py::handle h, const Shape& shape, size_t depth, T*& out) {
+void fill_leaves(py::handle h, const Shape& shape, size_t depth, ScalarType dt, T*& out) {
   if (depth == shape.size()) {
-    if (is_sequence(h)) {
-      throw ValueError(detail::str("expected sequence of length ", 0, " at dim ", depth, " (got ",
-                                   py::len(h), ")"));
-    }
-    *out++ = leaf_value<T>(h.ptr());
+    Scalar v = leaf_value(h, dt);
+    check_scalar_fits(v, dt, true);
+    *out++ = v.template to<T>();
     return;
   }
-  if (!is_sequence(h)) {
-    throw ValueError(detail::str("expected sequence of length ", shape[depth], " at dim ", depth,
-                                 " (got a scalar)"));
-  }
-  py::object seq = as_fast(h);
+  if (!is_sequence(h)) throw TypeError("not a sequence");
+  // Lists and tuples are walked through their item arrays (no temporary objects).
+  py::object seq = py::reinterpret_steal<py::object>(PySequence_Fast(h.ptr(), "not a sequence"));
   if (!seq) throw py::error_already_set();
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
+  int64_t n = int64_t(PySequence_Fast_GET_SIZE(seq.ptr()));
   PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
   if (n != shape[depth]) {
     throw ValueError(detail::str("expected sequence of length ", shape[depth], " at dim ", depth,
                                  " (got ", n, ")"));
   }
-  for (Py_ssize_t i = 0; i < n; ++i) fill_leaves(items[i], shape, depth + 1, out);
+  for (int64_t i = 0; i < n; ++i) fill_leaves(items[i], shape, depth + 1, dt, out);
 }
 
 Tensor from_data(py::handle data, py::handle dtype_h, py::handle device_h) {
   Infer inf;
-  scan(data, 0, inf);
+  scan(data, 0, true, inf);
   ScalarType dt = dtype_h.is_none() ? (inf.dtype ? *inf.dtype : get_default_dtype())
                                     : to_dtype(dtype_h);
   Tensor t = empty(inf.shape, dt, Device(DeviceType::CPU));
-  CL_DISPATCH_ALL_TYPES(dt, "tensor", [&] {
-    scalar_t* p = reinterpret_cast<scalar_t*>(t->data());
-    fill_leaves(data, inf.shape, 0, p);
-  });
+  // torch stores nothing (and checks nothing) when a dimension is 0: [[], [1]] is (2, 0).
+  if (t->numel())
+    CL_DISPATCH_ALL_TYPES(dt, "tensor", [&] {
+      scalar_t* p = reinterpret_cast<scalar_t*>(t->data());
+      fill_leaves(data, inf.shape, 0, dt, p);
+    });
   if (!device_h.is_none()) {
     Device d = to_device(device_h);
     if (d.is_cuda()) {
@@ -133,7 +172,7 @@ void bind_creation(py::module_& m) {
         py::arg("device") = py::none());
   m.def("_infer_dtype", [](py::handle data) -> py::object {
     Infer inf;
-    scan(data, 0, inf);
+    scan(data, 0, true, inf);
     if (!inf.dtype) return py::none();
     return py::cast(dtype_object(*inf.dtype), py::return_value_policy::reference);
   });

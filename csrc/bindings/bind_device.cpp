@@ -15,16 +15,23 @@ Device make_device(py::handle first, py::handle index) {
     CL_CHECK(i >= 0, "Device index must not be negative");
     return Device(DeviceType::CUDA, int(i));
   } else {
-    throw TypeError(detail::str("device() received an invalid combination of arguments - got (",
-                                std::string(py::str(py::type::of(first).attr("__name__"))), ")"));
+    std::string got = py::str(py::type::of(first).attr("__name__"));
+    throw TypeError(detail::str(
+        "device() received an invalid combination of arguments - got (", got,
+        "), but expected one of:\n * (cudalite.device device)\n      didn't match because some "
+        "of the arguments have invalid types: (!",
+        got, "!)\n * (str type, int index = -1)\n"));
   }
   if (!index.is_none()) {
     CL_CHECK(!d.has_index(),
              "type (string) must not include an index because index was passed explicitly: ",
              d.str());
+    if (!PyLong_Check(index.ptr())) {
+      throw TypeError(detail::str("device(): argument 'index' (position 2) must be int, not ",
+                                  std::string(py::str(py::type::of(index).attr("__name__")))));
+    }
     int64_t i = index.cast<int64_t>();
     CL_CHECK(i >= 0, "Device index must not be negative");
-    CL_CHECK(d.is_cuda() || i == 0, "CPU device index must be -1 or zero, got ", i);
     d.index = int16_t(i);
   }
   return d;

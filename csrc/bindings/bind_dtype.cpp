@@ -43,10 +43,29 @@ void bind_dtype(py::module_& m) {
   }
   m.def("get_default_dtype", [] { return dtype_object(get_default_dtype()); },
         py::return_value_policy::reference);
-  m.def("set_default_dtype", [](py::handle d) { set_default_dtype(to_dtype(d)); });
-  m.def("promote_types", [](py::handle a, py::handle b) {
-    return dtype_object(promote_types(to_dtype(a), to_dtype(b)));
-  }, py::return_value_policy::reference);
+  m.def("set_default_dtype", [](py::handle d) {
+    // torch accepts only dtype objects here (not the Python types float / int).
+    if (!py::isinstance<DType>(d)) {
+      throw TypeError(
+          "invalid dtype object: only floating-point types are supported as the default type");
+    }
+    set_default_dtype(d.cast<DType*>()->type);
+  });
+  m.def(
+      "promote_types",
+      [](py::handle a, py::handle b) {
+        auto arg = [](py::handle h, int pos) {
+          try {
+            return to_dtype(h);
+          } catch (const TypeError&) {
+            throw TypeError(detail::str("promote_types(): argument 'type", pos, "' (position ", pos,
+                                        ") must be cudalite.dtype, not ",
+                                        std::string(py::str(py::type::of(h).attr("__name__")))));
+          }
+        };
+        return dtype_object(promote_types(arg(a, 1), arg(b, 2)));
+      },
+      py::return_value_policy::reference);
   m.def("can_cast", [](py::handle a, py::handle b) { return can_cast(to_dtype(a), to_dtype(b)); });
 }
 

@@ -7,9 +7,7 @@
 
 namespace cl::bind {
 
-namespace {
-
-ScalarType from_numpy_dtype(const py::dtype& d) {
+static ScalarType from_numpy_dtype(const py::dtype& d) {
   char kind = d.kind();
   size_t size = d.itemsize();
   if (kind == 'b') return ScalarType::Bool;
@@ -29,10 +27,18 @@ ScalarType from_numpy_dtype(const py::dtype& d) {
       case 8: return ScalarType::Float64;
     }
   }
-  throw TypeError(detail::str("can't convert np.ndarray of type numpy.", std::string(py::str(d)),
+  // NumPy's scalar type name, as torch prints it: numpy.object_, numpy.str_, numpy.uint16.
+  std::string name = py::str(d.attr("type").attr("__name__"));
+  throw TypeError(detail::str("can't convert np.ndarray of type numpy.", name,
                               ". The only supported types are: float64, float32, float16, "
                               "int64, int32, int16, int8, uint8, and bool."));
 }
+
+ScalarType from_numpy_dtype_object(py::handle numpy_dtype) {
+  return from_numpy_dtype(py::reinterpret_borrow<py::dtype>(numpy_dtype));
+}
+
+namespace {
 
 const char* numpy_dtype_name(ScalarType t) {
   switch (t) {
@@ -58,7 +64,14 @@ void release_array(void* ctx) {
 }  // namespace
 
 void bind_numpy(py::module_& m) {
-  m.def("from_numpy", [](py::array arr) {
+  m.def("from_numpy", [](py::handle obj) {
+    if (!py::isinstance<py::array>(obj)) {
+      throw TypeError(detail::str("expected np.ndarray (got ", Py_TYPE(obj.ptr())->tp_name, ")"));
+    }
+    py::array arr = py::reinterpret_borrow<py::array>(obj);
+    CL_CHECK_VALUE(arr.dtype().attr("isnative").cast<bool>(),
+                   "given numpy array has byte order different from the native byte order. "
+                   "Conversion between byte orders is currently not supported.");
     ScalarType dt = from_numpy_dtype(arr.dtype());
     int64_t isz = int64_t(arr.itemsize());
     Shape sizes, strides;

@@ -62,7 +62,11 @@ Scalar to_scalar(py::handle h) {
   if (PyLong_Check(p)) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
-    CL_CHECK(!overflow, "Overflow when unpacking long");
+    if (overflow) {
+      // What torch raises for a Python int outside int64 used as a Scalar.
+      PyErr_SetString(PyExc_OverflowError, "int too big to convert");
+      throw py::error_already_set();
+    }
     return Scalar(int64_t(v));
   }
   if (PyFloat_Check(p)) return Scalar(PyFloat_AS_DOUBLE(p));
@@ -89,6 +93,23 @@ std::optional<Operand> to_operand(py::handle h) {
   }
   return std::nullopt;
 }
+
+namespace {
+// torch's deprecation warning when an out= tensor with elements had to be resized.
+void warn_if_resized(const Tensor& out, const Shape& before) {
+  if (!out || out->sizes == before) return;
+  int64_t n = 1;
+  for (int64_t s : before) n *= s;
+  if (n == 0) return;
+  std::string msg = detail::str(
+      "An output with one or more elements was resized since it had shape ", shape_str(before),
+      ", which does not match the required output shape ", shape_str(out->sizes),
+      ". This behavior is deprecated, and in a future cudalite release outputs will not be "
+      "resized unless they have zero elements. You can explicitly reuse an out tensor t by "
+      "resizing it, inplace, to zero elements with t.resize_(0).");
+  if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) < 0) throw py::error_already_set();
+}
+}  // namespace
 
 void bind_ops(py::module_& m) {
   py::handle cls = tensor_type();
@@ -123,6 +144,9 @@ void bind_ops(py::module_& m) {
       })
       .def("__abs__", [](const Tensor& t) { return unary(UnaryOp::Abs, t); })
       .def("__invert__", [](const Tensor& t) {
+        CL_CHECK_TYPE(!is_floating(t->dtype),
+                      "~ (operator.invert) is only implemented on integer and Boolean-type "
+                      "tensors");
         return unary(t->dtype == ScalarType::Bool ? UnaryOp::LogicalNot : UnaryOp::BitNot, t);
       })
       .def("__hash__", [](py::handle self) { return py::hash(py::int_(reinterpret_cast<uintptr_t>(self.ptr()))); });
@@ -144,10 +168,18 @@ void bind_ops(py::module_& m) {
                                   "(): argument 'other' must be Tensor or Number, got ",
                                   std::string(py::str(py::type::of(oa ? b : a).attr("__name__")))));
     }
-    return binary(BinaryOp(op), *oa, *ob, opt_tensor(out));
+    Tensor o = opt_tensor(out);
+    Shape before = o ? o->sizes : Shape{};
+    Tensor r = binary(BinaryOp(op), *oa, *ob, o);
+    warn_if_resized(o, before);
+    return r;
   }, py::arg("op"), py::arg("a"), py::arg("b"), py::arg("out") = py::none());
   m.def("_unary", [](int op, const Tensor& a, py::handle out) {
-    return unary(UnaryOp(op), a, opt_tensor(out));
+    Tensor o = opt_tensor(out);
+    Shape before = o ? o->sizes : Shape{};
+    Tensor r = unary(UnaryOp(op), a, o);
+    warn_if_resized(o, before);
+    return r;
   }, py::arg("op"), py::arg("a"), py::arg("out") = py::none());
   m.def("_where", [](const Tensor& c, py::handle a, py::handle b) {
     auto oa = to_operand(a), ob = to_operand(b);
@@ -158,7 +190,11 @@ void bind_ops(py::module_& m) {
     std::optional<Scalar> l, h;
     if (!lo.is_none()) l = to_scalar(lo);
     if (!hi.is_none()) h = to_scalar(hi);
-    return clamp(a, l, h, opt_tensor(out));
+    Tensor o = opt_tensor(out);
+    Shape before = o ? o->sizes : Shape{};
+    Tensor r = clamp(a, l, h, o);
+    warn_if_resized(o, before);
+    return r;
   }, py::arg("a"), py::arg("min") = py::none(), py::arg("max") = py::none(), py::arg("out") = py::none());
   m.def("_result_type", [](py::handle a, py::handle b) {
     auto oa = to_operand(a), ob = to_operand(b);

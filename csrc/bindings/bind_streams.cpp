@@ -145,7 +145,7 @@ py::dict host_stats_dict(const HostMemoryStats& s) {
 
 // A HostBlockCache over malloc and events that tests complete by hand, so the reuse rules
 // of the pinned allocator are checked on machines without a GPU.
-class FakeHostBackend final : public HostBackend {
+class FakePinnedBackend final : public PinnedBackend {
  public:
   void* allocate(size_t n) override {
     if (limit && used_ + n > limit) throw OutOfMemoryError("fake host backend: out of memory");
@@ -182,7 +182,7 @@ class FakeHostBackend final : public HostBackend {
 };
 
 struct HostCacheForTesting {
-  FakeHostBackend backend;
+  FakePinnedBackend backend;
   HostBlockCache cache{&backend};
   std::map<uintptr_t, DataPtr> live;  // destroyed first: blocks go back before the cache dies
 };

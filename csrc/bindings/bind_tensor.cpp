@@ -135,7 +135,18 @@ void bind_tensor(py::module_& m) {
       .def("unsqueeze", [](const Tensor& t, int64_t d) { return unsqueeze(t, d); }, py::arg("dim"))
       .def("flatten", [](const Tensor& t, int64_t s, int64_t e) { return flatten(t, s, e); },
            py::arg("start_dim") = 0, py::arg("end_dim") = -1)
-      .def("select", [](const Tensor& t, int64_t d, int64_t i) { return select(t, d, i); })
+      .def("select", [](const Tensor& t, int64_t d, int64_t i) {
+        // torch's select() words range errors differently from indexing (x[i] uses _select).
+        if (t->dim() > 0) {
+          int64_t wd = wrap_dim(d, t->dim());
+          int64_t size = t->sizes[wd];
+          CL_CHECK_INDEX(i >= -size && i < size, "select(): index ", i,
+                         " out of range for tensor of size ", shape_str(t->sizes),
+                         " at dimension ", wd);
+        }
+        return select(t, d, i);
+      })
+      .def("_select", [](const Tensor& t, int64_t d, int64_t i) { return select(t, d, i); })
       .def("_slice", [](const Tensor& t, int64_t d, int64_t start, int64_t stop, int64_t step) {
         return slice(t, d, start, stop, step);
       })
@@ -145,6 +156,7 @@ void bind_tensor(py::module_& m) {
       .def("contiguous", [](const Tensor& t, py::object) { return contiguous(t); },
            py::arg("memory_format") = py::none())
       .def("_clone", [](const Tensor& t) { return clone(t); });
+  m.def("_wrap_dim", &wrap_dim, py::arg("dim"), py::arg("ndim"));
   m.def("_broadcast_shapes", [](py::handle a, py::handle b) {
     return make_size(broadcast_shapes(to_shape(a), to_shape(b)));
   });

@@ -35,6 +35,8 @@ std::optional<ScalarType> to_optional_dtype(py::handle h);
 // A tensor or Python number; nullopt for anything else (the caller returns NotImplemented).
 std::optional<Operand> to_operand(py::handle h);
 Scalar to_scalar(py::handle h);
+// The dtype of a NumPy array or scalar; TypeError with torch's text for unsupported ones.
+ScalarType from_numpy_dtype_object(py::handle numpy_dtype);
 // Sizes given as ints, a tuple, a list or a Size: f(2, 3), f((2, 3)), f([2, 3]).
 Shape to_shape(py::handle h);
 Shape shape_from_args(const py::args& args);
@@ -51,5 +53,6 @@ void bind_numpy(py::module_& m);
 void bind_cuda(py::module_& m);
 void bind_streams(py::module_& m);  // after bind_cuda: adds to _C._cuda
 void bind_interop(py::module_& m);
+void bind_memory(py::module_& m);
 
 }  // namespace cl::bind

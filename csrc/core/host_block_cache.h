@@ -54,9 +54,9 @@ struct HostMemoryStats {
 };
 
 // What the cache needs from the machine.
-class HostBackend {
+class PinnedBackend {
  public:
-  virtual ~HostBackend() = default;
+  virtual ~PinnedBackend() = default;
   // Page-locked memory of `n` bytes; throws cl::OutOfMemoryError when there is none.
   virtual void* allocate(size_t n) = 0;
   virtual void free(void* p) = 0;
@@ -69,7 +69,7 @@ class HostBackend {
 
 class HostBlockCache {
  public:
-  explicit HostBlockCache(HostBackend* backend) : backend_(backend) {}
+  explicit HostBlockCache(PinnedBackend* backend) : backend_(backend) {}
   ~HostBlockCache();  // frees cached blocks (never blocks still in use)
   HostBlockCache(const HostBlockCache&) = delete;
   HostBlockCache& operator=(const HostBlockCache&) = delete;
@@ -109,7 +109,7 @@ class HostBlockCache {
   void process_events_locked();
   void release_locked(Block* b);  // back to the backend
 
-  HostBackend* backend_;
+  PinnedBackend* backend_;
   std::mutex mu_;
   std::map<uintptr_t, Block*> blocks_;  // every block, by address
   std::unordered_map<size_t, std::vector<Block*>> free_;

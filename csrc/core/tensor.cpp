@@ -107,6 +107,9 @@ Shape infer_size(const Shape& sizes, int64_t numel) {
     }
   }
   if (infer >= 0) {
+    CL_CHECK(known != 0 || numel != 0, "cannot reshape tensor of 0 elements into shape ",
+             shape_str(sizes),
+             " because the unspecified dimension size -1 can be any value and is ambiguous");
     CL_CHECK(known != 0 && numel % known == 0, "shape '", shape_str(sizes),
              "' is invalid for input of size ", numel);
     out[infer] = numel / known;
@@ -204,8 +207,8 @@ Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) {
 
 Tensor expand(const Tensor& t, const Shape& sizes) {
   int64_t n = int64_t(sizes.size()), tn = t->dim();
-  CL_CHECK(n >= tn, "expand(", dtype_short_name(t->dtype), "Tensor{", shape_str(t->sizes),
-           "}, size=", shape_str(sizes),
+  CL_CHECK(n >= tn, "expand(", t->is_cuda() ? "cudalite.cuda." : "cudalite.",
+           dtype_short_name(t->dtype), "Tensor{", shape_str(t->sizes), "}, size=", shape_str(sizes),
            "): the number of sizes provided (", n,
            ") must be greater or equal to the number of dimensions in the tensor (", tn, ")");
   Shape out_sizes(n), out_strides(n);

@@ -16,7 +16,7 @@ namespace cl::cuda {
 
 namespace {
 
-class CudaHostBackend final : public HostBackend {
+class CudaPinnedBackend final : public PinnedBackend {
  public:
   void* allocate(size_t n) override {
     lazy_init();
@@ -41,7 +41,7 @@ class CudaHostBackend final : public HostBackend {
 
 // Never destroyed: pinned tensors may be freed while the process exits, after statics.
 HostBlockCache& cache() {
-  static auto* backend = new CudaHostBackend;
+  static auto* backend = new CudaPinnedBackend;
   static auto* c = new HostBlockCache(backend);
   return *c;
 }

@@ -1,13 +1,14 @@
 // Tensor.record_stream for device memory.
 //
-// Note [record_stream before the caching allocator]
+// Note [record_stream]
 // torch's contract: after t.record_stream(s), the memory of t is not handed to anyone else
 // until the work queued on s when t is freed has completed. With a caching allocator that
 // is the allocator's job (it records events on the block's streams at free time and reuses
 // the block once they complete); record_stream() below is the one entry point the core
 // calls, and it forwards to the caching allocator when one owns the storage's memory.
 //
-// For memory that no caching allocator owns, this file keeps the contract itself: the
+// For memory that the caching allocator does not own (imported through DLPack or the CUDA
+// array interface, or from the uncached allocator), this file keeps the contract itself: the
 // first record_stream on a storage moves its DataPtr into a Deferred record and gives the
 // storage a DataPtr whose deleter is deferred_delete. When the storage dies, an event is
 // recorded on every stream noted for it and the original DataPtr (and so the real free) is
@@ -20,6 +21,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/caching_allocator.h"
 #include "core/cuda_api.h"
 #include "core/error.h"
 #include "core/storage.h"
@@ -75,8 +77,12 @@ void record_stream(StorageImpl* storage, StreamHandle stream) {
   int device = storage->device().index;
   process_record_stream_frees();
   if (!storage->data.get()) return;  // nothing allocated, nothing to protect
-  // When the caching allocator lands, its blocks are recognised here by their deleter and
-  // the call goes to its own record_stream (which also skips the allocation stream).
+  // The caching allocator's blocks: its own record_stream (which also skips the stream the
+  // block was allocated on, and reuses the block once the events complete).
+  if (storage->data.deleter() == &CachingAllocator::free_ctx) {
+    record_stream(storage->data, stream);
+    return;
+  }
   Deferred* d;
   if (storage->data.deleter() == &deferred_delete) {
     d = static_cast<Deferred*>(storage->data.context());

@@ -1,6 +1,6 @@
-// The plain cudaMalloc allocator. The caching allocator replaces it; it stays useful as the
-// uncached backend (CUDALITE_NO_CUDA_MEMORY_CACHING=1). Pinned host memory has its own
-// caching allocator (host_allocator.cpp).
+// The plain cudaMalloc allocator: what CUDALITE_NO_CUDA_MEMORY_CACHING=1 selects; the
+// caching allocator (device_allocator.cpp) serves device memory otherwise. Pinned host
+// memory has its own caching allocator (host_allocator.cpp).
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -9,6 +9,7 @@
 
 #include "core/cuda_api.h"
 #include "cuda/cuda_check.h"
+#include "cuda/device_allocator.h"
 
 namespace cl::cuda {
 
@@ -35,7 +36,7 @@ class DeviceAllocator final : public Allocator {
 
 }  // namespace
 
-Allocator* device_allocator(int device) {
+Allocator* uncached_device_allocator(int device) {
   static std::mutex mu;
   static std::vector<std::unique_ptr<DeviceAllocator>> allocs;
   check_device_index(device);

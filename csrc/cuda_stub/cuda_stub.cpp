@@ -26,6 +26,9 @@ Allocator* host_allocator() {
       "pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator "
       "is available on this system.");
 }
+CachingAllocator* caching_allocator(int) { fail(); }
+std::vector<CachingAllocator*> caching_allocators() { return {}; }
+void record_stream(const DataPtr&, StreamHandle) { fail(); }
 void memcpy_h2d(void*, const void*, size_t, int, bool) { fail(); }
 void memcpy_d2h(void*, const void*, size_t, int, bool) { fail(); }
 void memcpy_d2d(void*, int, const void*, int, size_t) { fail(); }

@@ -6,9 +6,9 @@ namespace cl::cpu {
 void random_fill(const Tensor& t, int kind, double a, double b, uint64_t seed, uint64_t base) {
   CL_DISPATCH_ALL_TYPES(t->dtype, "random", [&] {
     auto* p = reinterpret_cast<scalar_t*>(t->data());
-    bool wide = t->dtype == ScalarType::Float64 || kind == 2;
+    int bits = philox::uniform_bits(t->dtype);
     for (int64_t i = 0; i < t->numel(); ++i) {
-      double v = philox::sample(kind, a, b, wide, seed, base, uint64_t(i));
+      double v = philox::sample(kind, a, b, bits, seed, base, uint64_t(i));
       if constexpr (std::is_integral_v<scalar_t>) {
         p[i] = scalar_t(int64_t(v));
       } else {

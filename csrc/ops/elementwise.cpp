@@ -122,8 +122,9 @@ void check_out(const Tensor& out, const Shape& shape, ScalarType result, Device 
              dev.str(), " and ", out->device().str(), "!");
   }
   if (out->sizes != shape) {
-    if (!inplace && out->numel() == 0) {
-      // torch resizes an empty out= tensor to the result's shape.
+    if (!inplace) {
+      // torch resizes an out= tensor to the result's shape (the bindings warn, as torch does,
+      // when it had elements).
       Tensor fresh = empty(shape, out->dtype, out->device());
       out->storage = fresh->storage;
       out->sizes = fresh->sizes;
@@ -183,11 +184,25 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
     produced = ScalarType::Bool;
   } else if (is_bitwise(op)) {
     CL_CHECK_AS(NotImplementedError, !is_floating(rt), not_implemented(binary_op_name(op), dev, rt));
-  } else if (op == BinaryOp::Sub && rt == ScalarType::Bool) {
-    CL_THROW("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+  } else if (op == BinaryOp::Sub) {
+    // torch's sub_check: a Python True counts as a bool operand too.
+    auto is_bool = [](const Operand& o) {
+      return o.is_scalar ? o.scalar.is_bool() : o.tensor->dtype == ScalarType::Bool;
+    };
+    CL_CHECK(!(is_bool(a) && is_bool(b)),
+             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
              "or `logical_xor()` operator instead.");
+    CL_CHECK(!is_bool(a) && !is_bool(b),
+             "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+             "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
   } else if (op == BinaryOp::Pow && !is_floating(rt) && b.is_scalar && b.scalar.to_int() < 0) {
     CL_THROW("Integers to negative integer powers are not allowed.");
+  } else if (op == BinaryOp::Pow && rt == ScalarType::Bool && !b.is_scalar) {
+    // torch's pow(tensor, tensor) has no bool kernel (a Python exponent takes another path).
+    throw NotImplementedError("\"pow\" not implemented for 'Bool'");
+  } else if ((op == BinaryOp::FloorDiv || op == BinaryOp::Rem) && rt == ScalarType::Bool) {
+    throw NotImplementedError(
+        not_implemented(op == BinaryOp::FloorDiv ? "div_floor" : "remainder", dev, rt));
   }
   Shape shape = broadcast_shapes(operand_shape(a), operand_shape(b));
   bool inplace = out && !a.is_scalar && out.get() == a.tensor.get();
@@ -221,7 +236,7 @@ Tensor unary(UnaryOp op, const Tensor& a, const Tensor& out) {
   Device dev = a->device();
   ScalarType ct = a->dtype, produced = a->dtype;
   bool float_result = op >= UnaryOp::Exp && op <= UnaryOp::Trunc;
-  if (op >= UnaryOp::Floor && op <= UnaryOp::Trunc && !is_floating(ct)) {
+  if (op >= UnaryOp::Floor && op <= UnaryOp::Trunc && !is_floating(ct) && ct != ScalarType::Bool) {
     // Rounding an integer is the identity.
     if (out) {
       check_out(out, a->sizes, a->dtype, dev, out.get() == a.get());
@@ -229,6 +244,16 @@ Tensor unary(UnaryOp op, const Tensor& a, const Tensor& out) {
       return out;
     }
     return clone(a);
+  }
+  if (ct == ScalarType::Bool) {
+    // torch has no bool kernels for these; square is pow(x, 2), which promotes to int64.
+    CL_CHECK(op != UnaryOp::Relu, "Boolean inputs not supported for relu");
+    if (op == UnaryOp::Abs) throw NotImplementedError(not_implemented("abs", dev, ct));
+    if (op >= UnaryOp::Floor && op <= UnaryOp::Trunc) {
+      std::string name = std::string(unary_op_name(op)) + (dev.is_cuda() ? "" : "_vml");
+      throw NotImplementedError(not_implemented(name.c_str(), dev, ct));
+    }
+    if (op == UnaryOp::Square) ct = produced = ScalarType::Int64;
   }
   if (float_result && !is_floating(ct)) ct = produced = get_default_dtype();
   if (op >= UnaryOp::IsNan || op == UnaryOp::LogicalNot) produced = ScalarType::Bool;
@@ -260,6 +285,9 @@ Tensor where(const Tensor& cond, const Operand& a, const Operand& b) {
   check_same_device({&cond, &a.tensor, &b.tensor});
   Device dev = op_device({&cond, &a.tensor, &b.tensor});
   ScalarType ct = result_type({&a, &b});
+  // torch turns number operands into tensors of the result dtype, which must hold them.
+  if (a.is_scalar) check_scalar_fits(a.scalar, ct, false);
+  if (b.is_scalar) check_scalar_fits(b.scalar, ct, false);
   Shape shape = broadcast_shapes(cond->sizes, broadcast_shapes(operand_shape(a), operand_shape(b)));
   std::vector<Tensor> keep;
   keep.reserve(3);
@@ -279,7 +307,7 @@ Tensor where(const Tensor& cond, const Operand& a, const Operand& b) {
 
 Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi,
              const Tensor& out) {
-  CL_CHECK(lo || hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  CL_CHECK(lo || hi, "cudalite.clamp: At least one of 'min' or 'max' must not be None");
   Tensor r = a;
   if (lo) r = binary(BinaryOp::Maximum, Operand(r), Operand(*lo), hi ? nullptr : out);
   if (hi) r = binary(BinaryOp::Minimum, Operand(r), Operand(*hi), out);

@@ -8,7 +8,78 @@
 
 namespace cl {
 
+namespace {
+// The C++ type names torch's Scalar accessors report in overflow errors.
+const char* cpp_type_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::UInt8:
+      return "uint8_t";
+    case ScalarType::Int8:
+      return "int8_t";
+    case ScalarType::Int16:
+      return "int16_t";
+    case ScalarType::Int32:
+      return "int";
+    case ScalarType::Int64:
+      return "int64_t";
+    case ScalarType::Float32:
+      return "float";
+    default:
+      return dtype_name(t);
+  }
+}
+
+bool int_range(ScalarType t, double& lo, double& hi) {
+  switch (t) {
+    case ScalarType::UInt8:
+      lo = 0, hi = 255;
+      return true;
+    case ScalarType::Int8:
+      lo = -128, hi = 127;
+      return true;
+    case ScalarType::Int16:
+      lo = -32768, hi = 32767;
+      return true;
+    case ScalarType::Int32:
+      lo = -2147483648.0, hi = 2147483647.0;
+      return true;
+    case ScalarType::Int64:
+      lo = -9223372036854775808.0, hi = 9223372036854775807.0;
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool overflows(Scalar v, ScalarType t, bool for_constructor) {
+  if (v.is_bool() || t == ScalarType::Bool) return false;
+  double lo, hi;
+  if (!int_range(t, lo, hi)) {
+    // Half and BFloat16 saturate to inf; float32 overflows only for finite out-of-range
+    // doubles, and only in fills (the constructor casts).
+    if (t != ScalarType::Float32 || for_constructor || !v.is_floating()) return false;
+    double d = v.to_double();
+    return std::isfinite(d) && std::fabs(d) > 3.4028234663852886e38;
+  }
+  if (v.is_floating()) {
+    double d = v.to_double();
+    return std::isnan(d) || std::isinf(d) || d < lo || d > hi;
+  }
+  int64_t i = v.to_int();
+  if (t == ScalarType::Int64) return false;
+  // Negative integers may wrap into unsigned types down to -max (torch's uint8 `a - b`).
+  if (t == ScalarType::UInt8) return i > 255 || i < -255;
+  return double(i) < lo || double(i) > hi;
+}
+}  // namespace
+
+void check_scalar_fits(Scalar value, ScalarType dtype, bool for_constructor) {
+  CL_CHECK(!overflows(value, dtype, for_constructor), "value cannot be converted to type ",
+           for_constructor ? dtype_name(dtype) : cpp_type_name(dtype), " without overflow");
+}
+
 void fill_(const Tensor& t, Scalar value) {
+  check_scalar_fits(value, t->dtype, false);
   if (t->numel() == 0) return;
   IterInput in;
   in.scalar = value;

@@ -55,6 +55,11 @@ Tensor to(const Tensor& t, Device device, ScalarType dtype, bool non_blocking, b
 Scalar item(const Tensor& t);
 
 // Creation.
+// Raises torch's "value cannot be converted to type <name> without overflow" when `value` does
+// not fit `dtype` (c10::checked_convert's rules: negative ints wrap into unsigned types, floats
+// must be finite and in range for integer types). The tensor constructor names the dtype
+// ("uint8") and leaves float targets unchecked; fills name the C++ type ("uint8_t", "float").
+void check_scalar_fits(Scalar value, ScalarType dtype, bool for_constructor);
 void fill_(const Tensor& t, Scalar value);
 Tensor full(const Shape& sizes, Scalar value, ScalarType dtype, Device device);
 Tensor arange(double start, double end, double step, ScalarType dtype, Device device);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/dtype.h"
 #include "core/macros.h"
 
 namespace cl::philox {
@@ -38,21 +39,36 @@ CL_HOST_DEVICE inline Out draw(uint64_t seed, uint64_t counter) {
   return {{c0, c1, c2, c3}};
 }
 
-// Uniform in [0, 1): 24 bits for float-sized outputs, 32 for double.
-CL_HOST_DEVICE inline double uniform01(uint32_t w, bool wide) {
-  return wide ? double(w) * (1.0 / 4294967296.0) : double(w >> 8) * (1.0 / 16777216.0);
+// Uniform in [0, 1) on a grid of 2^-bits. Like torch, as many bits as the output's mantissa
+// holds (32 for double), so rounding to the output dtype can never produce 1.
+CL_HOST_DEVICE inline double uniform01(uint32_t w, int bits) {
+  return double(w >> (32 - bits)) * (1.0 / double(uint64_t(1) << bits));
+}
+
+// The bits uniform01 draws for a dtype (integers and doubles take 32).
+inline int uniform_bits(ScalarType t) {
+  switch (t) {
+    case ScalarType::Float32:
+      return 24;
+    case ScalarType::Float16:
+      return 11;
+    case ScalarType::BFloat16:
+      return 8;
+    default:
+      return 32;
+  }
 }
 
 // Value for element i. kind: 0 uniform [a, b), 1 normal(a, b), 2 integer in [a, b).
-CL_HOST_DEVICE inline double sample(int kind, double a, double b, bool wide, uint64_t seed,
+CL_HOST_DEVICE inline double sample(int kind, double a, double b, int bits, uint64_t seed,
                                     uint64_t base, uint64_t i) {
   Out o = draw(seed, base + i / 4);
   unsigned lane = unsigned(i % 4);
-  if (kind == 0) return a + (b - a) * uniform01(o.w[lane], wide);
+  if (kind == 0) return a + (b - a) * uniform01(o.w[lane], bits);
   if (kind == 1) {
     // Box-Muller on the lane pair: even lanes take the cosine, odd the sine.
-    double u1 = 1.0 - uniform01(o.w[lane & ~1u], true);  // (0, 1]
-    double u2 = uniform01(o.w[lane | 1u], true);
+    double u1 = 1.0 - uniform01(o.w[lane & ~1u], 32);  // (0, 1]
+    double u2 = uniform01(o.w[lane | 1u], 32);
     double r = sqrt(-2.0 * log(u1));
     double t = 6.283185307179586 * u2;
     return a + b * r * ((lane & 1u) ? sin(t) : cos(t));

@@ -37,16 +37,44 @@ __all__ = [
 from_numpy = _C.from_numpy
 
 
-def _size(args, name="size"):
-    """Sizes given as varargs ints, or one tuple / list / Size."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = args[0]
+def _is_int(a):
+    if isinstance(a, Tensor):
+        return a.dim() == 0 and not a.dtype.is_floating_point and a.dtype != _C.bool
+    return not isinstance(a, bool) and hasattr(a, "__index__")
+
+
+def _size(args, name="size", pos=1, sequence_only=False):
+    """Sizes given as varargs ints, or one tuple / list / Size, with torch's argument errors.
+
+    Like torch's parser, only the first element decides whether the argument is a list of ints;
+    a later bad element fails while unpacking, with a different message.
+    """
+    one = len(args) == 1
+    varargs = not (one and isinstance(args[0], (tuple, list)))
+    if varargs and (sequence_only or (one and not _is_int(args[0]))):
+        raise TypeError(
+            f"{name}(): argument 'size' (position {pos}) must be tuple of ints, not "
+            f"{type(args[0]).__name__}"
+        )
+    seq = args if varargs else args[0]
     out = []
-    for a in args:
-        if isinstance(a, bool) or not hasattr(a, "__index__"):
+    for i, a in enumerate(seq):
+        if not _is_int(a):
+            tn = type(a).__name__
+            if i > 0:
+                raise TypeError(
+                    f"{name}(): argument 'size' failed to unpack the object at pos "
+                    f'{i + 1} with error "type must be tuple of ints,but got {tn}"'
+                )
+            if varargs:
+                got = ", ".join(type(x).__name__ for x in seq)
+                raise TypeError(
+                    f"{name}() received an invalid combination of arguments - got "
+                    f"({got}), but expected one of:"
+                )
             raise TypeError(
-                f"{name}(): argument 'size' must be tuple of ints, but found element of type "
-                f"{type(a).__name__}"
+                f"{name}(): argument 'size' (position {pos}) must be tuple of ints, "
+                f"but found element of type {tn} at pos 0"
             )
         out.append(a.__index__())
     return out
@@ -60,15 +88,19 @@ def _finish(t, requires_grad, pin_memory=False):
         _C._copy_(out, t, False)
         t = out
     if requires_grad:
+        if not t.dtype.is_floating_point:
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients"
+            )
         t.requires_grad_(True)
     return t
 
 
 def _from_ndarray(arr, dtype, device):
-    np = numpy()
-    if arr.dtype.byteorder not in "=|" or any(s < 0 for s in arr.strides):
-        arr = np.ascontiguousarray(arr)
-    t = _C.from_numpy(np.array(arr, copy=True))
+    # from_numpy refuses what torch.tensor refuses (negative strides, a non-native byte order);
+    # the copy keeps the memory order of the array, as torch.tensor does.
+    _C.from_numpy(arr)
+    t = _C.from_numpy(numpy().array(arr, copy=True, order="K"))
     if dtype is not None or device is not None:
         t = _C._to(t, device, dtype, False, False)
     return t
@@ -97,11 +129,7 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         return _C._to(data, device, dtype, False, False)
     if is_ndarray(data):
-        try:
-            t = _C.from_numpy(data)
-        except (TypeError, ValueError):
-            return _from_ndarray(data, dtype, device)
-        return _C._to(t, device, dtype, False, False)
+        return _C._to(_C.from_numpy(data), device, dtype, False, False)
     return _C._tensor_from_data(data, dtype, device)
 
 
@@ -124,15 +152,14 @@ def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
 def _filled(size, value, dtype, device, requires_grad, name, pin_memory=False):
     from cudalite import get_default_dtype
 
-    return _finish(
-        _C._full(_size(size, name), value, dtype or get_default_dtype(), device),
-        requires_grad,
-        pin_memory,
-    )
+    t = _C._full(_size(size, name), value, dtype or get_default_dtype(), device)
+    return _finish(t, requires_grad, pin_memory)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor of zeros."""
+    if any(s < 0 for s in _size(size, "zeros")):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
     return _filled(size, 0, dtype, device, requires_grad, "zeros", pin_memory)
 
 
@@ -145,8 +172,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, pin_
     """A tensor filled with ``fill_value``; the dtype follows the value like torch."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    t = _C._full(_size((size,), "full"), fill_value, dtype, device)
-    return _finish(t, requires_grad, pin_memory)
+    shape = _size((size,), "full", sequence_only=True)
+    return _finish(_C._full(shape, fill_value, dtype, device), requires_grad, pin_memory)
 
 
 def _num(x):
@@ -246,25 +273,71 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, p
 
 
 def randint(
-    *args, size=None, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False
+    *args,
+    size=None,
+    low=None,
+    high=None,
+    generator=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
 ):
     """Random integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
     from cudalite import int64
 
     args = list(args)
+    if high is not None:
+        args = [0 if low is None else low, high, *args]
     if size is None:
         if not args:
             raise TypeError("randint() missing required argument 'size'")
         size = args.pop()
     if len(args) == 1:
         low, high = 0, args[0]
+        if not hasattr(high, "__index__"):
+            raise TypeError(
+                f"randint(): argument 'high' (position 1) must be int, not {type(high).__name__}"
+            )
     elif len(args) == 2:
         low, high = args
+        if not all(hasattr(v, "__index__") for v in args):
+            got = ", ".join(type(v).__name__ for v in (*args, size))
+            raise TypeError(
+                f"randint() received an invalid combination of arguments - got "
+                f"({got}), but expected one of:"
+            )
     else:
         raise TypeError("randint() received an invalid combination of arguments")
-    t = _C._empty(_size((size,), "randint"), dtype or int64, device, pin_memory)
+    shape = _size((size,), "randint", pos=2, sequence_only=True)
+    t = _C._empty(shape, dtype or int64, device, pin_memory)
+    check_random_bounds(t.dtype, int(low), int(high))
     _C._random_int_(t, int(low), int(high))
     return _finish(t, requires_grad)
+
+
+_INT_BOUNDS = {
+    "uint8": (0, 255, "unsigned char"),
+    "int8": (-128, 127, "signed char"),
+    "int16": (-(2**15), 2**15 - 1, "short int"),
+    "int32": (-(2**31), 2**31 - 1, "int"),
+    "int64": (-(2**63), 2**63 - 1, "long int"),
+    "bool": (0, 1, "bool"),
+}
+
+
+def check_random_bounds(dtype, low, high):
+    """torch's random_(from, to) checks for integer dtypes."""
+    if low >= high:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
+    if dtype._name in _INT_BOUNDS:
+        lo, hi, cpp = _INT_BOUNDS[dtype._name]
+        if not lo <= low <= hi:
+            raise RuntimeError(f"from is out of bounds for {cpp}")
+        if not lo <= high - 1 <= hi:
+            raise RuntimeError(f"to - 1 is out of bounds for {cpp}")
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -321,6 +394,7 @@ def normal(mean, std, size=None, *, generator=None, dtype=None, device=None):
         ref = m if m is not None else s
         z = randn(list(ref.shape), dtype=ref.dtype, device=ref.device)
         return z * std + mean
-    t = _C._empty(_size((size,), "normal"), dtype or _C.get_default_dtype(), device, False)
+    shape = _size((size,), "normal", pos=3, sequence_only=True)
+    t = _C._empty(shape, dtype or _C.get_default_dtype(), device, False)
     _C._normal_(t, float(mean), float(std))
     return t

@@ -25,6 +25,8 @@ def _as_index_tensor(i, device):
         t = i
     elif is_ndarray(i):
         t = _C.from_numpy(numpy().ascontiguousarray(i))
+    elif isinstance(i, (list, tuple)) and len(i) == 0:
+        t = _C._empty([0], _C.int64, None, False)
     else:
         t = _C._tensor_from_data(i, None, None)
     if t.dtype.is_floating_point:
@@ -58,17 +60,18 @@ def _walk(self, idx):
         )
     if used > self.dim():
         raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
+    # (index, its position in idx): torch's messages for ints name the position.
     items, seen_ellipsis = [], False
-    for i in idx:
+    for pos, i in enumerate(idx):
         if i is Ellipsis:
             # torch accepts several; only the first one stands for the remaining dims.
             if not seen_ellipsis:
-                items.extend([slice(None)] * (self.dim() - used))
+                items.extend([(slice(None), pos)] * (self.dim() - used))
             seen_ellipsis = True
         else:
-            items.append(i)
+            items.append((i, pos))
     view, d, adv = self, 0, []
-    for i in items:
+    for i, pos in items:
         if i is None:
             view = view.unsqueeze(d)
             d += 1
@@ -78,14 +81,21 @@ def _walk(self, idx):
             d += 1
         elif isinstance(i, slice):
             step = 1 if i.step is None else int(i.step)
-            if step <= 0:
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            if step < 0:
                 raise ValueError("step must be greater than zero")
             start = 0 if i.start is None else int(i.start)
             stop = sys.maxsize if i.stop is None else int(i.stop)
             view = view._slice(d, start, stop, step)
             d += 1
         elif isinstance(i, int) or is_np_integer(i):
-            view = view.select(d, int(i))
+            size = view.shape[d]
+            if not -size <= int(i) < size:
+                raise IndexError(
+                    f"index {int(i)} is out of bounds for dimension {pos} with size {size}"
+                )
+            view = view._select(d, int(i))
         elif isinstance(i, (Tensor, list, tuple)) or is_ndarray(i):
             t = _as_index_tensor(i, view.device)
             if t.dtype == _C.bool:
@@ -109,6 +119,9 @@ def _walk(self, idx):
             else:
                 adv.append((d, _C._to(t, None, _C.int64, False, False)))
                 d += 1
+        elif isinstance(i, (str, bytes)):
+            # torch tries to build an index tensor from it.
+            raise TypeError(f"new(): invalid data type '{type(i).__name__}'")
         else:
             raise IndexError(_INDEX_TYPES.format(type(i).__name__))
     return view, adv
@@ -138,13 +151,14 @@ def _offsets(view, adv):
     nb, na = len(before), len(after)
     dev = view.device
     total = None
-    for p, t in adv:
+    for k, (p, t) in enumerate(adv):
         size = view.shape[p]
         if t.numel():
             hi, lo = int(t.max().item()), int(t.min().item())
             bad = hi if hi >= size else lo if lo < -size else None
             if bad is not None:
-                raise IndexError(f"index {bad} is out of bounds for dimension {p} with size {size}")
+                # torch numbers the dimension among the index tensors, not the tensor's dims.
+                raise IndexError(f"index {bad} is out of bounds for dimension {k} with size {size}")
             if lo < 0:
                 t = _C._where(t < 0, t + size, t)
         term = (t * view.stride(p)).reshape([1] * (len(b) - t.dim()) + list(t.shape))
@@ -167,23 +181,54 @@ def getitem(self, idx):
     return _C._gather_offsets(view, _offsets(view, adv))
 
 
+def _value(self, value):
+    """The assigned value as torch's setitem accepts it: a tensor (leading 1s dropped) or a
+    Python bool/int/float (NumPy integers and float64 included); anything else is refused."""
+    if isinstance(value, Tensor):
+        while value.dim() > 0 and value.shape[0] == 1:
+            value = value._select(0, 0)
+        return value
+    if isinstance(value, (bool, int, float)) or is_np_integer(value):
+        return value
+    from cudalite import _legacy
+
+    tp = type(value)
+    name = tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__}.{tp.__qualname__}"
+    raise TypeError(f"can't assign a {name} to a {_legacy.type_name(self)}")
+
+
 def setitem(self, idx, value):
+    value = _value(self, value)
     view, adv = _walk(self, idx)
     if not adv:
         if isinstance(value, Tensor):
             _C._copy_(view, value, False)
-        elif isinstance(value, (list, tuple)) or is_ndarray(value):
-            _C._copy_(view, _C._tensor_from_data(value, view.dtype, None), False)
         else:
             _C._fill_(view, value)
         return
     offsets = _offsets(view, adv)
     if isinstance(value, Tensor):
+        if value.dtype != view.dtype:
+            raise RuntimeError(
+                "Index put requires the source and destination dtypes match, got "
+                f"{view.dtype._short_name} for the destination and {value.dtype._short_name} "
+                "for the source."
+            )
+        try:
+            _C._broadcast_shapes(tuple(value.shape), tuple(offsets.shape))
+            ok = value.dim() <= offsets.dim()
+        except RuntimeError:
+            ok = False
+        if not ok:
+            raise RuntimeError(
+                f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast "
+                f"to indexing result of shape {list(offsets.shape)}"
+            )
         values = value
         if values.device != view.device:
             values = _C._to(values, view.device, view.dtype, False, False)
     else:
-        values = _C._tensor_from_data(value, view.dtype, view.device)
+        values = _C._full([], value, view.dtype, view.device)
     _C._scatter_offsets(view, offsets, values, False)
 
 

@@ -21,3 +21,14 @@ def is_ndarray(x):
 def is_np_integer(x):
     np = sys.modules.get("numpy")
     return np is not None and isinstance(x, np.integer)
+
+
+def is_np_number(x):
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(x, (np.number, np.bool_))
+
+
+def np_number_types():
+    """NumPy's scalar types when NumPy is loaded (for isinstance checks), else ()."""
+    np = sys.modules.get("numpy")
+    return (np.number, np.bool_) if np is not None else ()

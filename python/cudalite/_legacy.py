@@ -6,6 +6,7 @@ from __future__ import annotations
 from cudalite import _C
 from cudalite._C import Tensor
 from cudalite._lazy import is_ndarray, numpy
+from cudalite._size import Size
 
 _TYPE_NAMES = {
     "float32": "FloatTensor",
@@ -36,7 +37,30 @@ def convert_to_type_name(t, name):
     return _C._to(t, dev, getattr(_C, _BY_TYPE_NAME[short]), False, False)
 
 
-def _new_with(dtype, device, args, kwargs, name):
+_CPP_NAMES = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "uint8": "unsigned char",
+    "int8": "signed char",
+    "int16": "short int",
+    "int32": "int",
+    "int64": "long int",
+    "bool": "bool",
+}
+
+
+def _options(dtype, device):
+    """torch's printed TensorOptions, as its legacy constructors show them in errors."""
+    return (
+        f"TensorOptions(dtype={_CPP_NAMES[dtype._name]}, device={device}, layout=Strided, "
+        "requires_grad=false (default), pinned_memory=false (default), "
+        "memory_format=(nullopt))"
+    )
+
+
+def _new_with(dtype, device, args, kwargs, name, check_dtype=True):
     dev = kwargs.pop("device", None)
     if kwargs:
         raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
@@ -51,24 +75,40 @@ def _new_with(dtype, device, args, kwargs, name):
         return _C._empty([0], dtype, device, False)
     if len(args) == 1 and isinstance(args[0], Tensor):
         src = args[0]
-        if src.dtype != dtype:
-            raise TypeError(f"expected {dtype._name} (got {src.dtype._name})")
+        # cudalite.Tensor(t) returns an alias of any tensor; typed constructors check.
+        if check_dtype and (src.dtype != dtype or src.device.type != device):
+            raise TypeError(
+                f"expected {_options(dtype, device)} (got {_options(src.dtype, src.device.type)})"
+            )
         return src._alias()
+    if len(args) == 1 and isinstance(args[0], Size):
+        return _C._empty(list(args[0]), dtype, device, False)
     if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
         return _C._empty(list(args), dtype, device, False)
     if len(args) == 1:
         data = args[0]
+        if isinstance(data, (bool, int, float)):
+            raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
         if is_ndarray(data):
             return _C._to(
                 _C.from_numpy(numpy().array(data, copy=True)), device, dtype, False, False
             )
         return _C._tensor_from_data(data, dtype, device)
-    raise TypeError(f"{name}() received an invalid combination of arguments")
+    if isinstance(args[0], int) and not isinstance(args[0], bool):
+        pos = next(i for i, a in enumerate(args) if not isinstance(a, int) or isinstance(a, bool))
+        raise TypeError(
+            f"new(): argument 'size' failed to unpack the object at pos {pos + 1} with error "
+            f'"type must be tuple of ints,but got {type(args[pos]).__name__}"'
+        )
+    raise TypeError(
+        "new() received an invalid combination of arguments - got ("
+        f"{', '.join(type(a).__name__ for a in args)}), but expected one of:"
+    )
 
 
 def legacy_new(*args, **kwargs):
     """``cudalite.Tensor(...)``: default dtype on the CPU."""
-    return _new_with(_C.get_default_dtype(), "cpu", args, dict(kwargs), "Tensor")
+    return _new_with(_C.get_default_dtype(), "cpu", args, dict(kwargs), "Tensor", check_dtype=False)
 
 
 class _LegacyMeta(type):

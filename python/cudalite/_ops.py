@@ -6,8 +6,10 @@ thin wrappers around these.
 
 from __future__ import annotations
 
-from cudalite import _C
+from cudalite import _C, _linalg
 from cudalite._C import Tensor
+from cudalite._lazy import is_np_number, np_number_types
+from cudalite._linalg import addmm, bmm, dot, matmul, mm, mv
 
 BINARY = {name: i for i, name in enumerate(_C._binary_op_names)}
 UNARY = {name: i for i, name in enumerate(_C._unary_op_names)}
@@ -96,14 +98,51 @@ __all__ = [
 ]
 
 
-def _b(name):
+_NUMBER = (bool, int, float)
+# torch's ops that take no Python numbers, and those whose argument errors name the argument
+# (the others have several overloads and report "an invalid combination of arguments").
+_TENSOR_ONLY = {"maximum", "minimum", "atan2", "logical_and", "logical_or", "logical_xor"}
+_NAMED_ARG = _TENSOR_ONLY | {"add", "sub", "mul", "div"}
+
+
+def _type_name(x):
+    tp = type(x)
+    if isinstance(x, Tensor):
+        return "Tensor"
+    return tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__}.{tp.__name__}"
+
+
+def check_args(name, input, other, method=False):
+    """torch's argument-parser TypeErrors for a binary op's operands (``name`` may be an
+    in-place method name such as 'add_')."""
+    base = name.rstrip("_")
+    allowed = Tensor if base in _TENSOR_ONLY else (Tensor, *_NUMBER, *np_number_types())
+    ok_in, ok_other = isinstance(input, allowed), isinstance(other, allowed)
+    if ok_in and ok_other:
+        return
+    if base in _NAMED_ARG:
+        arg, pos, bad = ("input", 1, input) if not ok_in else ("other", 1 if method else 2, other)
+        raise TypeError(
+            f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {_type_name(bad)}"
+        )
+    got = ", ".join(_type_name(a) for a in ((other,) if method else (input, other)))
+    raise TypeError(
+        f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:"
+    )
+
+
+def _b(name, public=None):
     op = BINARY[name]
+    public = public or name
+    tensor_only = public in _TENSOR_ONLY
 
     def fn(input, other, *, out=None):
+        if tensor_only or not (isinstance(other, (Tensor, *_NUMBER)) or is_np_number(other)):
+            check_args(public, input, other)
         return _C._binary(op, input, other, out)
 
-    fn.__name__ = name
-    fn.__doc__ = f"Elementwise ``{name}`` with broadcasting and torch's type promotion."
+    fn.__name__ = public
+    fn.__doc__ = f"Elementwise ``{public}`` with broadcasting and torch's type promotion."
     return fn
 
 
@@ -119,7 +158,7 @@ def _u(name):
 
 
 mul = multiply = _b("mul")
-true_divide = _b("div")
+true_divide = _b("div", "true_divide")
 floor_divide = _b("floor_divide")
 remainder = _b("remainder")
 pow = _b("pow")
@@ -189,17 +228,41 @@ abs = absolute = _u("abs")
 bitwise_not, logical_not = _u("bitwise_not"), _u("logical_not")
 
 
+def _scaled(input, other, alpha):
+    """``alpha * other`` with torch's alpha_check against the op's result dtype."""
+    rt = _C._result_type(input, other)
+    if isinstance(alpha, bool) and rt != _C.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and not rt.is_floating_point:
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
+    if rt == _C.bool:
+        # In bool arithmetic alpha * other is other when alpha is nonzero.
+        return other if alpha else _C._binary(BINARY["logical_and"], other, False, None)
+    return _C._binary(BINARY["mul"], other, alpha, None)
+
+
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``."""
-    if alpha != 1:
-        other = _C._binary(BINARY["mul"], other, alpha, None)
+    if not (isinstance(other, (Tensor, *_NUMBER)) or is_np_number(other)):
+        check_args("add", input, other)
+    if type(alpha) is not int or alpha != 1:
+        other = _scaled(input, other, alpha)
     return _C._binary(BINARY["add"], input, other, out)
 
 
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
-    if alpha != 1:
-        other = _C._binary(BINARY["mul"], other, alpha, None)
+    if not (isinstance(other, (Tensor, *_NUMBER)) or is_np_number(other)):
+        check_args("sub", input, other)
+    if type(alpha) is not int or alpha != 1:
+        if any(
+            x.dtype == _C.bool if isinstance(x, Tensor) else isinstance(x, bool)
+            for x in (input, other)
+        ):
+            _C._binary(BINARY["sub"], input, other, None)  # raises torch's sub_check error
+        other = _scaled(input, other, alpha)
     return _C._binary(BINARY["sub"], input, other, out)
 
 
@@ -208,6 +271,8 @@ subtract = sub
 
 def div(input, other, *, rounding_mode=None, out=None):
     """True division, or with ``rounding_mode`` 'trunc' / 'floor'."""
+    if not (isinstance(other, (Tensor, *_NUMBER)) or is_np_number(other)):
+        check_args("div", input, other)
     if rounding_mode is None:
         return _C._binary(BINARY["div"], input, other, out)
     if rounding_mode == "floor":
@@ -240,6 +305,15 @@ def where(condition, input=None, other=None):
 
 def clamp(input, min=None, max=None, *, out=None):
     """Limits values to [min, max]."""
+    if out is not None:
+        for bound in (min, max):
+            rt = None if bound is None else _C._result_type(input, bound)
+            if rt is not None and not _C.can_cast(rt, out.dtype):
+                # clamp's own wording (C++ type name for the output).
+                raise RuntimeError(
+                    f"result type {rt._short_name} can't be cast to the desired "
+                    f"output type {_dtype_name(out.dtype)}"
+                )
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         r = input
         if min is not None:
@@ -266,176 +340,9 @@ def result_type(tensor1, tensor2):
     return _C._result_type(tensor1, tensor2)
 
 
-# ---- matrix products ----
+# ---- matrix products (in _linalg) ----
 
-
-def _dtype_name(dt):
-    return {
-        "float32": "float",
-        "float64": "double",
-        "int64": "long int",
-        "int32": "int",
-        "float16": "c10::Half",
-        "bfloat16": "c10::BFloat16",
-        "int16": "short int",
-        "int8": "signed char",
-        "uint8": "unsigned char",
-        "bool": "bool",
-    }[dt._name]
-
-
-def _np_matmul(a, b):
-    """CPU matrix product through NumPy's BLAS (bfloat16 computed in float32)."""
-    dt = a.dtype
-    if dt == _C.bool:
-        raise RuntimeError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
-    work = _C.float32 if dt == _C.bfloat16 else dt
-    import numpy as np
-
-    an = _C._numpy(_C._to(a, None, work, False, False))
-    bn = _C._numpy(_C._to(b, None, work, False, False))
-    r = np.matmul(an, bn)
-    out = _C.from_numpy(np.ascontiguousarray(r))
-    return _C._to(out, None, dt, False, False)
-
-
-def _mm2(a, b):
-    if a.is_cuda or b.is_cuda:
-        _C._check_same_device([a, b])
-        return _C._cuda_matmul(a, b)
-    return _np_matmul(a, b)
-
-
-def _check_dtypes(a, b, name):
-    if a.dtype != b.dtype:
-        if name == "linear":
-            raise RuntimeError(
-                f"mat1 and mat2 must have the same dtype, but got {a.dtype._short_name} and "
-                f"{b.dtype._short_name}"
-            )
-        raise RuntimeError(
-            f"expected m1 and m2 to have the same dtype, but got: {_dtype_name(a.dtype)} != "
-            f"{_dtype_name(b.dtype)}"
-        )
-
-
-def mm(input, mat2, *, out=None):
-    """Matrix product of two 2-D tensors."""
-    if input.dim() != 2:
-        raise RuntimeError("self must be a matrix")
-    if mat2.dim() != 2:
-        raise RuntimeError("mat2 must be a matrix")
-    _C._check_same_device([input, mat2])
-    _check_dtypes(input, mat2, "mm")
-    if input.shape[1] != mat2.shape[0]:
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} and "
-            f"{mat2.shape[0]}x{mat2.shape[1]})"
-        )
-    r = _mm2(input, mat2)
-    if out is not None:
-        _C._copy_(out, r, False)
-        return out
-    return r
-
-
-def bmm(input, mat2, *, out=None):
-    """Batched matrix product of two 3-D tensors."""
-    if input.dim() != 3 or mat2.dim() != 3:
-        raise RuntimeError(
-            "batch1 must be a 3D tensor" if input.dim() != 3 else "batch2 must be a 3D tensor"
-        )
-    return matmul(input, mat2, out=out)
-
-
-def mv(input, vec, *, out=None):
-    """Matrix-vector product."""
-    return matmul(input, vec, out=out)
-
-
-def dot(input, other, *, out=None):
-    """Inner product of two 1-D tensors."""
-    if input.dim() != 1 or other.dim() != 1:
-        raise RuntimeError(
-            f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors"
-        )
-    return matmul(input, other, out=out)
-
-
-def matmul(input, other, *, out=None):
-    """torch.matmul: dot, mm, mv or a batched product with broadcast batch dims."""
-    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
-        raise TypeError("matmul(): argument 'other' must be Tensor")
-    da, db = input.dim(), other.dim()
-    if da == 0 or db == 0:
-        raise RuntimeError(
-            f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D"
-        )
-    _C._check_same_device([input, other])
-    _check_dtypes(input, other, "matmul")
-    if input.is_cuda:
-        r = _C._cuda_matmul(input, other)
-        if out is not None:
-            _C._copy_(out, r, False)
-            return out
-        return r
-    a = input.unsqueeze(0) if da == 1 else input
-    b = other.unsqueeze(-1) if db == 1 else other
-    if a.shape[-1] != b.shape[-2]:
-        if da == 2 and db == 1:
-            raise RuntimeError(
-                f"size mismatch, got input ({input.shape[0]}), mat "
-                f"({input.shape[0]}x{input.shape[1]}), vec ({other.shape[0]})"
-            )
-        if da == 1 and db == 1:
-            raise RuntimeError(
-                f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
-                f"[{other.shape[0]}] to have the same number of elements, but got "
-                f"{input.shape[0]} and {other.shape[0]} elements respectively"
-            )
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({a.shape[-2]}x{a.shape[-1]} and "
-            f"{b.shape[-2]}x{b.shape[-1]})"
-        )
-    if a.dim() > 2 or b.dim() > 2:
-        batch = tuple(_C._broadcast_shapes(a.shape[:-2], b.shape[:-2]))
-        a = a.expand(*batch, *a.shape[-2:])
-        b = b.expand(*batch, *b.shape[-2:])
-    r = _mm2(a, b)
-    if da == 1:
-        r = r.squeeze(-2)
-    if db == 1:
-        r = r.squeeze(-1)
-    if out is not None:
-        _C._copy_(out, r, False)
-        return out
-    return r
-
-
-def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
-    """``beta * input + alpha * (mat1 @ mat2)``."""
-    if mat1.dim() != 2 or mat2.dim() != 2:
-        raise RuntimeError(
-            f"mat1 must be a matrix, got {mat1.dim()}-D tensor"
-            if mat1.dim() != 2
-            else f"mat2 must be a matrix, got {mat2.dim()}-D tensor"
-        )
-    _check_dtypes(mat1, mat2, "linear")
-    if mat1.is_cuda and isinstance(input, Tensor):
-        _C._check_same_device([input, mat1, mat2])
-        r = _C._cuda_addmm(input, mat1, mat2, beta, alpha)
-        if out is not None:
-            _C._copy_(out, r, False)
-            return out
-        return r
-    p = mm(mat1, mat2)
-    if alpha != 1:
-        p = p * alpha
-    r = p + (input if beta == 1 else input * beta) if beta != 0 else p
-    if out is not None:
-        _C._copy_(out, r, False)
-        return out
-    return r
+_dtype_name = _linalg.cpp_name
 
 
 # ---- comparisons of whole tensors ----
@@ -454,10 +361,16 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise ``|input - other| <= atol + rtol * |other|``."""
     if input.dtype != other.dtype:
         raise RuntimeError(f"{input.dtype._short_name} did not match {other.dtype._short_name}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     a, b = input, other
     if not a.dtype.is_floating_point:
         return eq(a, b)
-    close = eq(a, b) | le(abs(sub(a, b)), atol + rtol * abs(b))
+    # Like torch, only a finite difference can be within tolerance (inf - -inf is not).
+    diff = abs(sub(a, b))
+    close = eq(a, b) | (isfinite(diff) & le(diff, atol + rtol * abs(b)))
     if equal_nan:
         close = close | (isnan(a) & isnan(b))
     return close
@@ -473,7 +386,13 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def cat(tensors, dim=0, *, out=None):
     """Concatenates tensors along an existing dim."""
-    r = _C._cat(list(tensors), dim)
+    tensors = list(tensors)
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
+            )
+    r = _C._cat(tensors, dim)
     if out is not None:
         out._set_metadata(r)
         return out

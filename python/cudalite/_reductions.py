@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 
 from cudalite import _C
 from cudalite._C import Tensor
@@ -38,7 +39,9 @@ class _ReturnType(tuple):
     """A named pair like ``torch.return_types.max(values=..., indices=...)``."""
 
     _name = ""
-    _fields = ("values", "indices")
+    # torch's return types are structseqs: these counts, no _fields.
+    n_fields = n_sequence_fields = 2
+    n_unnamed_fields = 0
 
     def __new__(cls, values, indices):
         return tuple.__new__(cls, (values, indices))
@@ -51,7 +54,11 @@ class _ReturnType(tuple):
 
 
 def _return_type(name):
-    return type(name, (_ReturnType,), {"_name": name, "__slots__": ()})
+    return type(
+        name,
+        (_ReturnType,),
+        {"_name": name, "__slots__": (), "__module__": "cudalite.return_types"},
+    )
 
 
 class return_types:  # noqa: N801 - torch's module name
@@ -67,6 +74,39 @@ def _dims(dim):
     if isinstance(dim, (tuple, list)):
         return list(dim)
     return [dim]
+
+
+def _int_dim(name, dim, pos=1):
+    if isinstance(dim, (tuple, list)):
+        if name in ("argmax", "argmin"):
+            raise TypeError(
+                f"{name}(): argument 'dim' (position {pos}) must be int, not {type(dim).__name__}"
+            )
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments - got "
+            f"({type(dim).__name__}), but expected one of:"
+        )
+
+
+def _check_nonempty(name, input, dims, wrapped=True):
+    """torch's errors for max-like reductions over nothing."""
+    if dims is None or len(dims) == 0:
+        if input.numel() == 0:
+            raise (IndexError if name.startswith("arg") else RuntimeError)(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+                + (
+                    ""
+                    if name.startswith("arg")
+                    else " Specify the reduction dim with the 'dim' argument."
+                )
+            )
+        return
+    for d in dims:
+        w = _C._wrap_dim(d, input.dim())
+        if input.dim() and input.shape[w] == 0:
+            raise IndexError(
+                f"{name}(): Expected reduction dim {w if wrapped else d} to have non-zero size."
+            )
 
 
 def _count(t, dims):
@@ -87,14 +127,16 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product over all elements or over one dim."""
+    _int_dim("prod", dim)
     return _C._reduce(PROD, input, _dims(dim), keepdim, dtype)
 
 
 def _float_check(input, dtype, name):
     dt = dtype if dtype is not None else input.dtype
     if not dt.is_floating_point:
+        which = "Input" if dtype is None else "Optional"
         raise RuntimeError(
-            f"{name}(): could not infer output dtype. Input dtype must be either a floating "
+            f"{name}(): could not infer output dtype. {which} dtype must be either a floating "
             f"point or complex dtype. Got: {dt._short_name}"
         )
     return dt
@@ -124,12 +166,9 @@ def _extreme(input, dim, keepdim, is_max, other=None):
         other = dim
     if other is not None:
         return _C._binary(7 if is_max else 8, input, other, None)
+    _int_dim(name, dim)
     if dim is None:
-        if input.numel() == 0:
-            raise RuntimeError(
-                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-                "Specify the reduction dim with the 'dim' argument."
-            )
+        _check_nonempty(name, input, None)
         return _C._reduce(MAX if is_max else MIN, input, None, False, None)
     v, i = _C._reduce_with_indices(is_max, input, dim, keepdim)
     return (return_types.max if is_max else return_types.min)(v, i)
@@ -147,22 +186,24 @@ def min(input, dim=None, keepdim=False, *, out=None):
 
 def amax(input, dim=(), keepdim=False):
     """Largest values over ``dim`` (all dims when empty)."""
+    _check_nonempty("amax", input, _dims(dim), wrapped=False)
     return _C._reduce(MAX, input, _dims(dim) or None, keepdim, None)
 
 
 def amin(input, dim=(), keepdim=False):
     """Smallest values over ``dim`` (all dims when empty)."""
+    _check_nonempty("amin", input, _dims(dim), wrapped=False)
     return _C._reduce(MIN, input, _dims(dim) or None, keepdim, None)
 
 
 def _arg(input, dim, keepdim, op):
+    name = "argmax" if op == ARGMAX else "argmin"
+    _int_dim(name, dim)
+    if input.dtype == _C.bool:
+        raise RuntimeError(f"{name}(): does not support bool input")
+    _check_nonempty(name, input, None if dim is None else [dim])
     if dim is None:
         flat = input.reshape(-1)
-        if flat.numel() == 0:
-            raise RuntimeError(
-                f"{'argmax' if op == ARGMAX else 'argmin'}(): Expected reduction dim to be "
-                "specified for input.numel() == 0."
-            )
         r = _C._reduce(op, flat, [0], False, None)
         return r.reshape([1] * input.dim()) if keepdim else r
     return _C._reduce(op, input, [dim], keepdim, None)
@@ -188,22 +229,33 @@ def _correction(unbiased, correction):
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance with Bessel's correction by default."""
+    return _var(input, dim, unbiased, keepdim, correction, "var")
+
+
+def _var(input, dim, unbiased, keepdim, correction, name):
     if isinstance(dim, bool):
         dim, unbiased = None, dim
-    _float_check(input, None, "var")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     c = _correction(unbiased, correction)
     dims = _dims(dim)
     m = _C._reduce(SUM, input, dims, True, None) / builtins.max(_count(input, dims), 1)
     d = input - m
     ss = _C._reduce(SUM, d * d, dims, keepdim, None)
-    n = _count(input, dims) - c
-    # torch gives inf (0 / 0 is nan) when the correction leaves no degrees of freedom.
-    return ss / n if n > 0 else ss / 0.0 if n == 0 else ss * float("nan")
+    if input.numel() // builtins.max(ss.numel(), 1) - c <= 0:
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+            "less than the reduction factor (input numel divided by output numel).",
+            UserWarning,
+            stacklevel=3,
+        )
+    # Like torch, divide by max(0, N - correction): inf, or nan for a zero sum of squares.
+    return ss / builtins.max(0, _count(input, dims) - c)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation with Bessel's correction by default."""
-    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+    return _var(input, dim, unbiased, keepdim, correction, "std").sqrt()
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -238,14 +290,24 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     return _C._reduce(SUM, x**p, dims, keepdim, None) ** (1.0 / p)
 
 
+def _logical(op, input, dim, keepdim):
+    dims = _dims(dim)
+    if dims is not None and len(dims) == 0:
+        r = input != 0  # torch reduces over no dims here: elementwise
+    else:
+        r = _C._reduce(op, input, dims, keepdim, None)
+    # torch keeps uint8 for uint8 inputs (a legacy of byte masks).
+    return r.to(_C.uint8) if input.dtype == _C.uint8 else r
+
+
 def all(input, dim=None, keepdim=False):
     """True when every element (along ``dim``) is nonzero."""
-    return _C._reduce(ALL, input, _dims(dim), keepdim, None)
+    return _logical(ALL, input, dim, keepdim)
 
 
 def any(input, dim=None, keepdim=False):
     """True when any element (along ``dim``) is nonzero."""
-    return _C._reduce(ANY, input, _dims(dim), keepdim, None)
+    return _logical(ANY, input, dim, keepdim)
 
 
 def count_nonzero(input, dim=None):

@@ -25,5 +25,8 @@ class Size(tuple):
     def __add__(self, other):
         return Size(tuple(self) + tuple(other))
 
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
     def __reduce__(self):
         return (Size, (tuple(self),))

@@ -32,10 +32,14 @@ def _get_requires_grad(self):
     return self._requires_grad_flag
 
 
-def _set_requires_grad(self, value):
+_GRAD_DTYPE_MSG = "only Tensors of floating point and complex dtype can require gradients"
+
+
+def _set_requires_grad(self, value, *, msg=_GRAD_DTYPE_MSG):
+    # torch words this differently in the setter, requires_grad_() and the factories.
     value = bool(value)
     if value and not self.dtype.is_floating_point:
-        raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        raise RuntimeError(msg)
     if not value and self.grad_fn is not None:
         raise RuntimeError(
             "you can only change requires_grad flags of leaf variables. If you want to use a "
@@ -48,7 +52,9 @@ def _set_requires_grad(self, value):
 @method
 def requires_grad_(self, requires_grad=True):
     """Sets ``requires_grad`` in place and returns self."""
-    _set_requires_grad(self, requires_grad)
+    _set_requires_grad(
+        self, requires_grad, msg="only Tensors of floating point dtype can require gradients"
+    )
     return self
 
 
@@ -112,15 +118,28 @@ def numpy(self, *, force=False):
 def __array__(self, dtype=None, copy=None):
     import numpy as np
 
+    # As torch: no bfloat16 arrays, no arrays of tensors that require grad.
+    if self.requires_grad:
+        raise RuntimeError(
+            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+        )
     if copy is False and (
         self.is_cuda
         or (dtype is not None and np.dtype(dtype) != np.dtype(_C._numpy_dtype_name(self.dtype)))
     ):
         raise ValueError("Unable to avoid copy while creating an array as requested.")
-    arr = _C._numpy(self.detach().cpu() if self.dtype != _C.bfloat16 else self.float().cpu())
+    arr = _C._numpy(self.cpu())
     if dtype is not None:
         arr = arr.astype(dtype, copy=False)
     return arr.copy() if copy else arr
+
+
+@method
+def __array_wrap__(self, array, context=None, return_scalar=False):
+    """NumPy ufuncs on tensors give tensors (bool results as uint8, as torch does)."""
+    if array.dtype == bool:
+        array = array.astype("uint8")
+    return _C.from_numpy(array)
 
 
 Tensor.__array_priority__ = 1000
@@ -202,8 +221,8 @@ for _name, _dt in [
     _methods[_name] = _cast(_dt)
 
 
-@method
-def type(self, dtype=None, non_blocking=False):
+@method(name="type")
+def _type(self, dtype=None, non_blocking=False):  # not named `type`: that shadows the builtin
     """The type name ('cudalite.FloatTensor'), or a copy converted to ``dtype``."""
     from cudalite import _legacy
 
@@ -211,6 +230,8 @@ def type(self, dtype=None, non_blocking=False):
         return _legacy.type_name(self)
     if isinstance(dtype, str):
         return _legacy.convert_to_type_name(self, dtype)
+    if isinstance(dtype, _legacy._LegacyMeta):  # x.type(cudalite.FloatTensor)
+        return _legacy.convert_to_type_name(self, repr(dtype)[8:-2])
     return _C._to(self, None, dtype, non_blocking, False)
 
 
@@ -234,7 +255,9 @@ def clone(self, *, memory_format=None):
 def copy_(self, src, non_blocking=False):
     """Copies ``src`` (broadcast, any device and dtype) into self."""
     if not isinstance(src, Tensor):
-        raise TypeError(f"copy_(): argument 'other' must be Tensor, not {type(src).__name__}")
+        raise TypeError(
+            f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}"
+        )
     _C._copy_(self, src, non_blocking)
     return self
 
@@ -278,7 +301,17 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None):
 def random_(self, from_=0, to=None, *, generator=None):
     """Fills self with random integers in [from_, to)."""
     if to is None:
-        from_, to = 0, from_ if from_ else 2 ** min(self.element_size() * 8 - 1, 53)
+        # torch's default: every value of an integer dtype, [0, 2^mantissa] for floats.
+        default = {
+            "bool": 2,
+            "uint8": 256,
+            "float16": 2**11 + 1,
+            "bfloat16": 2**8 + 1,
+            "float32": 2**24 + 1,
+            "float64": 2**53 + 1,
+        }.get(self.dtype._name, 2 ** (self.element_size() * 8 - 1))
+        from_, to = 0, from_ if from_ else default
+    _creation.check_random_bounds(self.dtype, int(from_), int(to))
     _C._random_int_(self, int(from_), int(to))
     return self
 
@@ -299,7 +332,14 @@ def _new(name, factory):
 
 
 _methods["new_empty"] = _new("new_empty", _creation.empty)
-_methods["new_zeros"] = _new("new_zeros", _creation.zeros)
+
+
+def _new_zeros(*size, dtype=None, device=None, requires_grad=False):
+    # Not cudalite.zeros: torch's new_zeros reports negative sizes like empty, not like zeros.
+    return _creation._filled(size, 0, dtype, device, requires_grad, "new_zeros")
+
+
+_methods["new_zeros"] = _new("new_zeros", _new_zeros)
 _methods["new_ones"] = _new("new_ones", _creation.ones)
 _methods["new_full"] = _new("new_full", _creation.full)
 
@@ -340,26 +380,32 @@ def __bool__(self):
     return bool(self.item())
 
 
+def _one_element(self):
+    if self.numel() != 1:
+        raise ValueError("only one element tensors can be converted to Python scalars")
+    return self.item()
+
+
 @method
 def __float__(self):
-    return float(self.item())
+    return float(_one_element(self))
 
 
 @method
 def __int__(self):
-    return int(self.item())
+    return int(_one_element(self))
 
 
 @method
 def __index__(self):
-    if self.numel() != 1 or self.dtype.is_floating_point or self.dtype == _C.bool:
+    if self.numel() != 1 or self.dtype.is_floating_point:
         raise TypeError("only integer tensors of a single element can be converted to an index")
     return int(self.item())
 
 
 @method
 def __complex__(self):
-    return complex(self.item())
+    return complex(_one_element(self))
 
 
 @method
@@ -401,6 +447,16 @@ def __setitem__(self, idx, value):
 def __deepcopy__(self, memo):
     out = self.clone()
     out.__dict__.update(_copy.deepcopy({k: v for k, v in self.__dict__.items()}, memo))
+    out._requires_grad_flag = self._requires_grad_flag
+    return out
+
+
+@method
+def __copy__(self):
+    """A shallow copy shares the storage, as torch's does."""
+    out = self._alias()
+    out.__dict__.update(self.__dict__)
+    out._requires_grad_flag = self._requires_grad_flag
     return out
 
 
@@ -467,6 +523,8 @@ def install():
     Tensor.is_leaf = property(lambda self: self.grad_fn is None)
     Tensor.__str__ = Tensor.__repr__
     Tensor.__module__ = "cudalite"
+    # Sets the C type name too, so Python's own errors say 'Tensor' as torch's do.
+    Tensor.__name__ = "Tensor"
 
 
 def set_printoptions(

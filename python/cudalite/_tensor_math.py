@@ -88,13 +88,16 @@ def _unary(name, inplace):
 
 def _binary(name, inplace):
     f = getattr(_ops, name)
+    public = name + ("_" if inplace else "")
     if inplace:
 
         def fn(self, other):
+            _ops.check_args(public, self, other, True)
             return f(self, other, out=self)
     else:
 
         def fn(self, other):
+            _ops.check_args(name, self, other, True)
             return f(self, other)
 
     fn.__name__ = name + ("_" if inplace else "")
@@ -111,20 +114,35 @@ for _n in _BINARY:
     _methods[_n + "_"] = _binary(_n, True)
 for _alias, _target in _ALIASES.items():
     _methods[_alias] = _methods[_target]
-_methods["div_"] = lambda self, other, *, rounding_mode=None: _ops.div(
-    self, other, rounding_mode=rounding_mode, out=self
-)
-_methods["sub_"] = lambda self, other, *, alpha=1: _ops.sub(self, other, alpha=alpha, out=self)
-_methods["add_"] = lambda self, other, *, alpha=1: _ops.add(self, other, alpha=alpha, out=self)
+
+
+@method
+def div_(self, other, *, rounding_mode=None):
+    _ops.check_args("div_", self, other, True)
+    return _ops.div(self, other, rounding_mode=rounding_mode, out=self)
+
+
+@method
+def sub_(self, other, *, alpha=1):
+    _ops.check_args("sub_", self, other, True)
+    return _ops.sub(self, other, alpha=alpha, out=self)
+
+
+@method
+def add_(self, other, *, alpha=1):
+    _ops.check_args("add_", self, other, True)
+    return _ops.add(self, other, alpha=alpha, out=self)
 
 
 @method
 def add(self, other, *, alpha=1):
+    _ops.check_args("add", self, other, True)
     return _ops.add(self, other, alpha=alpha)
 
 
 @method
 def sub(self, other, *, alpha=1):
+    _ops.check_args("sub", self, other, True)
     return _ops.sub(self, other, alpha=alpha)
 
 
@@ -133,6 +151,7 @@ _methods["subtract"] = _methods["sub"]
 
 @method
 def div(self, other, *, rounding_mode=None):
+    _ops.check_args("div", self, other, True)
     return _ops.div(self, other, rounding_mode=rounding_mode)
 
 
@@ -164,6 +183,13 @@ def masked_fill(self, mask, value):
 
 @method
 def masked_fill_(self, mask, value):
+    if isinstance(value, _C.Tensor):
+        if value.dim() != 0:
+            raise RuntimeError(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value.dim()} dimension(s)."
+            )
+        value = value.item()
     _indexing.setitem(self, mask.expand(*self.shape) if mask.shape != self.shape else mask, value)
     return self
 
@@ -282,19 +308,41 @@ def expand_as(self, other):
 
 @method
 def narrow(self, dim, start, length):
+    dim = _C._wrap_dim(dim, self.dim())
+    size = self.shape[dim]
+    if not -size <= start <= size:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
+        )
+    if start < 0:
+        start += size
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return self._slice(dim, start, start + length, 1)
 
 
 @method
 def unbind(self, dim=0):
+    dim = _C._wrap_dim(dim, self.dim())
     return tuple(self.select(dim, i) for i in range(self.shape[dim]))
 
 
 @method
 def split(self, split_size, dim=0):
+    dim = _C._wrap_dim(dim, self.dim())
     n = self.shape[dim]
     if isinstance(split_size, int):
-        sizes = [min(split_size, n - i) for i in range(0, n, split_size)] or [0]
+        if split_size < 0:
+            raise RuntimeError(
+                f"split expects split_size be non-negative, but got split_size={split_size}"
+            )
+        if split_size == 0 and n != 0:
+            raise RuntimeError(
+                f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
+            )
+        sizes = [min(split_size, n - i) for i in range(0, n, split_size or 1)] or [0]
     else:
         sizes = list(split_size)
         if sum(sizes) != n:
@@ -311,7 +359,9 @@ def split(self, split_size, dim=0):
 
 @method
 def chunk(self, chunks, dim=0):
-    n = self.shape[dim]
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = self.shape[_C._wrap_dim(dim, self.dim())]
     return self.split(max(1, -(-n // chunks)), dim)
 
 
@@ -330,13 +380,20 @@ def repeat(self, *sizes):
     for r, s in zip(sizes, x.shape, strict=True):
         expanded += [r, s]
         final.append(r * s)
+    for f in final:
+        if f < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {f}: {final}")
     y = x.reshape([v for s in x.shape for v in (1, s)]).expand(*expanded)
     return y.reshape(final)
 
 
 @method
-def flip(self, dims):
-    dims = [dims] if isinstance(dims, int) else list(dims)
+def flip(self, *dims):
+    dims = list(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else list(dims)
+    dims = [_C._wrap_dim(d, self.dim()) for d in dims]
+    for d in dims:
+        if dims.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     idx = [slice(None)] * self.dim()
     for d in dims:
         n = self.shape[d]

@@ -47,7 +47,7 @@ class Generator:
         return self
 
     def __repr__(self):
-        return f"<cudalite.Generator object at {hex(id(self))}>"
+        return f"<cudalite._C.Generator object at {hex(id(self))}>"  # torch's repr, renamed
 
 
 default_generator = Generator("cpu")
@@ -57,7 +57,7 @@ def manual_seed(seed) -> Generator:
     """Seeds the CPU generator and every CUDA device's generator."""
     seed = int(seed)
     if not -(1 << 63) <= seed < (1 << 64):
-        raise RuntimeError(f"Overflow when unpacking long, seed: {seed}")
+        raise ValueError("Overflow when unpacking long long")
     _C._manual_seed(seed & _MASK)
     return default_generator
 

@@ -17,7 +17,7 @@
 namespace {
 
 // malloc'd "pinned" memory and events that complete when the test says so.
-class FakeBackend final : public cl::HostBackend {
+class FakeBackend final : public cl::PinnedBackend {
  public:
   void* allocate(size_t n) override {
     std::lock_guard<std::mutex> lock(mu);

@@ -10,7 +10,6 @@ from cudalite import _C
 __all__ = ["Variable", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
 
 
-
 def is_grad_enabled():
     """Whether operations record gradients in this thread."""
     return _C._is_grad_enabled()

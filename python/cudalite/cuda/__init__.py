@@ -119,11 +119,9 @@ __all__ = [
 ]
 
 # Other parts of torch.cuda, each in its own module (they may import the names above).
-from cudalite.cuda import _host_memory  # noqa: E402
 from cudalite.cuda import memory as _memory  # noqa: E402
 from cudalite.cuda import streams as _streams  # noqa: E402
-from cudalite.cuda._host_memory import *  # noqa: E402, F403
 from cudalite.cuda.memory import *  # noqa: E402, F403
 from cudalite.cuda.streams import *  # noqa: E402, F403
 
-__all__ += getattr(_memory, "__all__", []) + getattr(_streams, "__all__", []) + _host_memory.__all__
+__all__ += getattr(_memory, "__all__", []) + getattr(_streams, "__all__", [])

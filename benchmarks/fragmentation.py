@@ -1,0 +1,219 @@
+"""Fragmentation suite: replays allocation traces through several caching allocators and
+prints peak reserved / peak allocated memory and the time per allocation.
+
+Traces (benchmarks/traces/): the synthetic trace of TARGETS.md, a training loop whose batch
+and sequence length change every step, and an inference server whose key/value buffers grow
+by reallocation. Allocators, each in its own subprocess so that its environment variables
+apply from the start:
+
+    cudalite            default settings (arenas with page lending)
+    cudalite-20MiB      large_segment_size_mb:20 (fewer, larger pages, as torch's)
+    cudalite-classic    expandable_segments:False (torch's segment sizes)
+    torch               PyTorch's default caching allocator
+    torch-expandable    PyTorch with expandable_segments:True
+    cupy                CuPy's default memory pool
+    cudalite-host       cudalite's allocator over the host backend (no GPU needed)
+
+Each GPU replay runs twice in its process: "cold" from an empty cache (peaks are measured
+here), then "warm" on the cache the first pass left. Python-level times call each library's
+raw allocate/free entry points in the same loop; "c++" is cudalite's replay without Python.
+
+    python benchmarks/fragmentation.py                 # everything available
+    python benchmarks/fragmentation.py --allocators cudalite,torch --traces synthetic
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "traces"))
+
+import kvcache_trace  # noqa: E402
+import synthetic_trace  # noqa: E402
+import training_trace  # noqa: E402
+
+TRACES = {
+    "synthetic": synthetic_trace.trace,
+    "training": training_trace.trace,
+    "kvcache": kvcache_trace.trace,
+}
+ENV = {
+    "cudalite": {},
+    "cudalite-20MiB": {"CUDALITE_ALLOC_CONF": "large_segment_size_mb:20"},
+    "cudalite-classic": {"CUDALITE_ALLOC_CONF": "expandable_segments:False"},
+    "torch": {},
+    "torch-expandable": {
+        "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
+        "PYTORCH_ALLOC_CONF": "expandable_segments:True",
+    },
+    "cupy": {},
+    "cudalite-host": {},
+}
+GiB = 1 << 30
+
+
+def peak_live(ops):
+    live, cur, peak = {}, 0, 0
+    for op in ops:
+        if op[0] == "alloc":
+            live[op[1]] = op[2]
+            cur += op[2]
+            peak = max(peak, cur)
+        else:
+            cur -= live.pop(op[1])
+    return peak
+
+
+def timed_replay(ops, alloc, free):
+    live = {}
+    t0 = time.perf_counter()
+    for op in ops:
+        if op[0] == "alloc":
+            live[op[1]] = alloc(op[2])
+        else:
+            free(live.pop(op[1]))
+    t1 = time.perf_counter()
+    for p in live.values():
+        free(p)
+    return (t1 - t0) / len(ops) * 1e6
+
+
+def worker(allocator, trace_name):
+    ops = TRACES[trace_name]()
+    out = {"allocator": allocator, "trace": trace_name, "requested_peak": peak_live(ops)}
+    if allocator == "cudalite-host":
+        from cudalite import _C
+
+        h = _C._memory._HostCachingAllocator(256 * GiB)
+        r = h.replay(ops)
+        out.update(reserved=r["peak_reserved"], allocated=r["peak_allocated"])
+        out["cold_us"] = r["seconds"] / len(ops) * 1e6
+        out["device_calls"] = h.memory_stats()["num_device_alloc"]
+        try:
+            out["warm_us"] = h.replay(ops)["seconds"] / len(ops) * 1e6
+        except RuntimeError:  # the host's limit on memory mappings (vm.max_map_count)
+            out["warm_us"] = float("nan")
+    elif allocator.startswith("cudalite"):
+        from cudalite import _C
+        from cudalite.cuda import memory
+
+        m = _C._memory
+        memory.caching_allocator_delete(memory.caching_allocator_alloc(1))  # init
+        memory.reset_peak_memory_stats()
+        out["cold_us"] = timed_replay(ops, lambda n: m.raw_alloc(n, 0, 0), m.raw_delete)
+        out["reserved"] = memory.max_memory_reserved()
+        out["allocated"] = memory.max_memory_allocated()
+        out["device_calls"] = memory.memory_stats()["num_device_alloc"]
+        out["warm_us"] = timed_replay(ops, lambda n: m.raw_alloc(n, 0, 0), m.raw_delete)
+        out["cpp_warm_us"] = m._replay_device(ops, 0)["seconds"] / len(ops) * 1e6
+    elif allocator.startswith("torch"):
+        import torch
+
+        c = torch._C
+        torch.cuda.init()
+        stream = torch.cuda.current_stream().cuda_stream
+        torch.cuda.reset_peak_memory_stats()
+
+        def alloc(n):
+            return c._cuda_cudaCachingAllocator_raw_alloc(n, stream)
+
+        out["cold_us"] = timed_replay(ops, alloc, c._cuda_cudaCachingAllocator_raw_delete)
+        out["reserved"] = torch.cuda.max_memory_reserved()
+        out["allocated"] = torch.cuda.max_memory_allocated()
+        out["device_calls"] = torch.cuda.memory_stats()["num_device_alloc"]
+        out["warm_us"] = timed_replay(ops, alloc, c._cuda_cudaCachingAllocator_raw_delete)
+    elif allocator == "cupy":
+        import cupy
+
+        pool = cupy.get_default_memory_pool()
+        # Peaks are sampled in an untimed pass: CuPy keeps no peak statistics.
+        live, peak_used, peak_total = {}, 0, 0
+        for op in ops:
+            if op[0] == "alloc":
+                live[op[1]] = cupy.cuda.alloc(op[2])
+                peak_used = max(peak_used, pool.used_bytes())
+                peak_total = max(peak_total, pool.total_bytes())
+            else:
+                del live[op[1]]
+        live.clear()
+        out.update(reserved=peak_total, allocated=peak_used)
+        pool.free_all_blocks()
+        out["cold_us"] = timed_replay(ops, cupy.cuda.alloc, lambda p: None)
+        out["warm_us"] = timed_replay(ops, cupy.cuda.alloc, lambda p: None)
+    print(json.dumps(out))
+
+
+def available(allocator):
+    if allocator == "cudalite-host":
+        return True
+    probe = {
+        "cupy": "import cupy; assert cupy.cuda.runtime.getDeviceCount() > 0",
+        "torch": "import torch; assert torch.cuda.is_available()",
+        "torch-expandable": "import torch; assert torch.cuda.is_available()",
+    }.get(allocator, "from cudalite import _C; assert _C._cuda.device_count() > 0")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=300)
+    return r.returncode == 0
+
+
+def run(allocator, trace_name):
+    env = dict(os.environ, **ENV[allocator])
+    cmd = [sys.executable, __file__, "--worker", allocator, "--trace", trace_name]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
+    if r.returncode != 0:
+        return {"allocator": allocator, "trace": trace_name, "error": r.stderr.strip()[-300:]}
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--allocators", default=",".join(ENV))
+    ap.add_argument("--traces", default=",".join(TRACES))
+    ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--worker")
+    ap.add_argument("--trace")
+    args = ap.parse_args()
+    if args.worker:
+        worker(args.worker, args.trace)
+        return
+    allocators = [a for a in args.allocators.split(",") if available(a)]
+    results = []
+    hdr = f"{'trace':10} {'allocator':17} {'reserved':>10} {'allocated':>10} {'ratio':>7}"
+    hdr += (
+        f" {'vs torch':>8} {'cold us/op':>10} {'warm us/op':>10} {'c++ warm':>9} {'drv calls':>9}"
+    )
+    print(hdr)
+    for t in args.traces.split(","):
+        rows = [run(a, t) for a in allocators]
+        results += rows
+        torch_ratio = next(
+            (
+                r["reserved"] / r["allocated"]
+                for r in rows
+                if r["allocator"] == "torch" and "reserved" in r
+            ),
+            None,
+        )
+        for r in rows:
+            if "error" in r:
+                print(f"{t:10} {r['allocator']:17} failed: {r['error']}")
+                continue
+            ratio = r["reserved"] / r["allocated"]
+            vs = f"{ratio / torch_ratio:8.3f}" if torch_ratio else f"{'':>8}"
+            cpp = f"{r['cpp_warm_us']:9.3f}" if "cpp_warm_us" in r else f"{'':>9}"
+            calls = f"{r['device_calls']:9d}" if "device_calls" in r else f"{'':>9}"
+            res, alc = r["reserved"] / GiB, r["allocated"] / GiB
+            print(
+                f"{t:10} {r['allocator']:17} {res:9.3f}G {alc:9.3f}G {ratio:7.4f} {vs}"
+                f" {r['cold_us']:10.3f} {r['warm_us']:10.3f} {cpp} {calls}"
+            )
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,450 @@
+// The caching allocator for cudalite.cuda.memory (_C._memory): statistics and snapshots as
+// torch's dictionaries, history recording with Python stacks, settings, and
+// _HostCachingAllocator, the host-memory allocator tests use on machines without a GPU.
+#include "bindings/convert.h"
+// After Python.h (convert.h): frame access for history stacks.
+#include <frameobject.h>
+
+#include <cstring>
+
+#include "core/alloc_replay.h"
+#include "core/caching_allocator.h"
+#include "core/cuda_api.h"
+#include "core/error.h"
+#include "core/host_backend.h"
+
+namespace cl::bind {
+
+namespace {
+
+py::dict stat_dict(const Stat& s) {
+  py::dict d;
+  d["current"] = s.current;
+  d["peak"] = s.peak;
+  d["allocated"] = s.allocated;
+  d["freed"] = s.freed;
+  return d;
+}
+
+// torch.cuda.memory_stats_as_nested_dict's layout.
+py::dict stats_dict(const DeviceStats& st) {
+  py::dict d;
+  d["num_alloc_retries"] = st.num_alloc_retries;
+  d["num_ooms"] = st.num_ooms;
+  d["max_split_size"] = st.max_split_size;
+  d["num_sync_all_streams"] = st.num_sync_all_streams;
+  d["num_device_alloc"] = st.num_device_alloc;
+  d["num_device_free"] = st.num_device_free;
+  st.for_each_array([&](const char* name, const StatArray& a) {
+    py::dict sub;
+    for (int t = 0; t < kNumStatTypes; ++t) sub[stat_type_name(t)] = stat_dict(a[t]);
+    d[name] = sub;
+  });
+  d["oversize_allocations"] = stat_dict(st.oversize_allocations);
+  d["oversize_segments"] = stat_dict(st.oversize_segments);
+  return d;
+}
+
+py::list frames_list(const StackContext& ctx) {
+  py::list l;
+  if (!ctx) return l;
+  for (const StackFrame& f : *ctx) {
+    py::dict fd;
+    fd["filename"] = f.filename;
+    fd["line"] = f.line;
+    fd["name"] = f.name;
+    l.append(fd);
+  }
+  return l;
+}
+
+py::dict settings_dict(const AllocatorSettings& s) {
+  py::dict d;
+  d["CUDALITE_ALLOC_CONF"] = s.text;
+  d["max_split_size"] =
+      s.max_split_size == std::numeric_limits<size_t>::max() ? -1 : int64_t(s.max_split_size);
+  d["garbage_collection_threshold"] = s.garbage_collection_threshold;
+  d["expandable_segments"] = s.expandable_segments;
+  d["pinned_num_register_threads"] = s.pinned_num_register_threads;
+  d["release_lock_on_cudamalloc"] = s.release_lock_on_cudamalloc;
+  d["pinned_use_cuda_host_register"] = s.pinned_use_cuda_host_register;
+  d["graph_capture_record_stream_reuse"] = s.graph_capture_record_stream_reuse;
+  d["large_segment_size"] = s.large_segment_size;
+  py::dict r;
+  size_t key = 1;
+  for (size_t v : s.roundup_power2_divisions) {
+    r[py::str(std::to_string(key))] = v;
+    key *= 2;
+  }
+  d["roundup_power2_divisions"] = r;
+  return d;
+}
+
+py::list segments_list(const MemorySnapshot& snap, int device) {
+  py::list segs;
+  for (const SegmentInfo& s : snap.segments) {
+    py::dict d;
+    d["device"] = device;
+    d["address"] = s.address;
+    d["total_size"] = s.total_size;
+    d["allocated_size"] = s.allocated_size;
+    d["active_size"] = s.active_size;
+    d["requested_size"] = s.requested_size;
+    d["stream"] = s.stream;
+    d["segment_type"] = s.is_large ? "large" : "small";
+    d["segment_pool_id"] = py::make_tuple(0, 0);
+    d["is_expandable"] = s.is_expandable;
+    d["frames"] = py::list();
+    py::list blocks;
+    uintptr_t addr = s.address;
+    for (const BlockInfo& b : s.blocks) {
+      py::dict bd;
+      bd["address"] = addr;
+      bd["size"] = b.size;
+      bd["requested_size"] = b.requested_size;
+      bd["state"] = b.allocated ? "active_allocated"
+                    : b.active  ? "active_pending_free"
+                                : "inactive";
+      bd["frames"] = frames_list(b.context);
+      blocks.append(bd);
+      addr += b.size;
+    }
+    d["blocks"] = blocks;
+    segs.append(d);
+  }
+  return segs;
+}
+
+py::list trace_list(const MemorySnapshot& snap) {
+  py::list l;
+  for (const TraceEntry& te : snap.trace) {
+    py::dict d;
+    d["action"] = trace_action_name(te.action);
+    d[te.action == TraceEntry::kOom ? "device_free" : "addr"] = te.addr;
+    d["size"] = te.size;
+    d["stream"] = te.stream;
+    d["time_us"] = te.time_us;
+    d["frames"] = frames_list(te.context);
+    l.append(d);
+  }
+  return l;
+}
+
+// torch.cuda.memory._snapshot()'s layout, for the allocators given (one per device).
+py::dict replay_dict(const ReplayResult& r) {
+  py::dict d;
+  d["peak_reserved"] = r.peak_reserved;
+  d["peak_allocated"] = r.peak_allocated;
+  d["peak_requested"] = r.peak_requested;
+  d["seconds"] = r.seconds;
+  d["allocs"] = r.allocs;
+  d["frees"] = r.frees;
+  return d;
+}
+
+py::dict snapshot_dict(const std::vector<CachingAllocator*>& allocs) {
+  py::list segments, traces;
+  AllocatorSettings settings = global_allocator_settings();
+  for (size_t dev = 0; dev < allocs.size(); ++dev) {
+    if (!allocs[dev]) {
+      traces.append(py::list());
+      continue;
+    }
+    MemorySnapshot snap;
+    {
+      py::gil_scoped_release nogil;
+      snap = allocs[dev]->snapshot();
+    }
+    for (auto seg : segments_list(snap, int(dev))) segments.append(seg);
+    traces.append(trace_list(snap));
+    settings = snap.settings;
+  }
+  py::dict d;
+  d["segments"] = segments;
+  d["device_traces"] = traces;
+  d["allocator_settings"] = settings_dict(settings);
+  d["external_annotations"] = py::list();
+  return d;
+}
+
+// History recording's context: the Python stack, innermost frame first. Runs before the
+// allocator takes its lock, possibly on a thread that released the GIL.
+StackContext gather_python_stack() {
+  if (!Py_IsInitialized()) return nullptr;
+  py::gil_scoped_acquire gil;
+  auto frames = std::make_shared<std::vector<StackFrame>>();
+  PyFrameObject* f = PyEval_GetFrame();
+  Py_XINCREF(f);
+  while (f) {
+    PyCodeObject* code = PyFrame_GetCode(f);
+    py::object co = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(code));
+    StackFrame sf;
+    sf.filename = py::str(co.attr("co_filename"));
+    sf.name = py::str(co.attr("co_name"));
+    sf.line = PyFrame_GetLineNumber(f);
+    frames->push_back(std::move(sf));
+    PyFrameObject* back = PyFrame_GetBack(f);
+    Py_DECREF(f);
+    f = back;
+  }
+  return frames;
+}
+
+RecordContext parse_context(const std::optional<std::string>& context) {
+  if (!context) return RecordContext::kNever;
+  if (*context == "all") return RecordContext::kAll;
+  if (*context == "alloc") return RecordContext::kAlloc;
+  return RecordContext::kState;
+}
+
+void check_history_args(const std::optional<std::string>& enabled,
+                        const std::optional<std::string>& context, const std::string& stacks) {
+  CL_CHECK(!enabled || *enabled == "state" || *enabled == "all",
+           "expected state to be 'state', 'all', or None");
+  CL_CHECK(!context || *context == "state" || *context == "alloc" || *context == "all",
+           "expected context to be 'state', 'alloc', 'all', or None");
+  CL_CHECK(stacks == "python" || stacks == "all", "expected stacks to be 'python', or 'all'");
+}
+
+CachingAllocator& device_caching_allocator(int device) {
+  CachingAllocator* a = cuda::caching_allocator(device);
+  CL_CHECK(a, "the caching allocator is disabled (CUDALITE_NO_CUDA_MEMORY_CACHING=1)");
+  return *a;
+}
+
+std::vector<TraceOp> to_trace(const py::iterable& ops) {
+  std::vector<TraceOp> out;
+  for (py::handle op : ops) {
+    auto t = op.cast<py::tuple>();
+    std::string kind = t[0].cast<std::string>();
+    CL_CHECK_AS(ValueError, kind == "alloc" || kind == "free",
+                "trace operations are ('alloc', id, nbytes) or ('free', id), got '", kind, "'");
+    if (kind == "alloc") {
+      out.push_back({true, t[1].cast<int64_t>(), t[2].cast<size_t>()});
+    } else {
+      out.push_back({false, t[1].cast<int64_t>(), 0});
+    }
+  }
+  return out;
+}
+
+// A caching allocator over a HostBackend, owning the allocations it hands to Python (which
+// sees them as addresses).
+class HostCachingAllocator {
+ public:
+  HostCachingAllocator(size_t capacity, const std::string& settings, bool vmm) {
+    auto backend = std::make_unique<HostBackend>(capacity, vmm);
+    backend_ = backend.get();
+    alloc_ =
+        std::make_unique<CachingAllocator>(std::move(backend), parse_allocator_settings(settings));
+  }
+  ~HostCachingAllocator() {
+    live_.clear();  // free before the allocator goes
+  }
+  uintptr_t alloc(size_t nbytes, StreamId stream) {
+    DataPtr p;
+    {
+      py::gil_scoped_release nogil;
+      p = alloc_->allocate(nbytes, stream);
+    }
+    auto addr = uintptr_t(p.get());
+    if (addr) live_.emplace(addr, std::move(p));
+    return addr;
+  }
+  void free(uintptr_t addr) {
+    auto it = live_.find(addr);
+    CL_CHECK(it != live_.end(), "invalid device pointer: ", reinterpret_cast<void*>(addr));
+    DataPtr p = std::move(it->second);
+    live_.erase(it);
+    py::gil_scoped_release nogil;
+    p.reset();
+  }
+  void record_stream(uintptr_t addr, StreamId stream) {
+    auto it = live_.find(addr);
+    CL_CHECK(it != live_.end(), "invalid device pointer: ", reinterpret_cast<void*>(addr));
+    alloc_->record_stream(it->second.context(), stream);
+  }
+  CachingAllocator& allocator() { return *alloc_; }
+  HostBackend& backend() { return *backend_; }
+
+ private:
+  HostBackend* backend_;
+  std::unique_ptr<CachingAllocator> alloc_;
+  std::unordered_map<uintptr_t, DataPtr> live_;
+};
+
+void bind_host_allocator(py::module_& mm) {
+  using H = HostCachingAllocator;
+  py::class_<H>(mm, "_HostCachingAllocator",
+                "The caching allocator over host memory with a set capacity (for tests).")
+      .def(py::init<size_t, const std::string&, bool>(), py::arg("capacity"),
+           py::arg("settings") = "", py::arg("vmm") = true)
+      .def("alloc", &H::alloc, py::arg("nbytes"), py::arg("stream") = 0)
+      .def("free", &H::free, py::arg("ptr"))
+      .def("record_stream", &H::record_stream, py::arg("ptr"), py::arg("stream"))
+      .def("launch", [](H& h, StreamId s) { h.backend().launch(s); })
+      .def("complete", [](H& h, StreamId s) { h.backend().complete(s); })
+      .def("memory_stats", [](H& h) { return stats_dict(h.allocator().stats()); })
+      .def("snapshot", [](H& h) { return snapshot_dict({&h.allocator()}); })
+      .def(
+          "empty_cache", [](H& h) { h.allocator().empty_cache(); },
+          py::call_guard<py::gil_scoped_release>())
+      .def("reset_peak_memory_stats", [](H& h) { h.allocator().reset_peak_stats(); })
+      .def("reset_accumulated_memory_stats", [](H& h) { h.allocator().reset_accumulated_stats(); })
+      .def("set_settings",
+           [](H& h, const std::string& s) {
+             h.allocator().set_settings(parse_allocator_settings(s));
+           })
+      .def("set_memory_fraction", [](H& h, double f) { h.allocator().set_memory_fraction(f); })
+      .def("get_memory_fraction", [](H& h) { return h.allocator().memory_fraction(); })
+      .def(
+          "record_memory_history",
+          [](H& h, std::optional<std::string> enabled, std::optional<std::string> context,
+             const std::string& stacks, size_t max_entries, bool clear) {
+            check_history_args(enabled, context, stacks);
+            h.allocator().record_history(enabled.has_value(), &gather_python_stack,
+                                         enabled && *enabled == "all" ? max_entries : 1,
+                                         parse_context(context), clear);
+          },
+          py::arg("enabled") = "all", py::arg("context") = "all", py::arg("stacks") = "all",
+          py::arg("max_entries") = SIZE_MAX, py::arg("clear_history") = false)
+      .def_property(
+          "capacity", [](H& h) { return h.backend().capacity(); },
+          [](H& h, size_t c) { h.backend().set_capacity(c); })
+      .def_property_readonly("backend_used", [](H& h) { return h.backend().used(); })
+      .def_property_readonly("supports_vmm", [](H& h) { return h.backend().supports_vmm(); })
+      .def("fill", [](H&, uintptr_t p, size_t n, int v) { std::memset((void*)p, v, n); })
+      .def("check",
+           [](H&, uintptr_t p, size_t n, int v) {
+             auto* c = reinterpret_cast<const unsigned char*>(p);
+             for (size_t i = 0; i < n; ++i) {
+               if (c[i] != (unsigned char)v) return false;
+             }
+             return true;
+           })
+      .def(
+          "replay",
+          [](H& h, const py::iterable& ops, StreamId stream) {
+            auto trace = to_trace(ops);
+            ReplayResult r;
+            {
+              py::gil_scoped_release nogil;
+              r = replay_trace(h.allocator(), trace, stream);
+            }
+            return replay_dict(r);
+          },
+          py::arg("ops"), py::arg("stream") = 0)
+      .def(
+          "time_alloc_free_ns",
+          [](H& h, size_t n, size_t iters, int rounds) {
+            return time_alloc_free_ns(h.allocator(), n, iters, rounds);
+          },
+          py::arg("nbytes"), py::arg("iters") = 100000, py::arg("rounds") = 5,
+          py::call_guard<py::gil_scoped_release>())
+      .def(
+          "stress",
+          [](H& h, int threads, int iters, size_t max_bytes, int streams, uint64_t seed) {
+            return stress_threads(h.allocator(), threads, iters, max_bytes, streams, seed);
+          },
+          py::arg("threads"), py::arg("iters"), py::arg("max_bytes"), py::arg("streams") = 1,
+          py::arg("seed") = 0, py::call_guard<py::gil_scoped_release>());
+}
+
+}  // namespace
+
+void bind_memory(py::module_& m) {
+  auto mm = m.def_submodule("_memory", "the caching allocator");
+  mm.def("memory_stats", [](int device) {
+    CachingAllocator* a = cuda::caching_allocator(device);
+    return stats_dict(a ? a->stats() : DeviceStats());
+  });
+  mm.def("reset_peak_memory_stats", [](int device) {
+    if (CachingAllocator* a = cuda::caching_allocator(device)) a->reset_peak_stats();
+  });
+  mm.def("reset_accumulated_memory_stats", [](int device) {
+    if (CachingAllocator* a = cuda::caching_allocator(device)) a->reset_accumulated_stats();
+  });
+  mm.def(
+      "empty_cache",
+      [] {
+        for (CachingAllocator* a : cuda::caching_allocators()) {
+          if (a) a->empty_cache();
+        }
+      },
+      py::call_guard<py::gil_scoped_release>());
+  mm.def("snapshot", [] { return snapshot_dict(cuda::caching_allocators()); });
+  mm.def("record_memory_history",
+         [](std::optional<std::string> enabled, std::optional<std::string> context,
+            const std::string& stacks, size_t max_entries, bool clear) {
+           check_history_args(enabled, context, stacks);
+           int n = cuda::device_count();
+           for (int d = 0; d < n; ++d) {
+             if (CachingAllocator* a = cuda::caching_allocator(d)) {
+               a->record_history(enabled.has_value(), &gather_python_stack,
+                                 enabled && *enabled == "all" ? max_entries : 1,
+                                 parse_context(context), clear);
+             }
+           }
+         });
+  mm.def("raw_alloc", [](size_t nbytes, int device, uintptr_t stream) {
+    CachingAllocator& a = device_caching_allocator(device);
+    py::gil_scoped_release nogil;
+    cuda::DeviceGuard g(device);
+    return uintptr_t(a.raw_alloc(nbytes, stream));
+  });
+  mm.def("raw_delete", [](uintptr_t ptr) {
+    for (CachingAllocator* a : cuda::caching_allocators()) {
+      if (!a) continue;
+      try {
+        a->raw_delete(reinterpret_cast<void*>(ptr));
+        return;
+      } catch (const Error&) {
+      }
+    }
+    throw Error(detail::str("invalid device pointer: ", reinterpret_cast<void*>(ptr)));
+  });
+  mm.def("set_memory_fraction", [](double fraction, int device) {
+    device_caching_allocator(device).set_memory_fraction(fraction);
+  });
+  mm.def("get_memory_fraction", [](int device) {
+    CachingAllocator* a = cuda::caching_allocator(device);
+    return a ? a->memory_fraction() : 1.0;
+  });
+  mm.def("set_allocator_settings", [](const std::string& s) {
+    AllocatorSettings st = parse_allocator_settings(s);
+    set_global_allocator_settings(st);
+    for (CachingAllocator* a : cuda::caching_allocators()) {
+      if (a) a->set_settings(st);
+    }
+  });
+  mm.def("get_allocator_settings", [] { return global_allocator_settings().text; });
+  mm.def("parse_allocator_settings",
+         [](const std::string& s) { return settings_dict(parse_allocator_settings(s)); });
+  mm.def("format_size", &format_size);
+  // Benchmarks: the device allocator driven from C++, without Python in the loop.
+  mm.def(
+      "_replay_device",
+      [](const py::iterable& ops, int device, uintptr_t stream) {
+        auto trace = to_trace(ops);
+        CachingAllocator& a = device_caching_allocator(device);
+        ReplayResult r;
+        {
+          py::gil_scoped_release nogil;
+          cuda::DeviceGuard g(device);
+          r = replay_trace(a, trace, stream);
+        }
+        return replay_dict(r);
+      },
+      py::arg("ops"), py::arg("device") = 0, py::arg("stream") = 0);
+  mm.def(
+      "_time_device_alloc_free_ns",
+      [](int device, size_t nbytes, size_t iters) {
+        CachingAllocator& a = device_caching_allocator(device);
+        py::gil_scoped_release nogil;
+        return time_alloc_free_ns(a, nbytes, iters);
+      },
+      py::arg("device"), py::arg("nbytes"), py::arg("iters") = 100000);
+  bind_host_allocator(mm);
+}
+
+}  // namespace cl::bind

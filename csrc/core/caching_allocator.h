@@ -1,0 +1,203 @@
+// The caching allocator: one per device, device-agnostic (the memory comes from an
+// AllocBackend). torch's semantics and statistics (CUDACachingAllocator), with less
+// fragmentation: by default each stream and size class gets one growable virtual-memory arena
+// whose free pages can back new addresses. The design is in docs/allocator.md.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/alloc_backend.h"
+#include "core/alloc_config.h"
+#include "core/allocator.h"
+#include "core/detail/block_pool.h"
+#include "core/memory_stats.h"
+
+namespace cl {
+
+using detail::StackContext;
+using detail::StackFrame;
+
+struct BlockInfo {
+  size_t size = 0;
+  size_t requested_size = 0;
+  bool allocated = false;
+  bool active = false;  // allocated, or freed but waiting for stream events
+  StackContext context;
+};
+
+// A contiguous range of reserved memory: a plain segment, or one run of an arena.
+struct SegmentInfo {
+  uintptr_t address = 0;
+  size_t total_size = 0;
+  size_t allocated_size = 0;
+  size_t active_size = 0;
+  size_t requested_size = 0;
+  StreamId stream = 0;
+  bool is_large = false;
+  bool is_expandable = false;
+  std::vector<BlockInfo> blocks;
+};
+
+struct TraceEntry {
+  enum Action {
+    kAlloc,
+    kFreeRequested,
+    kFreeCompleted,
+    kSegmentAlloc,
+    kSegmentFree,
+    kSegmentMap,
+    kSegmentUnmap,
+    kOom,
+    kSnapshot,
+  };
+  Action action;
+  uintptr_t addr;  // for kOom: the device's free memory
+  size_t size;
+  StreamId stream;
+  int64_t time_us;
+  StackContext context;
+};
+const char* trace_action_name(TraceEntry::Action a);
+
+struct MemorySnapshot {
+  std::vector<SegmentInfo> segments;
+  std::vector<TraceEntry> trace;
+  AllocatorSettings settings;
+};
+
+// How much stack context history recording keeps (torch's RecordContext).
+enum class RecordContext : int { kNever = 0, kState = 1, kAlloc = 2, kAll = 3 };
+using ContextRecorder = StackContext (*)();
+
+class CachingAllocator final : public Allocator {
+ public:
+  CachingAllocator(std::unique_ptr<AllocBackend> backend, const AllocatorSettings& settings);
+  ~CachingAllocator() override;
+  CL_DISALLOW_COPY_AND_MOVE(CachingAllocator);
+
+  // On the backend's current stream. The DataPtr's context is the block; its deleter frees it.
+  DataPtr allocate(size_t nbytes) override;
+  DataPtr allocate(size_t nbytes, StreamId stream);
+  // Allocations named by their address (torch.cuda.caching_allocator_alloc/delete).
+  void* raw_alloc(size_t nbytes, StreamId stream);
+  void raw_delete(void* ptr);
+  // The block behind `ctx` (a DataPtr's context) is also used on `stream`: when freed it is
+  // reused only after the work queued on `stream` at free time has finished.
+  void record_stream(void* ctx, StreamId stream);
+  static void free_ctx(void* ctx);
+
+  // Returns every cached block that can be returned to the backend (waits for events).
+  void empty_cache();
+  DeviceStats stats() const;
+  void reset_peak_stats();
+  void reset_accumulated_stats();
+  MemorySnapshot snapshot();
+  void record_history(bool enabled, ContextRecorder recorder, size_t max_entries,
+                      RecordContext when, bool clear);
+
+  void set_settings(const AllocatorSettings& s);
+  AllocatorSettings settings() const;
+  // Caps reserved memory at fraction * total memory (torch's set_per_process_memory_fraction).
+  void set_memory_fraction(double fraction);
+  double memory_fraction() const;
+
+  AllocBackend& backend() { return *backend_; }
+
+  Device device() const { return device_; }
+
+ private:
+  using Block = detail::Block;
+  using Pool = detail::Pool;
+  using Segment = detail::Segment;
+
+  Block* malloc_block(size_t nbytes, StreamId stream);
+  void free_block_request(Block* b);
+  detail::Pool& get_pool(StreamId stream, bool small);
+  Block* find_cached(Pool& pool, size_t size);
+  Block* take_block(Pool& pool, Block* b, size_t size, size_t orig, StackContext ctx);
+  bool should_split(const Block* b, size_t size) const;
+  void free_block(Block* b);
+  void place_free(Pool& pool, Block* b);
+  void unbin(Pool& pool, Block* b);
+  Block* split_front(Block* b, size_t size);  // b keeps `size`; returns the rest
+  void absorb(Block* dst, Block* src);        // merges neighbour src into dst
+
+  // Events deferring reuse of blocks used on other streams.
+  void insert_events(Block* b);
+  void process_events();
+  void synchronize_and_free_events();
+  EventHandle get_event();
+
+  // New memory: segments.cpp.
+  Block* allocate_new(Pool& pool, size_t size);
+  Block* try_allocate(Pool& pool, size_t size, bool retry);
+  bool use_arenas() const;
+  Block* alloc_plain_segment(Pool& pool, size_t size);
+  Block* grow_arena(Pool& pool, size_t size);
+  Segment* new_arena(Pool& pool, size_t min_size);
+  struct LendPiece {
+    Block* block;
+    char* lo;
+    size_t len;
+  };
+  std::vector<LendPiece> plan_lending(Pool& pool, size_t need);
+  size_t lend_pages(Pool& pool, const std::vector<LendPiece>& plan, Segment* dst, char* cursor);
+  void mark_lent(Pool& pool, Block* b, char* lo, size_t len);
+  Block* reclaim_lent(Pool& pool, size_t size);
+  void recount_runs(Pool& pool);
+  void add_runs(Pool& pool, int64_t delta);
+  bool release_available_cached_blocks(Pool& pool, size_t size);
+  bool release_cached_blocks();
+  void release_plain_segment(Segment* seg);
+  void release_arena_memory(Pool& pool);
+  void unmap_range(Segment* a, char* va, size_t len);
+  void trim_arenas(Pool& pool);
+  void garbage_collect();
+  [[noreturn]] void raise_oom(size_t size);
+
+  void record_trace(TraceEntry::Action a, uintptr_t addr, size_t size, StreamId stream,
+                    StackContext ctx);
+
+  Device device_;
+  std::unique_ptr<AllocBackend> backend_;
+  mutable std::mutex mu_;
+  AllocatorSettings settings_;
+  DeviceStats stats_;
+  detail::BlockStore store_;
+  std::vector<std::unique_ptr<Pool>> pools_;
+  Pool* last_pool_[2] = {nullptr, nullptr};
+  bool gc_enabled_ = false;
+  bool use_arenas_ = false;  // expandable_segments and the backend supports virtual memory
+
+  struct PendingEvent {
+    EventHandle event;
+    Block* block;
+  };
+  std::vector<std::pair<StreamId, std::deque<PendingEvent>>> events_;
+  size_t outstanding_events_ = 0;
+  std::vector<EventHandle> event_cache_;
+
+  std::unordered_map<void*, Block*> raw_;
+  std::vector<std::unique_ptr<detail::PhysChunk>> chunks_;
+
+  size_t total_reserved_ = 0;  // bytes held from the backend
+  bool fraction_set_ = false;
+  double fraction_ = 1.0;
+  size_t allowed_max_ = 0;
+
+  std::atomic<int> record_context_{0};
+  std::atomic<ContextRecorder> recorder_{nullptr};
+  bool record_history_ = false;
+  size_t trace_max_ = 1;
+  size_t trace_next_ = 0;
+  std::vector<TraceEntry> trace_;
+};
+
+}  // namespace cl

@@ -1,0 +1,183 @@
+#include "core/host_backend.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace cl {
+
+namespace {
+[[noreturn]] void sys_fail(const char* what) {
+  throw Error(detail::str("host allocator backend: ", what, " failed: ", std::strerror(errno)));
+}
+}  // namespace
+
+HostBackend::HostBackend(size_t capacity, bool use_vmm, int index)
+    : index_(index), capacity_(capacity) {
+  if (use_vmm) fd_ = memfd_create("cudalite-host-backend", MFD_CLOEXEC);
+}
+
+HostBackend::~HostBackend() {
+  for (auto& kv : reservations_) munmap(kv.second.first, kv.second.second);
+  if (fd_ >= 0) close(fd_);
+}
+
+void* HostBackend::malloc(size_t nbytes) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (used_ + nbytes > capacity_) return nullptr;
+    used_ += nbytes;
+  }
+  void* p = mmap(nullptr, nbytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    std::lock_guard<std::mutex> lock(mu_);
+    used_ -= nbytes;
+    return nullptr;
+  }
+  return p;
+}
+
+void HostBackend::free(void* ptr, size_t nbytes) {
+  munmap(ptr, nbytes);
+  std::lock_guard<std::mutex> lock(mu_);
+  used_ -= nbytes;
+}
+
+void* HostBackend::reserve_address(size_t nbytes) {
+  // Over-reserve by one granule so that the range can start on a granule boundary.
+  size_t raw_len = nbytes + kGranularity;
+  void* raw = mmap(nullptr, raw_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  uintptr_t aligned = (uintptr_t(raw) + kGranularity - 1) / kGranularity * kGranularity;
+  std::lock_guard<std::mutex> lock(mu_);
+  reservations_[reinterpret_cast<void*>(aligned)] = {raw, raw_len};
+  return reinterpret_cast<void*>(aligned);
+}
+
+void HostBackend::release_address(void* base, size_t) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = reservations_.find(base);
+  if (it == reservations_.end()) return;
+  munmap(it->second.first, it->second.second);
+  reservations_.erase(it);
+}
+
+PhysHandle HostBackend::create_physical(size_t nbytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (used_ + nbytes > capacity_) return 0;
+  size_t off = 0;
+  auto it = std::find_if(free_ranges_.begin(), free_ranges_.end(),
+                         [&](const auto& r) { return r.second >= nbytes; });
+  if (it != free_ranges_.end()) {
+    off = it->first;
+    size_t rest = it->second - nbytes;
+    free_ranges_.erase(it);
+    if (rest) free_ranges_[off + nbytes] = rest;
+  } else {
+    off = file_end_;
+    if (ftruncate(fd_, off_t(file_end_ + nbytes)) != 0) return 0;
+    file_end_ += nbytes;
+  }
+  used_ += nbytes;
+  return PhysHandle(off) + 1;  // 0 means "none"
+}
+
+void HostBackend::release_physical(PhysHandle h, size_t nbytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t off = size_t(h - 1);
+  // Give the pages back to the system; the range is reused by later create_physical calls.
+  fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(off), off_t(nbytes));
+  used_ -= nbytes;
+  auto next = free_ranges_.find(off + nbytes);
+  if (next != free_ranges_.end()) {
+    nbytes += next->second;
+    free_ranges_.erase(next);
+  }
+  auto it = free_ranges_.lower_bound(off);
+  if (it != free_ranges_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second == off) {
+      prev->second += nbytes;
+      return;
+    }
+  }
+  free_ranges_[off] = nbytes;
+}
+
+void HostBackend::map(void* va, size_t nbytes, PhysHandle h) {
+  void* p = mmap(va, nbytes, PROT_NONE, MAP_SHARED | MAP_FIXED, fd_, off_t(h - 1));
+  if (p == MAP_FAILED) sys_fail("mmap");
+}
+
+void HostBackend::set_access(void* va, size_t nbytes) {
+  if (mprotect(va, nbytes, PROT_READ | PROT_WRITE) != 0) sys_fail("mprotect");
+}
+
+void HostBackend::unmap(void* va, size_t nbytes) {
+  // Back to a reservation: the address range stays owned by its arena.
+  void* p =
+      mmap(va, nbytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  if (p == MAP_FAILED) sys_fail("mmap");
+}
+
+EventHandle HostBackend::create_event() { return new FakeEvent(); }
+
+void HostBackend::destroy_event(EventHandle e) { delete static_cast<FakeEvent*>(e); }
+
+void HostBackend::record_event(EventHandle e, StreamId s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto* ev = static_cast<FakeEvent*>(e);
+  ev->stream = s;
+  ev->seq = streams_[s].launched;
+}
+
+bool HostBackend::query_event(EventHandle e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto* ev = static_cast<FakeEvent*>(e);
+  return streams_[ev->stream].completed >= ev->seq;
+}
+
+void HostBackend::synchronize_event(EventHandle e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto* ev = static_cast<FakeEvent*>(e);
+  FakeStream& st = streams_[ev->stream];
+  st.completed = std::max(st.completed, ev->seq);
+}
+
+void HostBackend::synchronize_stream(StreamId s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FakeStream& st = streams_[s];
+  st.completed = st.launched;
+}
+
+void HostBackend::launch(StreamId s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++streams_[s].launched;
+}
+
+void HostBackend::complete(StreamId s) { synchronize_stream(s); }
+
+void HostBackend::mem_get_info(size_t* free, size_t* total) {
+  std::lock_guard<std::mutex> lock(mu_);
+  *total = capacity_;
+  *free = capacity_ > used_ ? capacity_ - used_ : 0;
+}
+
+size_t HostBackend::used() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return used_;
+}
+
+void HostBackend::set_capacity(size_t c) {
+  std::lock_guard<std::mutex> lock(mu_);
+  capacity_ = c;
+}
+
+}  // namespace cl

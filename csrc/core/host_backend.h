@@ -1,0 +1,89 @@
+// A host-memory AllocBackend with a settable capacity, so that the caching allocator's logic
+// (splitting, merging, arenas and page lending, stream-ordered reuse, the out-of-memory path,
+// statistics) runs and is tested on machines without a GPU.
+//
+// Memory is real but costs nothing until touched: plain segments are anonymous mappings, and
+// virtual memory works like CUDA's: address space is reserved with PROT_NONE, "physical"
+// memory is a range of one memfd, and mapping it at an address (possibly at several addresses
+// at once, as lending does) is mmap(MAP_SHARED | MAP_FIXED) of that range.
+//
+// Streams and events are simulated: launch(s) enqueues pretend work on stream s and
+// complete(s) finishes everything enqueued so far; an event recorded on s completes once the
+// work enqueued before it has.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "core/alloc_backend.h"
+
+namespace cl {
+
+class HostBackend final : public AllocBackend {
+ public:
+  // use_vmm=false (or a system without memfd) gives a backend of plain segments only.
+  explicit HostBackend(size_t capacity, bool use_vmm = true, int index = 0);
+  ~HostBackend() override;
+  HostBackend(const HostBackend&) = delete;
+  HostBackend& operator=(const HostBackend&) = delete;
+
+  Device device() const override { return Device(DeviceType::CPU, index_); }
+  StreamId current_stream() override { return 0; }
+
+  void* malloc(size_t nbytes) override;
+  void free(void* ptr, size_t nbytes) override;
+
+  bool supports_vmm() const override { return fd_ >= 0; }
+  size_t vmm_granularity() const override { return kGranularity; }
+  void* reserve_address(size_t nbytes) override;
+  void release_address(void* base, size_t nbytes) override;
+  PhysHandle create_physical(size_t nbytes) override;
+  void release_physical(PhysHandle h, size_t nbytes) override;
+  void map(void* va, size_t nbytes, PhysHandle h) override;
+  void set_access(void* va, size_t nbytes) override;
+  void unmap(void* va, size_t nbytes) override;
+
+  EventHandle create_event() override;
+  void destroy_event(EventHandle e) override;
+  void record_event(EventHandle e, StreamId s) override;
+  bool query_event(EventHandle e) override;
+  void synchronize_event(EventHandle e) override;
+  void synchronize_stream(StreamId s) override;
+
+  void mem_get_info(size_t* free, size_t* total) override;
+  const char* kind() const override { return "host"; }
+
+  // Simulated streams (thread-safe).
+  void launch(StreamId s);
+  void complete(StreamId s);
+  size_t used() const;
+  size_t capacity() const { return capacity_; }
+  void set_capacity(size_t c);
+
+  static constexpr size_t kGranularity = size_t(2) << 20;
+
+ private:
+  struct FakeEvent {
+    StreamId stream = 0;
+    uint64_t seq = 0;
+  };
+  struct FakeStream {
+    uint64_t launched = 0;
+    uint64_t completed = 0;
+  };
+
+  int index_;
+  int fd_ = -1;
+  size_t capacity_;
+  size_t used_ = 0;
+  size_t file_end_ = 0;
+  std::map<size_t, size_t> free_ranges_;  // reusable memfd ranges: offset -> size
+  std::unordered_map<void*, std::pair<void*, size_t>> reservations_;  // aligned -> raw
+  mutable std::mutex mu_;
+  std::unordered_map<StreamId, FakeStream> streams_;
+};
+
+}  // namespace cl

@@ -1,0 +1,274 @@
+// The CUDA backend of the caching allocator, and cuda::device_allocator().
+//
+// Plain segments come from cudaMalloc. Arenas use the driver's virtual memory API
+// (cuMemAddressReserve, cuMemCreate, cuMemMap, cuMemSetAccess, ...), reached through the
+// runtime's cudaGetDriverEntryPointByVersion: cudalite links the static runtime only, never
+// libcuda, so the module still imports on machines without a driver. When the entry points
+// or the device's virtual memory support are missing, the allocator uses plain segments.
+#include "cuda/device_allocator.h"
+
+#include <cuda.h>  // driver types only; the functions come from the entry points below
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/caching_allocator.h"
+#include "core/cuda_api.h"
+#include "cuda/cuda_check.h"
+
+namespace cl::cuda {
+
+namespace {
+
+#define CL_DRIVER_FUNCTIONS(X)     \
+  X(cuGetErrorString)              \
+  X(cuDeviceGet)                   \
+  X(cuDeviceGetAttribute)          \
+  X(cuMemGetAllocationGranularity) \
+  X(cuMemAddressReserve)           \
+  X(cuMemAddressFree)              \
+  X(cuMemCreate)                   \
+  X(cuMemRelease)                  \
+  X(cuMemMap)                      \
+  X(cuMemUnmap)                    \
+  X(cuMemSetAccess)
+
+struct DriverApi {
+#define CL_DECLARE(name) decltype(&::name) name = nullptr;
+  CL_DRIVER_FUNCTIONS(CL_DECLARE)
+#undef CL_DECLARE
+  bool loaded = false;
+};
+
+const DriverApi& driver() {
+  static const DriverApi api = [] {
+    DriverApi d;
+    bool ok = true;
+    auto load = [&](const char* name, void** fn) {
+      cudaDriverEntryPointQueryResult res{};
+#if CUDART_VERSION >= 12050
+      cudaError_t err = cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &res);
+#else
+      cudaError_t err = cudaGetDriverEntryPoint(name, fn, cudaEnableDefault, &res);
+#endif
+      if (err != cudaSuccess || res != cudaDriverEntryPointSuccess || !*fn) {
+        cudaGetLastError();
+        ok = false;
+      }
+    };
+#define CL_LOAD(name) load(#name, reinterpret_cast<void**>(&d.name));
+    CL_DRIVER_FUNCTIONS(CL_LOAD)
+#undef CL_LOAD
+    d.loaded = ok;
+    return d;
+  }();
+  return api;
+}
+
+[[noreturn]] void throw_driver_error(CUresult r, const char* what) {
+  const char* msg = nullptr;
+  if (driver().cuGetErrorString) driver().cuGetErrorString(r, &msg);
+  throw AcceleratorError(int(r), detail::str("CUDA driver error in ", what, ": ",
+                                             msg ? msg : "unknown error", " (", int(r), ")"));
+}
+
+#define CL_DRIVER_CHECK(call, what)                             \
+  do {                                                          \
+    CUresult cl_r_ = (call);                                    \
+    if (cl_r_ != CUDA_SUCCESS) throw_driver_error(cl_r_, what); \
+  } while (0)
+
+class CudaBackend final : public AllocBackend {
+ public:
+  explicit CudaBackend(int device) : device_(device) {
+    DeviceGuard g(device_);
+    const DriverApi& d = driver();
+    prop_.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop_.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop_.location.id = device_;
+    if (!d.loaded) return;
+    CUdevice dev = 0;
+    int supported = 0;
+    if (d.cuDeviceGet(&dev, device_) != CUDA_SUCCESS) return;
+    if (d.cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+                               dev) != CUDA_SUCCESS ||
+        !supported) {
+      return;
+    }
+    size_t g_min = 0;
+    if (d.cuMemGetAllocationGranularity(&g_min, &prop_, CU_MEM_ALLOC_GRANULARITY_MINIMUM) !=
+        CUDA_SUCCESS) {
+      return;
+    }
+    // Pages are at least 2 MiB, the size torch's expandable segments use for small pools.
+    granularity_ = std::max<size_t>(g_min, size_t(2) << 20);
+    vmm_ = true;
+  }
+
+  Device device() const override { return Device(DeviceType::CUDA, device_); }
+  StreamId current_stream() override {
+    return reinterpret_cast<StreamId>(cuda::current_stream(device_));
+  }
+
+  void* malloc(size_t nbytes) override {
+    DeviceGuard g(device_);
+    void* p = nullptr;
+    cudaError_t err = cudaMalloc(&p, nbytes);
+    if (err == cudaErrorMemoryAllocation) {
+      cudaGetLastError();  // forgive: the allocator frees its cache and retries
+      return nullptr;
+    }
+    if (err != cudaSuccess) throw_cuda_error(err, __FILE__, __LINE__);
+    return p;
+  }
+  void free(void* ptr, size_t) override {
+    DeviceGuard g(device_);
+    CL_CUDA_CHECK(cudaFree(ptr));
+  }
+
+  bool supports_vmm() const override { return vmm_; }
+  size_t vmm_granularity() const override { return granularity_; }
+
+  void* reserve_address(size_t nbytes) override {
+    DeviceGuard g(device_);
+    CUdeviceptr p = 0;
+    if (driver().cuMemAddressReserve(&p, nbytes, granularity_, 0, 0) != CUDA_SUCCESS) {
+      return nullptr;
+    }
+    return reinterpret_cast<void*>(p);
+  }
+  void release_address(void* base, size_t nbytes) override {
+    DeviceGuard g(device_);
+    CL_DRIVER_CHECK(driver().cuMemAddressFree(CUdeviceptr(base), nbytes), "cuMemAddressFree");
+  }
+  PhysHandle create_physical(size_t nbytes) override {
+    DeviceGuard g(device_);
+    CUmemGenericAllocationHandle h = 0;
+    CUresult r = driver().cuMemCreate(&h, nbytes, &prop_, 0);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) return 0;
+    if (r != CUDA_SUCCESS) throw_driver_error(r, "cuMemCreate");
+    return PhysHandle(h);
+  }
+  void release_physical(PhysHandle h, size_t) override {
+    DeviceGuard g(device_);
+    CL_DRIVER_CHECK(driver().cuMemRelease(CUmemGenericAllocationHandle(h)), "cuMemRelease");
+  }
+  void map(void* va, size_t nbytes, PhysHandle h) override {
+    DeviceGuard g(device_);
+    CL_DRIVER_CHECK(
+        driver().cuMemMap(CUdeviceptr(va), nbytes, 0, CUmemGenericAllocationHandle(h), 0),
+        "cuMemMap");
+  }
+  void set_access(void* va, size_t nbytes) override {
+    DeviceGuard g(device_);
+    CUmemAccessDesc desc{};
+    desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    desc.location.id = device_;
+    desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    CL_DRIVER_CHECK(driver().cuMemSetAccess(CUdeviceptr(va), nbytes, &desc, 1), "cuMemSetAccess");
+  }
+  void unmap(void* va, size_t nbytes) override {
+    DeviceGuard g(device_);
+    CL_DRIVER_CHECK(driver().cuMemUnmap(CUdeviceptr(va), nbytes), "cuMemUnmap");
+  }
+
+  EventHandle create_event() override {
+    DeviceGuard g(device_);
+    cudaEvent_t e = nullptr;
+    CL_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    return e;
+  }
+  void destroy_event(EventHandle e) override {
+    CL_CUDA_CHECK_NOTHROW(cudaEventDestroy(static_cast<cudaEvent_t>(e)));
+  }
+  void record_event(EventHandle e, StreamId s) override {
+    DeviceGuard g(device_);
+    CL_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(e), reinterpret_cast<cudaStream_t>(s)));
+  }
+  bool query_event(EventHandle e) override {
+    cudaError_t err = cudaEventQuery(static_cast<cudaEvent_t>(e));
+    if (err == cudaErrorNotReady) {
+      cudaGetLastError();
+      return false;
+    }
+    if (err != cudaSuccess) throw_cuda_error(err, __FILE__, __LINE__);
+    return true;
+  }
+  void synchronize_event(EventHandle e) override {
+    CL_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(e)));
+  }
+  void synchronize_stream(StreamId s) override {
+    DeviceGuard g(device_);
+    CL_CUDA_CHECK(cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(s)));
+  }
+
+  void mem_get_info(size_t* free, size_t* total) override {
+    DeviceGuard g(device_);
+    CL_CUDA_CHECK(cudaMemGetInfo(free, total));
+  }
+  const char* kind() const override { return "CUDA"; }
+
+ private:
+  int device_;
+  bool vmm_ = false;
+  size_t granularity_ = size_t(2) << 20;
+  CUmemAllocationProp prop_{};
+};
+
+bool caching_disabled() {
+  static const bool off = [] {
+    const char* v = std::getenv("CUDALITE_NO_CUDA_MEMORY_CACHING");
+    return v && v[0] == '1';
+  }();
+  return off;
+}
+
+constexpr int kMaxFastDevices = 64;
+// Every tensor allocation looks its allocator up: a lock-free table after the first use.
+std::array<std::atomic<CachingAllocator*>, kMaxFastDevices> g_fast{};
+std::mutex g_mu;
+// Leaked on purpose: tensors freed during interpreter shutdown still return their memory.
+std::vector<CachingAllocator*>* g_allocators = new std::vector<CachingAllocator*>();
+
+}  // namespace
+
+CachingAllocator* caching_allocator(int device) {
+  if (device >= 0 && device < kMaxFastDevices) {
+    if (CachingAllocator* a = g_fast[size_t(device)].load(std::memory_order_acquire)) return a;
+  }
+  if (caching_disabled()) return nullptr;
+  check_device_index(device);
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_allocators->size() < size_t(device_count())) g_allocators->resize(size_t(device_count()));
+  CachingAllocator*& a = (*g_allocators)[size_t(device)];
+  if (!a) {
+    a = new CachingAllocator(std::make_unique<CudaBackend>(device), global_allocator_settings());
+    if (device < kMaxFastDevices) g_fast[size_t(device)].store(a, std::memory_order_release);
+  }
+  return a;
+}
+
+std::vector<CachingAllocator*> caching_allocators() {
+  if (!is_initialized()) return {};
+  std::lock_guard<std::mutex> lock(g_mu);
+  return *g_allocators;
+}
+
+Allocator* device_allocator(int device) {
+  if (CachingAllocator* a = caching_allocator(device)) return a;
+  return uncached_device_allocator(device);
+}
+
+void record_stream(const DataPtr& data, StreamHandle stream) {
+  // Memory from the uncached allocator needs nothing: cudaFree waits for the device.
+  if (!data.get() || data.deleter() != &CachingAllocator::free_ctx) return;
+  caching_allocator(data.device().index)
+      ->record_stream(data.context(), reinterpret_cast<StreamId>(stream));
+}
+
+}  // namespace cl::cuda

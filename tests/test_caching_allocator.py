@@ -1,0 +1,494 @@
+"""The caching allocator's logic on the host backend: runs everywhere, no GPU needed.
+
+The same allocator core serves CUDA devices; here its memory comes from host memory with a
+set capacity, and streams and events are simulated (launch() queues pretend work on a
+stream, complete() finishes it). Reports, settings and history are in
+test_caching_allocator_reports.py, traces and threads in test_caching_allocator_stress.py.
+"""
+
+import re
+
+import pytest
+
+from _alloc_helpers import CLASSIC, GiB, H, MiB, assert_snapshot_matches_stats, cur, flat
+from cudalite import _C
+
+# ---------------------------------------------------------------------------------------
+# Size classes, pools and segments.
+
+
+def test_rounds_to_512_bytes_in_the_small_pool():
+    h = H(GiB)
+    p = h.alloc(1)
+    assert cur(h, "allocated_bytes.all") == 512
+    assert cur(h, "allocated_bytes.small_pool") == 512
+    assert cur(h, "requested_bytes.all") == 1
+    assert cur(h, "allocation.small_pool") == 1
+    assert cur(h, "reserved_bytes.small_pool") == 2 * MiB  # one 2 MiB page
+    assert cur(h, "segment.all") == 1
+    h.free(p)
+    assert cur(h, "allocated_bytes.all") == 0
+    assert cur(h, "reserved_bytes.all") == 2 * MiB  # cached
+    assert flat(h)["allocated_bytes.all.peak"] == 512
+
+
+def test_one_mib_is_small_and_above_is_large():
+    h = H(GiB)
+    a = h.alloc(MiB)
+    b = h.alloc(MiB + 1)
+    assert cur(h, "allocated_bytes.small_pool") == MiB
+    assert cur(h, "allocated_bytes.large_pool") == MiB + 512
+    h.free(a)
+    h.free(b)
+
+
+def test_zero_bytes_allocates_nothing():
+    h = H(GiB)
+    assert h.alloc(0) == 0
+    assert cur(h, "allocation.all") == 0
+
+
+@pytest.mark.parametrize(
+    "nbytes, reserved",
+    [(512, 2 * MiB), (MiB, 2 * MiB), (MiB + 512, 20 * MiB), (9 * MiB, 20 * MiB)]
+    + [(10 * MiB, 10 * MiB), (11 * MiB + 1, 12 * MiB), (100 * MiB, 100 * MiB)],
+)
+def test_classic_segment_sizes_are_torchs(nbytes, reserved):
+    h = H(GiB, CLASSIC)
+    p = h.alloc(nbytes)
+    assert cur(h, "reserved_bytes.all") == reserved
+    assert cur(h, "segment.all") == 1
+    h.free(p)
+
+
+def test_classic_split_rules():
+    h = H(GiB, CLASSIC)
+    # 1.5 MiB comes from a 20 MiB segment; the 18.5 MiB rest is split off.
+    a = h.alloc(3 * MiB // 2)
+    assert cur(h, "allocated_bytes.all") == 3 * MiB // 2
+    assert cur(h, "inactive_split.all") == 1
+    assert cur(h, "inactive_split_bytes.all") == 20 * MiB - 3 * MiB // 2
+    # 12 MiB fits the cached 18.5 MiB rest: no new segment.
+    b = h.alloc(12 * MiB)
+    assert cur(h, "reserved_bytes.all") == 20 * MiB
+    h.free(a)
+    h.free(b)
+    assert cur(h, "inactive_split.all") == 0
+    # A large block is not split when at most 1 MiB would remain.
+    c = h.alloc(39 * MiB + MiB // 2)
+    assert cur(h, "allocated_bytes.all") == 40 * MiB
+    assert cur(h, "requested_bytes.all") == 39 * MiB + MiB // 2
+    h.free(c)
+    assert_snapshot_matches_stats(h)
+
+
+def test_reuse_returns_the_cached_block():
+    for settings in ("", CLASSIC):
+        h = H(GiB, settings)
+        p = h.alloc(3 * MiB)
+        reserved = cur(h, "reserved_bytes.all")
+        device_allocs = flat(h)["num_device_alloc"]
+        h.free(p)
+        assert h.alloc(3 * MiB) == p
+        assert cur(h, "reserved_bytes.all") == reserved
+        assert flat(h)["num_device_alloc"] == device_allocs
+
+
+def test_free_blocks_merge_with_free_neighbours():
+    h = H(GiB, CLASSIC)
+    a, b, c = (h.alloc(512 * 1024) for _ in range(3))
+    assert b == a + 512 * 1024 and c == b + 512 * 1024
+    h.free(a)
+    h.free(c)
+    assert cur(h, "inactive_split.small_pool") == 2
+    assert_snapshot_matches_stats(h)
+    h.free(b)
+    (seg,) = h.snapshot()["segments"]
+    assert [blk["state"] for blk in seg["blocks"]] == ["inactive"]
+    assert seg["blocks"][0]["size"] == 2 * MiB
+    assert cur(h, "inactive_split.all") == 0
+
+
+def test_blocks_belong_to_their_stream():
+    for settings in ("", CLASSIC):
+        h = H(GiB, settings)
+        p = h.alloc(4 * MiB, stream=1)
+        h.free(p)
+        q = h.alloc(4 * MiB, stream=2)
+        assert q != p
+        assert h.alloc(4 * MiB, stream=1) == p
+        segs = h.snapshot()["segments"]
+        assert {s["stream"] for s in segs} == {1, 2}
+
+
+def test_roundup_power2_divisions():
+    h = H(GiB, "roundup_power2_divisions:4")
+    p = h.alloc(1200 * 1024)
+    assert cur(h, "allocated_bytes.all") == 1280 * 1024
+    h.free(p)
+    h.set_settings("roundup_power2_divisions:[1:4,>:2]")
+    p = h.alloc(3 * MiB + 1)
+    assert cur(h, "allocated_bytes.all") == 4 * MiB
+    h.free(p)
+
+
+def test_max_split_size_keeps_oversize_blocks_whole():
+    h = H(GiB, CLASSIC + ",max_split_size_mb:20")
+    a = h.alloc(30 * MiB)
+    assert flat(h)["oversize_allocations.current"] == 1
+    assert flat(h)["oversize_segments.current"] == 1
+    assert flat(h)["max_split_size"] == 20 * MiB
+    h.free(a)
+    b = h.alloc(10 * MiB)  # may not take the oversize block
+    assert b != a
+    assert cur(h, "reserved_bytes.all") == 40 * MiB
+    c = h.alloc(25 * MiB)  # oversize request: takes the 30 MiB block whole
+    assert c == a
+    assert cur(h, "allocated_bytes.all") == 40 * MiB
+    h.free(b)
+    h.free(c)
+    assert flat(h)["oversize_allocations.current"] == 0
+
+
+# ---------------------------------------------------------------------------------------
+# Arenas: growth, lending, release.
+
+
+def test_arena_grows_in_pages_and_reuses_its_tail():
+    h = H(GiB)
+    a = h.alloc(3 * MiB)
+    assert cur(h, "reserved_bytes.large_pool") == 4 * MiB  # two 2 MiB pages
+    b = h.alloc(MiB + 512)  # fits the 1 MiB tail? no: grows by one page
+    assert b == a + 3 * MiB
+    assert cur(h, "reserved_bytes.large_pool") == 6 * MiB
+    assert cur(h, "segment.large_pool") == 1  # one contiguous run
+    h.free(a)
+    h.free(b)
+    assert_snapshot_matches_stats(h)
+
+
+def test_growth_lends_free_pages_instead_of_reserving_more():
+    h = H(256 * MiB)
+    a, b, c, d = (h.alloc(8 * MiB) for _ in range(4))
+    for p, v in ((a, 1), (c, 3), (d, 4)):
+        h.fill(p, 8 * MiB, v)
+    h.free(b)  # an 8 MiB hole that no later request fits
+    e = h.alloc(12 * MiB)
+    # 8 MiB of the new range are the hole's pages mapped again: only 4 MiB are new.
+    assert cur(h, "reserved_bytes.all") == 36 * MiB
+    h.fill(e, 12 * MiB, 5)
+    for p, v in ((a, 1), (c, 3), (d, 4)):
+        assert h.check(p, 8 * MiB, v)
+    # Live runs: [a] and [c d e], the lent hole between them is not reserved memory.
+    assert cur(h, "segment.all") == 2
+    assert_snapshot_matches_stats(h)
+    for p in (a, c, d, e):
+        h.free(p)
+    h.empty_cache()
+    assert cur(h, "reserved_bytes.all") == 0
+    assert h.backend_used == 0
+    assert_snapshot_matches_stats(h)
+
+
+def test_lent_pages_are_reclaimed_without_driver_calls():
+    h = H(256 * MiB)
+    a, b, c, d = (h.alloc(8 * MiB) for _ in range(4))
+    h.fill(d, 8 * MiB, 4)
+    h.free(b)
+    e = h.alloc(12 * MiB)  # lends b's pages to the arena's end
+    h.free(e)
+    h.free(a)
+    h.free(c)
+    # 20 MiB fits no free block, but a + (lent) b + c does once b's pages live there again.
+    calls, reserved = flat(h)["num_device_alloc"], cur(h, "reserved_bytes.all")
+    f = h.alloc(20 * MiB)
+    assert f == a
+    assert flat(h)["num_device_alloc"] == calls
+    assert cur(h, "reserved_bytes.all") == reserved
+    h.fill(f, 20 * MiB, 6)
+    assert h.check(d, 8 * MiB, 4)
+    assert_snapshot_matches_stats(h)
+    h.free(f)
+    h.free(d)
+    h.empty_cache()
+    assert cur(h, "reserved_bytes.all") == 0
+    assert h.backend_used == 0
+
+
+def test_lent_pages_keep_data_intact_under_churn():
+    import random
+
+    rnd = random.Random(1)
+    h = H(512 * MiB)
+    live = {}
+    for step in range(3000):
+        if live and (rnd.random() < 0.5 or len(live) > 40):
+            p, (n, v) = live.popitem() if rnd.random() < 0.5 else _pop_random(live, rnd)
+            assert h.check(p, n, v), f"step {step}: block {p:#x} was overwritten"
+            h.free(p)
+        else:
+            n = rnd.randint(1, 12) * MiB + rnd.randint(0, 4096)
+            p = h.alloc(n)
+            v = rnd.randint(1, 255)
+            h.fill(p, n, v)
+            live[p] = (n, v)
+    assert flat(h)["num_device_alloc"] > 0
+    assert_snapshot_matches_stats(h)
+    for p in list(live):
+        h.free(p)
+
+
+def _pop_random(d, rnd):
+    k = rnd.choice(list(d))
+    return k, d.pop(k)
+
+
+def test_empty_cache_keeps_memory_in_use():
+    h = H(GiB)
+    a = h.alloc(4 * MiB)
+    b = h.alloc(4 * MiB)
+    h.fill(b, 4 * MiB, 7)
+    h.free(a)
+    h.empty_cache()
+    assert cur(h, "reserved_bytes.all") == 4 * MiB
+    assert flat(h)["num_device_free"] == 2  # a's two 2 MiB pages
+    assert h.check(b, 4 * MiB, 7)
+    assert_snapshot_matches_stats(h)
+    h.free(b)
+    h.empty_cache()
+    assert cur(h, "reserved_bytes.all") == 0
+
+
+def test_empty_cache_releases_unsplit_classic_segments_only():
+    h = H(GiB, CLASSIC)
+    a = h.alloc(3 * MiB)  # in a 20 MiB segment
+    b = h.alloc(30 * MiB)
+    h.free(b)
+    h.empty_cache()
+    assert cur(h, "reserved_bytes.all") == 20 * MiB
+    h.free(a)
+    h.empty_cache()
+    assert cur(h, "reserved_bytes.all") == 0
+    assert cur(h, "segment.all") == 0
+
+
+# ---------------------------------------------------------------------------------------
+# Streams and events (record_stream).
+
+
+def test_record_stream_defers_reuse_until_the_stream_passes_the_free():
+    for settings in ("", CLASSIC):
+        h = H(GiB, settings)
+        p = h.alloc(4 * MiB)
+        h.record_stream(p, 7)
+        h.launch(7)  # work on stream 7 still uses p
+        h.free(p)
+        assert cur(h, "allocation.all") == 0
+        assert cur(h, "active.all") == 1  # freed, but waiting for stream 7
+        states = [b["state"] for s in h.snapshot()["segments"] for b in s["blocks"]]
+        assert "active_pending_free" in states
+        assert_snapshot_matches_stats(h)
+        q = h.alloc(4 * MiB)
+        assert q != p
+        h.free(q)
+        h.complete(7)
+        r = h.alloc(4 * MiB)  # processes the completed event
+        assert cur(h, "active.all") == 1
+        h.free(r)
+        assert_snapshot_matches_stats(h)
+
+
+def test_record_stream_on_the_allocation_stream_needs_no_event():
+    h = H(GiB)
+    p = h.alloc(MiB, stream=3)
+    h.record_stream(p, 3)
+    h.launch(3)
+    h.free(p)
+    assert cur(h, "active.all") == 0
+
+
+def test_empty_cache_waits_for_outstanding_events():
+    h = H(GiB)
+    p = h.alloc(4 * MiB)
+    h.record_stream(p, 5)
+    h.launch(5)
+    h.free(p)
+    h.empty_cache()
+    st = flat(h)
+    assert st["num_sync_all_streams"] == 1
+    assert st["active.all.current"] == 0
+    assert st["reserved_bytes.all.current"] == 0
+
+
+# ---------------------------------------------------------------------------------------
+# Out of memory.
+
+OOM_MESSAGE = re.compile(
+    r"Host backend out of memory\. Tried to allocate 32\.00 MiB\. Host backend 0 has a total "
+    r"capacity of 64\.00 MiB of which 16\.00 MiB is free\. Of the allocated memory 48\.00 MiB "
+    r"is allocated by cudalite, and 0 bytes is reserved by cudalite but unallocated\.$"
+)
+
+
+def test_out_of_memory_raises_and_leaves_live_blocks_alone():
+    h = H(64 * MiB)
+    a = h.alloc(32 * MiB)
+    b = h.alloc(16 * MiB)
+    h.fill(a, 32 * MiB, 1)
+    h.fill(b, 16 * MiB, 2)
+    with pytest.raises(_C.OutOfMemoryError) as exc:
+        h.alloc(32 * MiB)
+    assert isinstance(exc.value, RuntimeError)
+    assert OOM_MESSAGE.match(str(exc.value)), str(exc.value)
+    st = flat(h)
+    assert st["num_ooms"] == 1
+    assert st["allocated_bytes.all.current"] == 48 * MiB
+    assert h.check(a, 32 * MiB, 1) and h.check(b, 16 * MiB, 2)
+    h.free(b)
+    c = h.alloc(32 * MiB)  # usable again after the error
+    h.free(a)
+    h.free(c)
+
+
+def test_classic_oom_message_suggests_expandable_segments():
+    h = H(64 * MiB, CLASSIC)
+    a = h.alloc(40 * MiB)
+    with pytest.raises(_C.OutOfMemoryError, match="expandable_segments:True"):
+        h.alloc(40 * MiB)
+    h.free(a)
+
+
+def test_allocation_retries_after_freeing_the_cache():
+    h = H(64 * MiB, CLASSIC)
+    h.free(h.alloc(40 * MiB))
+    p = h.alloc(50 * MiB)  # needs the cached 40 MiB segment released first
+    st = flat(h)
+    assert st["num_alloc_retries"] == 1
+    assert st["num_device_free"] == 1
+    assert st["reserved_bytes.all.current"] == 50 * MiB
+    assert st["num_ooms"] == 0
+    h.free(p)
+
+
+def test_arena_grows_its_free_tail_without_a_retry():
+    h = H(64 * MiB)
+    h.free(h.alloc(40 * MiB))
+    p = h.alloc(50 * MiB)  # the free 40 MiB tail grows by 10 MiB
+    st = flat(h)
+    assert st["num_alloc_retries"] == 0
+    assert st["reserved_bytes.all.current"] == 50 * MiB
+    h.free(p)
+
+
+def test_memory_fraction_caps_reserved_memory():
+    h = H(100 * MiB)
+    assert h.get_memory_fraction() == 1.0
+    h.set_memory_fraction(0.5)
+    assert h.get_memory_fraction() == 0.5
+    a = h.alloc(40 * MiB)
+    with pytest.raises(_C.OutOfMemoryError, match=r"50\.00 MiB allowed; "):
+        h.alloc(20 * MiB)
+    with pytest.raises(ValueError, match=r"Invalid fraction value: 1\.5\. Allowed range: 0~1"):
+        h.set_memory_fraction(1.5)
+    h.free(a)
+
+
+def test_garbage_collection_threshold_frees_old_cached_segments():
+    h = H(100 * MiB, CLASSIC + ",garbage_collection_threshold:0.5")
+    h.set_memory_fraction(1.0)
+    a = h.alloc(30 * MiB)
+    b = h.alloc(30 * MiB)
+    h.free(a)
+    h.free(b)
+    c = h.alloc(40 * MiB)  # reserved 60 MiB > 50 MiB: one cached segment goes first
+    assert cur(h, "reserved_bytes.all") == 70 * MiB
+    assert flat(h)["num_device_free"] == 1
+    h.free(c)
+
+
+# ---------------------------------------------------------------------------------------
+# Statistics and snapshots.
+
+
+def test_memory_stats_have_torchs_keys():
+    h = H(GiB)
+    keys = set(flat(h))
+    arrays = ["allocation", "segment", "active", "inactive_split", "allocated_bytes"]
+    arrays += ["reserved_bytes", "active_bytes", "inactive_split_bytes", "requested_bytes"]
+    expected = {
+        f"{a}.{p}.{m}"
+        for a in arrays
+        for p in ("all", "small_pool", "large_pool")
+        for m in ("current", "peak", "allocated", "freed")
+    }
+    expected |= {
+        f"{o}.{m}"
+        for o in ("oversize_allocations", "oversize_segments")
+        for m in ("current", "peak", "allocated", "freed")
+    }
+    expected |= {"num_alloc_retries", "num_ooms", "num_sync_all_streams", "num_device_alloc"}
+    expected |= {"num_device_free", "max_split_size"}
+    assert keys == expected
+    assert flat(h)["max_split_size"] == -1
+
+
+def test_reset_peak_and_accumulated_stats():
+    h = H(GiB)
+    p = h.alloc(8 * MiB)
+    h.free(p)
+    q = h.alloc(MiB)
+    h.reset_peak_memory_stats()
+    st = flat(h)
+    assert st["allocated_bytes.all.peak"] == st["allocated_bytes.all.current"] == MiB
+    h.reset_accumulated_memory_stats()
+    st = flat(h)
+    assert st["allocated_bytes.all.allocated"] == st["allocated_bytes.all.freed"] == 0
+    assert st["num_device_alloc"] == 0
+    h.free(q)
+
+
+@pytest.mark.parametrize("settings", ["", CLASSIC])
+def test_stats_rebuilt_from_snapshots_agree(settings):
+    import random
+
+    rnd = random.Random(7)
+    h = H(64 * GiB, settings)
+    live = []
+    for step in range(4000):
+        r = rnd.random()
+        if live and r < 0.45:
+            p = live.pop(rnd.randrange(len(live)))
+            if rnd.random() < 0.2:
+                h.record_stream(p, 9)
+                h.launch(9)
+            h.free(p)
+        elif r < 0.47:
+            h.complete(9)
+        elif r < 0.48:
+            h.empty_cache()
+        else:
+            small = rnd.random() < 0.5
+            n = rnd.randint(1, 2048) * 512 if small else rnd.randint(1, 40 * MiB)
+            live.append(h.alloc(n, stream=rnd.choice([0, 0, 0, 1])))
+        if step % 250 == 0:
+            assert_snapshot_matches_stats(h)
+    assert_snapshot_matches_stats(h)
+
+
+def test_snapshot_layout_is_torchs():
+    h = H(GiB)
+    p = h.alloc(1000)
+    snap = h.snapshot()
+    assert set(snap) == {"segments", "device_traces", "allocator_settings", "external_annotations"}
+    (seg,) = snap["segments"]
+    assert set(seg) == {
+        "device", "address", "total_size", "allocated_size", "active_size", "requested_size",
+        "stream", "segment_type", "segment_pool_id", "is_expandable", "frames", "blocks",
+    }  # fmt: skip
+    assert seg["segment_type"] == "small" and seg["is_expandable"]
+    assert seg["segment_pool_id"] == (0, 0)
+    blk = seg["blocks"][0]
+    assert set(blk) == {"address", "size", "requested_size", "state", "frames"}
+    assert (blk["address"], blk["size"], blk["requested_size"]) == (p, 1024, 1000)
+    assert blk["state"] == "active_allocated"
+    h.free(p)

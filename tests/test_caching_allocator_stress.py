@@ -1,0 +1,91 @@
+"""The caching allocator under load on the host backend: the fragmentation traces (a logic
+test of peak reserved / peak allocated, not a timing) and many threads at once."""
+
+import os
+import sys
+import threading
+
+import pytest
+
+from _alloc_helpers import CLASSIC, GiB, H, MiB, assert_snapshot_matches_stats, cur
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks", "traces"))
+import kvcache_trace  # noqa: E402
+import synthetic_trace  # noqa: E402
+import training_trace  # noqa: E402
+
+# ---------------------------------------------------------------------------------------
+# Fragmentation (a logic test: peak reserved / peak allocated, not a timing).
+
+TRACES = {
+    "synthetic": synthetic_trace.trace,
+    "training": training_trace.trace,
+    "kvcache": kvcache_trace.trace,
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRACES))
+def test_fragmentation_ratio_at_most_1_03(name):
+    ops = TRACES[name]()
+    default = H(256 * GiB).replay(ops)
+    classic = H(256 * GiB, CLASSIC).replay(ops)
+    ratio = default["peak_reserved"] / default["peak_allocated"]
+    classic_ratio = classic["peak_reserved"] / classic["peak_allocated"]
+    assert ratio <= 1.03, ratio
+    assert ratio <= classic_ratio
+    assert default["peak_reserved"] <= classic["peak_reserved"]
+
+
+def test_classic_mode_reproduces_torchs_fragmentation_on_the_synthetic_trace():
+    # TARGETS.md: torch's default reaches 1.083 on this trace.
+    r = H(256 * GiB, CLASSIC).replay(synthetic_trace.trace())
+    assert 1.07 < r["peak_reserved"] / r["peak_allocated"] < 1.10
+
+
+# ---------------------------------------------------------------------------------------
+# Threads.
+
+
+@pytest.mark.parametrize("settings", ["", CLASSIC])
+def test_concurrent_alloc_and_free_from_many_threads(settings):
+    h = H(8 * GiB, settings)
+    ops = h.stress(threads=8, iters=20000, max_bytes=3 * MiB, streams=3, seed=1)
+    assert ops == 8 * 20000
+    assert cur(h, "allocation.all") == 0
+    assert_snapshot_matches_stats(h)
+
+
+def test_python_threads_allocate_with_the_gil_released():
+    h = H(4 * GiB)
+    errors = []
+
+    def work(seed):
+        import random
+
+        rnd = random.Random(seed)
+        live = []
+        try:
+            for _ in range(2000):
+                if live and rnd.random() < 0.5:
+                    p, n, v = live.pop(rnd.randrange(len(live)))
+                    if not h.check(p, n, v):
+                        errors.append(f"thread {seed}: block overwritten")
+                    h.free(p)
+                else:
+                    n = rnd.randint(1, 256 * 1024)
+                    p = h.alloc(n, stream=seed % 2)
+                    h.fill(p, n, seed + 1)
+                    live.append((p, n, seed + 1))
+            for p, _, _ in live:
+                h.free(p)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert cur(h, "allocation.all") == 0
+    assert_snapshot_matches_stats(h)

@@ -1,0 +1,588 @@
+"""Creation: tensor() inference and errors, as_tensor, legacy constructors and the factories.
+
+Expected dtypes and messages are what PyTorch 2.11 gives for the same calls.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import cudalite
+from conftest import to_np
+
+C = cudalite
+
+# torch's argument-parser errors for sizes.
+_NOT = "argument 'size' (position {}) must be tuple of ints, not {}"
+_ELEMENT = (
+    "argument 'size' (position 1) must be tuple of ints, but found element of type {} at pos 0"
+)
+_UNPACK = (
+    "argument 'size' failed to unpack the object at pos 2 with error "
+    '"type must be tuple of ints,but got {}"'
+)
+
+
+# ---- tensor(): dtype inference ----
+
+
+@pytest.mark.parametrize(
+    "data, dtype, shape",
+    [
+        (True, "bool", ()),
+        (3, "int64", ()),
+        (3.5, "float32", ()),
+        ([True, False], "bool", (2,)),
+        ([1, 2], "int64", (2,)),
+        ([1, 2.0], "float32", (2,)),
+        ([True, 2], "int64", (2,)),
+        ([True, 2.5], "float32", (2,)),
+        ([[1, 2], [3, 4]], "int64", (2, 2)),
+        ([[[1.0], [2.0]]], "float32", (1, 2, 1)),
+        ((1, 2), "int64", (2,)),
+        (range(3), "int64", (3,)),
+        ([], "float32", (0,)),
+        ([[]], "float32", (1, 0)),
+        ([[[]]], "float32", (1, 1, 0)),
+        (float("nan"), "float32", ()),
+    ],
+)
+def test_tensor_inference(data, dtype, shape, device):
+    t = C.tensor(data, device=device)
+    assert t.dtype is getattr(C, dtype)
+    assert tuple(t.shape) == shape
+    assert t.device.type == device
+    np.testing.assert_array_equal(to_np(t), np.array(data, dtype=to_np(t).dtype))
+
+
+@pytest.mark.parametrize(
+    "data, dtype",
+    [
+        (np.float32(1.5), "float32"),
+        (np.float64(1.5), "float64"),
+        (np.float16(1.5), "float16"),
+        (np.int32(4), "int32"),
+        (np.int16(4), "int16"),
+        (np.int8(-4), "int8"),
+        (np.uint8(200), "uint8"),
+        (np.bool_(True), "bool"),
+        (np.array(2.5), "float64"),
+        (np.array([1, 2], dtype=np.int16), "int16"),
+        (np.array([[1, 2]], dtype=np.uint8), "uint8"),
+        ([np.float32(1), 2], "float32"),
+        ([np.float64(1), np.float32(2.0)], "float64"),
+        ([np.float64(1), 2.0], "float64"),
+        ([np.int32(1), np.int32(2)], "int32"),
+        ([np.int32(1), 2], "int64"),
+        ([np.float16(1), 1.0], "float32"),
+        ([[np.int16(1)]], "int16"),
+        ([np.array([1, 2], dtype=np.int32), np.array([3, 4], dtype=np.int8)], "int32"),
+        ([np.array([1, 2], dtype=np.float32), [3, 4]], "float32"),
+        ([C.tensor(1.5), C.tensor(2.5)], "float32"),
+        ([C.tensor(1, dtype=C.int8), C.tensor(2, dtype=C.int8)], "int8"),
+    ],
+)
+def test_tensor_from_numpy_values(data, dtype):
+    t = C.tensor(data)
+    assert t.dtype is getattr(C, dtype)
+    expected = np.array([np.asarray(x) for x in data]) if isinstance(data, list) else data
+    np.testing.assert_array_equal(to_np(t), np.asarray(expected, dtype=to_np(t).dtype))
+
+
+def test_tensor_numpy_array_is_copied():
+    a = np.arange(4, dtype=np.float32)
+    t = C.tensor(a)
+    a[0] = 9
+    assert t[0].item() == 0.0
+    # Non-contiguous arrays copy correctly, keeping their memory order like torch.
+    b = np.arange(12, dtype=np.int32).reshape(3, 4)[:, ::2]
+    np.testing.assert_array_equal(to_np(C.tensor(b)), b)
+    assert C.tensor(b).stride() == (2, 1)
+    assert C.tensor(np.arange(12).reshape(3, 4).T).stride() == (1, 4)
+    assert C.tensor(np.array(2.5)).shape == ()
+
+
+@pytest.mark.parametrize("make", [C.tensor, C.as_tensor, C.from_numpy])
+def test_numpy_arrays_torch_refuses(make):
+    with pytest.raises(ValueError, match="^given numpy array has byte order different from the "):
+        make(np.arange(3, dtype=">f8"))
+    with pytest.raises(ValueError, match="^At least one stride in the given numpy array is neg"):
+        make(np.arange(4)[::-1])
+
+
+def test_zero_size_ragged_data_is_not_checked():
+    # torch stores nothing when a dimension is 0, so the second row is never looked at.
+    t = C.tensor([[], [1]])
+    assert t.shape == (2, 0) and t.dtype is C.float32
+
+
+def test_tensor_explicit_dtype(device):
+    t = C.tensor([1.7, -2.2], dtype=C.int32, device=device)
+    np.testing.assert_array_equal(to_np(t), np.array([1.7, -2.2]).astype(np.int32))
+    assert C.tensor([1, 2], dtype=C.bool).tolist() == [True, True]
+    assert C.tensor(-1, dtype=C.uint8).item() == np.array(-1).astype(np.uint8)
+    assert C.tensor(1e39, dtype=C.float32).item() == np.float32(np.inf)
+    assert C.tensor([2**63], dtype=C.float32).item() == np.float32(2.0**63)
+    assert C.tensor(2**31 - 1, dtype=C.int32).item() == 2**31 - 1
+    assert C.tensor(-(2**63)).item() == -(2**63)
+
+
+def test_tensor_from_tensor_warns_and_copies():
+    a = C.tensor([1.0, 2.0])
+    with pytest.warns(UserWarning, match="To copy construct from a tensor"):
+        b = C.tensor(a)
+    b[0] = 5
+    assert a[0].item() == 1.0
+
+
+# ---- tensor(): errors ----
+
+
+@pytest.mark.parametrize(
+    "data, n, dim, got",
+    [
+        ([[1, 2], [3]], 2, 1, 1),
+        ([[1, 2], [3, 4, 5]], 2, 1, 3),
+        ([[1], [2, 3]], 1, 1, 2),
+        ([[[1, 2]], [[3]]], 2, 2, 1),
+        ([[1, 2], []], 2, 1, 0),
+    ],
+)
+def test_ragged_value_error(data, n, dim, got):
+    with pytest.raises(
+        ValueError, match=rf"^expected sequence of length {n} at dim {dim} \(got {got}\)$"
+    ):
+        C.tensor(data)
+
+
+@pytest.mark.parametrize(
+    "data, kwargs, exc, msg",
+    [
+        ("abc", {}, TypeError, "new(): invalid data type 'str'"),
+        (b"ab", {}, TypeError, "new(): invalid data type 'bytes'"),
+        (["a"], {}, ValueError, "too many dimensions 'str'"),
+        (None, {}, RuntimeError, "Could not infer dtype of NoneType"),
+        ([1, None], {}, RuntimeError, "Could not infer dtype of NoneType"),
+        ([object()], {}, RuntimeError, "Could not infer dtype of object"),
+        ([[1, 2], 3], {}, TypeError, "not a sequence"),
+        ([[1], C.tensor(2)], {}, TypeError, "not a sequence"),
+        ([1, [2, 3]], {}, TypeError, "'list' object cannot be interpreted as an integer"),
+        ([1, (1,)], {}, TypeError, "'tuple' object cannot be interpreted as an integer"),
+        ([1.0, [2, 3]], {}, TypeError, "must be real number, not list"),
+        ([1, [1]], {"dtype": C.float16}, TypeError, "must be real number, not list"),
+        ([C.tensor([1, 2]), C.tensor([3, 4])], {}, TypeError,
+         "only integer tensors of a single element can be converted to an index"),
+        ([C.tensor([1.0, 2]), C.tensor([3.0, 4])], {}, ValueError,
+         "only one element tensors can be converted to Python scalars"),
+        (2**63, {}, ValueError, "Overflow when unpacking long long"),
+        ([1, -(2**63) - 1], {}, ValueError, "Overflow when unpacking long long"),
+    ],
+)  # fmt: skip
+def test_tensor_errors(data, kwargs, exc, msg):
+    with pytest.raises(exc, match=f"^{re.escape(msg)}$"):
+        C.tensor(data, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "value, dtype",
+    [
+        (300, "uint8"), (-256, "uint8"), (-1.0, "uint8"), (1e19, "uint8"), (128, "int8"),
+        (-129, "int8"), (70000, "int16"), (2**31, "int32"), (float("inf"), "int32"),
+        (float("nan"), "int32"), (float("inf"), "int64"),
+    ],
+)  # fmt: skip
+def test_tensor_value_overflow(value, dtype):
+    msg = f"value cannot be converted to type {dtype} without overflow"
+    with pytest.raises(RuntimeError, match=f"^{msg}$"):
+        C.tensor([value], dtype=getattr(C, dtype))
+
+
+@pytest.mark.parametrize(
+    "value, dtype, cname",
+    [
+        (300, "uint8", "uint8_t"), (-1.0, "uint8", "uint8_t"), (128, "int8", "int8_t"),
+        (2**40, "int32", "int"), (2**40, "int16", "int16_t"), (float("nan"), "int64", "int64_t"),
+        (1e39, "float32", "float"),
+    ],
+)  # fmt: skip
+def test_fill_value_overflow(value, dtype, cname):
+    msg = f"^value cannot be converted to type {cname} without overflow$"
+    with pytest.raises(RuntimeError, match=msg):
+        C.full((2,), value, dtype=getattr(C, dtype))
+    x = C.zeros(2, dtype=getattr(C, dtype))
+    with pytest.raises(RuntimeError, match=msg):
+        x.fill_(value)
+    with pytest.raises(RuntimeError, match=msg):
+        x[0] = value
+
+
+def test_fill_values_that_fit_or_saturate():
+    # Negative ints wrap into uint8; half and bfloat16 saturate to inf (torch's rules).
+    assert C.full((1,), -1, dtype=C.uint8).item() == np.array(-1).astype(np.uint8)
+    assert C.full((1,), 1e5, dtype=C.float16).item() == float("inf")
+    assert C.full((1,), 1e39, dtype=C.bfloat16).item() == float("inf")
+    assert C.full((1,), 2.5, dtype=C.int32).item() == int(np.int32(2.5))
+
+
+def test_python_int_out_of_range_for_scalars():
+    with pytest.raises(OverflowError, match="^int too big to convert$"):
+        C.full((1,), 2**64)
+    with pytest.raises(OverflowError, match="^int too big to convert$"):
+        C.tensor([1]) + 2**64
+
+
+# ---- as_tensor ----
+
+
+def test_as_tensor_shares_numpy_memory():
+    a = np.array([1, 2, 3])
+    t = C.as_tensor(a)
+    a[0] = 100
+    assert t[0].item() == 100
+    t[1] = 50
+    assert a[1] == 50
+
+
+def test_as_tensor_copies_when_dtype_changes():
+    a = np.array([1, 2, 3])
+    t = C.as_tensor(a, dtype=C.float32)
+    a[0] = 100
+    np.testing.assert_array_equal(to_np(t), np.array([1, 2, 3], dtype=np.float32))
+
+
+def test_as_tensor_of_tensor():
+    y = C.tensor([1.0, 2.0])
+    assert C.as_tensor(y) is y
+    z = C.as_tensor(y, dtype=C.float64)
+    assert z is not y and z.dtype is C.float64
+    assert C.as_tensor([1, 2]).dtype is C.int64
+    assert C.as_tensor(3.5).dtype is C.float32
+
+
+# ---- legacy constructors ----
+
+
+def test_legacy_tensor_constructor():
+    assert C.Tensor().shape == (0,)
+    assert C.Tensor().dtype is C.float32
+    assert C.Tensor(2, 3).shape == (2, 3)
+    assert C.Tensor(C.Size([2, 3])).shape == (2, 3)
+    assert C.Tensor((2, 3)).tolist() == [2.0, 3.0]
+    t = C.Tensor([True, False])
+    assert t.dtype is C.float32 and t.tolist() == [1.0, 0.0]
+    np.testing.assert_array_equal(to_np(C.Tensor(np.array([1, 2]))), np.array([1.0, 2.0]))
+    # Tensor(t) aliases any tensor, whatever its dtype.
+    src = C.tensor([1, 2])
+    alias = C.Tensor(src)
+    assert alias.dtype is C.int64
+    alias[0] = 7
+    assert src[0].item() == 7
+
+
+@pytest.mark.parametrize(
+    "name, dtype",
+    [
+        ("FloatTensor", "float32"), ("DoubleTensor", "float64"), ("HalfTensor", "float16"),
+        ("BFloat16Tensor", "bfloat16"), ("ByteTensor", "uint8"), ("CharTensor", "int8"),
+        ("ShortTensor", "int16"), ("IntTensor", "int32"), ("LongTensor", "int64"),
+        ("BoolTensor", "bool"),
+    ],
+)  # fmt: skip
+def test_typed_constructors(name, dtype):
+    cls = getattr(C, name)
+    dt = getattr(C, dtype)
+    t = cls([1, 0])
+    assert t.dtype is dt
+    assert isinstance(t, cls)
+    assert isinstance(t, C.Tensor)
+    assert t.type() == f"cudalite.{name}"
+    assert cls(3).shape == (3,) and cls(3).dtype is dt
+    assert cls().shape == (0,)
+    others = [n for n in ("FloatTensor", "LongTensor", "BoolTensor") if n != name]
+    assert not any(isinstance(t, getattr(C, o)) for o in others)
+    assert repr(cls) == f"<class 'cudalite.{name}'>"
+
+
+def test_typed_constructor_values():
+    assert C.LongTensor([1.5, 2]).tolist() == [1, 2]
+    assert C.BoolTensor([1, 0]).tolist() == [True, False]
+    t = C.FloatTensor([1.0])
+    assert C.FloatTensor(t).data_ptr() == t.data_ptr()
+
+
+def test_legacy_constructor_errors():
+    with pytest.raises(TypeError, match=r"^expected TensorOptions\(dtype=float, device=cpu, "):
+        C.FloatTensor(C.tensor([1]))
+    with pytest.raises(TypeError, match=r"\(got TensorOptions\(dtype=c10::Half, device=cpu, "):
+        C.FloatTensor(C.tensor([1], dtype=C.float16))
+    msg = "new(): " + _UNPACK.format("float")
+    with pytest.raises(TypeError, match=f"^{re.escape(msg)}$"):
+        C.Tensor(2, 3.5)
+    with pytest.raises(TypeError, match=re.escape("new(): data must be a sequence (got float)")):
+        C.Tensor(2.5)
+    with pytest.raises(TypeError, match=re.escape("new(): data must be a sequence (got bool)")):
+        C.Tensor(True)
+    with pytest.raises(RuntimeError, match=re.escape("negative dimension -1: [-1]")):
+        C.Tensor(-1)
+    msg = "legacy constructor expects device type: cpu but device type: cuda was passed"
+    with pytest.raises(RuntimeError, match=f"^{msg}$"):
+        C.FloatTensor(2, device="cuda")
+    with pytest.raises(ValueError, match=r"^expected sequence of length 2 at dim 1 \(got 1\)$"):
+        C.Tensor([[1, 2], [3]])
+
+
+def test_type_conversions():
+    x = C.tensor([1.5, 2.5])
+    assert x.type() == "cudalite.FloatTensor"
+    assert x.type(C.IntTensor).dtype is C.int32
+    assert x.type("cudalite.DoubleTensor").dtype is C.float64
+    assert x.type(C.float16).dtype is C.float16
+    with pytest.raises(ValueError, match="^invalid type: 'cudalite.Foo'$"):
+        x.type("cudalite.Foo")
+
+
+# ---- factories ----
+
+SIZE_FORMS = [((2, 3),), ([2, 3],), (C.Size([2, 3]),), (2, 3)]
+
+
+@pytest.mark.parametrize("args", SIZE_FORMS)
+@pytest.mark.parametrize("fn", ["empty", "zeros", "ones", "rand", "randn"])
+def test_size_forms(fn, args, device):
+    t = getattr(C, fn)(*args, device=device)
+    assert t.shape == (2, 3)
+    assert isinstance(t.shape, C.Size)
+    assert t.dtype is C.float32
+
+
+def test_size_scalars_and_zero_dim():
+    assert C.empty(()).shape == ()
+    assert C.zeros([]).shape == ()
+    assert C.empty(0).shape == (0,)
+    assert C.zeros(C.tensor(2)).shape == (2,)
+    assert C.zeros((C.tensor(2), 3)).shape == (2, 3)
+    assert C.zeros(np.int64(2)).shape == (2,)
+
+
+@pytest.mark.parametrize("fn", ["empty", "ones", "rand", "randn"])
+def test_negative_size(fn):
+    with pytest.raises(RuntimeError, match=re.escape("negative dimension -1: [2, -1]")):
+        getattr(C, fn)(2, -1)
+    with pytest.raises(RuntimeError, match="^Trying to create tensor with negative dimension -3"):
+        getattr(C, fn)((-3,))
+
+
+def test_negative_size_zeros_and_full():
+    with pytest.raises(RuntimeError, match="^zeros: Dimension size must be non-negative.$"):
+        C.zeros(2, -1)
+    with pytest.raises(RuntimeError, match="^zeros: Dimension size must be non-negative.$"):
+        C.zeros((-1,))
+    with pytest.raises(RuntimeError, match=re.escape("negative dimension -1: [-1]")):
+        C.full((-1,), 1)
+    with pytest.raises(RuntimeError, match=re.escape("negative dimension -1: [-1]")):
+        C.zeros(1).new_zeros(-1)
+
+
+@pytest.mark.parametrize(
+    "fn, args, tail",
+    [
+        ("empty", (2.5,), _NOT.format(1, "float")),
+        ("zeros", (None,), _NOT.format(1, "NoneType")),
+        ("empty", (True,), _NOT.format(1, "bool")),
+        ("zeros", (C.tensor([2, 3]),), _NOT.format(1, "Tensor")),
+        ("full", (2, 1), _NOT.format(1, "int")),
+        ("full", ("a", 1), _NOT.format(1, "str")),
+        ("randint", (5, 3), _NOT.format(2, "int")),
+        ("rand", (2.5,), _NOT.format(1, "float")),
+        ("zeros", ([2.5],), _ELEMENT.format("float")),
+        ("zeros", ((True, 2),), _ELEMENT.format("bool")),
+        ("zeros", (2, 2.5), _UNPACK.format("float")),
+        ("ones", ([2, [3]],), _UNPACK.format("list")),
+    ],
+)  # fmt: skip
+def test_size_type_errors(fn, args, tail):
+    with pytest.raises(TypeError, match=f"^{re.escape(f'{fn}(): {tail}')}$"):
+        getattr(C, fn)(*args)
+
+
+def test_size_invalid_combination():
+    msg = "zeros() received an invalid combination of arguments - got (float, int), but expected"
+    with pytest.raises(TypeError, match=f"^{re.escape(msg)}"):
+        C.zeros(2.5, 2)
+
+
+@pytest.mark.parametrize(
+    "value, dtype", [(1.5, "float32"), (1, "int64"), (True, "bool"), (np.float32(1.5), "float32")]
+)
+def test_full_dtype_from_value(value, dtype, device):
+    t = C.full((2, 2), value, device=device)
+    assert t.dtype is getattr(C, dtype)
+    np.testing.assert_array_equal(to_np(t), np.full((2, 2), value, dtype=to_np(t).dtype))
+
+
+def test_full_explicit_dtype_and_tensor_value(device):
+    assert C.full((2,), 1, dtype=C.float16, device=device).dtype is C.float16
+    assert C.full([], 3.0).shape == ()
+    np.testing.assert_array_equal(to_np(C.full((2,), C.tensor(1.5))), np.full(2, 1.5, np.float32))
+
+
+@pytest.mark.parametrize("name", ["bool", "uint8", "int32", "int64", "float16", "float32"])
+def test_zeros_ones_dtype(name, device):
+    dt = getattr(C, name)
+    np.testing.assert_array_equal(to_np(C.zeros(2, 3, dtype=dt, device=device)), np.zeros((2, 3)))
+    np.testing.assert_array_equal(to_np(C.ones(2, 3, dtype=dt, device=device)), np.ones((2, 3)))
+    assert C.ones(2, dtype=dt).dtype is dt
+
+
+@pytest.mark.parametrize(
+    "args, kwargs",
+    [
+        ((5,), {}), ((1, 4), {}), ((0, 1, 0.25), {}), ((1.0, 4), {}), ((10, 0, -3), {}),
+        ((0.1, 0.4, 0.1), {}), ((5,), {"dtype": "float32"}), ((0, 5, 2), {"dtype": "uint8"}),
+        ((-3, 3), {"dtype": "float64"}), ((0,), {}),
+    ],
+)  # fmt: skip
+def test_arange_vs_numpy(args, kwargs, device):
+    kw = {k: getattr(C, v) for k, v in kwargs.items()}
+    t = C.arange(*args, device=device, **kw)
+    floaty = any(isinstance(a, float) for a in args)
+    want_dtype = kwargs.get("dtype", "float32" if floaty else "int64")
+    assert t.dtype is getattr(C, want_dtype)
+    np.testing.assert_allclose(to_np(t), np.arange(*args).astype(to_np(t).dtype), rtol=1e-6)
+
+
+def test_arange_tensor_and_numpy_bounds():
+    assert C.arange(C.tensor(3)).tolist() == np.arange(3).tolist()
+    assert C.arange(np.int64(3)).tolist() == np.arange(3).tolist()
+
+
+def test_arange_errors():
+    with pytest.raises(RuntimeError, match="^step must be nonzero$"):
+        C.arange(0, 1, 0)
+    with pytest.raises(
+        RuntimeError, match="^upper bound and lower bound inconsistent with step sign$"
+    ):
+        C.arange(0, 10, -1)
+
+
+@pytest.mark.parametrize(
+    "start, end, steps, dtype",
+    [(0, 1, 5, None), (0, 1, 1, None), (0, 1, 0, None), (-1, 1, 4, "float64"), (0, 10, 5, "int64"),
+     (2.5, -2.5, 7, "float32")],
+)  # fmt: skip
+def test_linspace_vs_numpy(start, end, steps, dtype, device):
+    dt = getattr(C, dtype) if dtype else None
+    t = C.linspace(start, end, steps, dtype=dt, device=device)
+    assert t.dtype is (dt or C.float32)
+    expected = np.linspace(start, end, steps).astype(to_np(t).dtype)
+    np.testing.assert_allclose(to_np(t), expected, rtol=1e-6, atol=1e-7)
+
+
+def test_linspace_negative_steps():
+    with pytest.raises(RuntimeError, match="^number of steps must be non-negative$"):
+        C.linspace(0, 1, -1)
+
+
+@pytest.mark.parametrize("n, m", [(3, None), (2, 3), (3, 2), (0, None), (1, 1)])
+def test_eye_vs_numpy(n, m, device):
+    t = C.eye(n, m, device=device)
+    assert t.dtype is C.float32
+    np.testing.assert_array_equal(to_np(t), np.eye(n, m))
+    np.testing.assert_array_equal(to_np(C.eye(n, m, dtype=C.bool)), np.eye(n, m, dtype=bool))
+
+
+def test_eye_negative():
+    with pytest.raises(RuntimeError, match="^n must be greater or equal to 0, got -1$"):
+        C.eye(-1)
+
+
+def test_like_factories(device):
+    x = C.tensor([[1, 2], [3, 4]], dtype=C.int16, device=device)
+    for t, fill in [(C.zeros_like(x), 0), (C.ones_like(x), 1), (C.full_like(x, 7), 7),
+                    (C.full_like(x, 2.5), int(np.int16(2.5)))]:  # fmt: skip
+        assert t.dtype is C.int16 and t.shape == (2, 2) and t.device == x.device
+        np.testing.assert_array_equal(to_np(t), np.full((2, 2), fill, dtype=np.int16))
+    assert C.empty_like(x).shape == (2, 2) and C.empty_like(x).dtype is C.int16
+    assert C.ones_like(x, dtype=C.float32).dtype is C.float32
+    f = x.float()
+    r = C.rand_like(f)
+    assert r.shape == (2, 2) and r.dtype is C.float32
+    assert C.randn_like(f).shape == (2, 2)
+    assert C.randint_like(x, 10).dtype is C.int16
+
+
+def test_rand_like_integer_errors():
+    x = C.tensor([1, 2], dtype=C.int16)
+    with pytest.raises(
+        NotImplementedError, match="^\"check_uniform_bounds\" not implemented for 'Short'$"
+    ):
+        C.rand_like(x)
+    with pytest.raises(
+        NotImplementedError, match="^\"normal_kernel_cpu\" not implemented for 'Short'$"
+    ):
+        C.randn_like(x)
+
+
+def test_new_factories(device):
+    x = C.tensor([[1, 2], [3, 4]], dtype=C.int16, device=device)
+    assert x.new_zeros(3).dtype is C.int16 and x.new_zeros(3).tolist() == [0, 0, 0]
+    assert x.new_zeros((2, 3)).shape == (2, 3)
+    assert x.new_ones(2, dtype=C.float64).dtype is C.float64
+    assert x.new_full((2,), 5).tolist() == [5, 5]
+    assert x.new_full((2,), 5.5).tolist() == [int(np.int16(5.5))] * 2
+    assert x.new_empty(2).dtype is C.int16
+    assert x.new_tensor([1.5, 2]).dtype is C.int16
+    assert x.new_tensor([1.5, 2], dtype=C.float32).tolist() == [1.5, 2.0]
+    assert x.new_tensor(C.tensor([9, 8])).dtype is C.int16
+    for t in (x.new_zeros(2), x.new_ones(2), x.new_full((2,), 1), x.new_tensor([1])):
+        assert t.device == x.device
+
+
+def test_scalar_tensor():
+    assert C.scalar_tensor(3).dtype is C.float32
+    assert C.scalar_tensor(3).item() == 3.0
+
+
+# ---- requires_grad ----
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda rg: C.tensor([1.0, 2.0], requires_grad=rg),
+        lambda rg: C.zeros(2, requires_grad=rg),
+        lambda rg: C.ones(2, requires_grad=rg),
+        lambda rg: C.full((2,), 1.5, requires_grad=rg),
+        lambda rg: C.rand(2, requires_grad=rg),
+        lambda rg: C.arange(0.0, 2.0, requires_grad=rg),
+        lambda rg: C.eye(2, requires_grad=rg),
+        lambda rg: C.linspace(0, 1, 2, requires_grad=rg),
+    ],
+)
+def test_requires_grad_factories(make):
+    t = make(True)
+    assert t.requires_grad is True
+    assert t.is_leaf
+    assert repr(t).endswith("requires_grad=True)")
+    assert make(False).requires_grad is False
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: C.tensor([1], requires_grad=True),
+        lambda: C.zeros(2, dtype=C.int64, requires_grad=True),
+        lambda: C.arange(3, requires_grad=True),
+        lambda: C.full((2,), 1, requires_grad=True),
+        lambda: C.empty(2, dtype=C.bool, requires_grad=True),
+        lambda: C.randint(3, (2,), requires_grad=True),
+        lambda: C.zeros(1, dtype=C.int8).new_zeros(2, requires_grad=True),
+    ],
+)
+def test_requires_grad_factories_reject_integers(make):
+    msg = "^Only Tensors of floating point and complex dtype can require gradients$"
+    with pytest.raises(RuntimeError, match=msg):
+        make()

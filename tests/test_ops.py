@@ -1,0 +1,491 @@
+"""Elementwise ops against NumPy over every dtype, shape kind and layout, and their errors.
+
+References are computed by NumPy in float64 (floats) or in the integer result dtype, then cast
+to the dtype torch's promotion gives; which op/dtype pairs raise is what PyTorch 2.11 raises.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+import zlib
+
+import numpy as np
+import pytest
+
+import cudalite as C
+from conftest import to_np
+
+INTS = ["uint8", "int8", "int16", "int32", "int64"]
+FLOATS = ["float16", "bfloat16", "float32", "float64"]
+ALL = ["bool", *INTS, *FLOATS]
+NP = {"bool": np.bool_, "float16": np.float16, "bfloat16": np.float32}
+
+
+def np_dtype(name):
+    return NP.get(name, getattr(np, name, None))
+
+
+def data(shape, dtype, rng, *, nonzero=False, small=False):
+    """Values exact in every dtype (halves of small ints for floats)."""
+    if dtype == "bool":
+        a = rng.random(shape) > 0.5
+    elif dtype == "uint8":
+        a = rng.integers(0, 4 if small else 10, shape)
+    elif dtype in INTS:
+        a = rng.integers(-3 if small else -8, 4 if small else 9, shape)
+    else:
+        a = rng.integers(-16, 17, shape) * 0.5
+    a = np.asarray(a)
+    if nonzero and dtype != "bool":
+        a = np.where(a == 0, 1, a)
+    return a.astype(np_dtype(dtype))
+
+
+# Operand layouts: (shape of a, shape of b, how to view the data).
+LAYOUTS = [
+    ((), (), None),
+    ((0,), (0,), None),
+    ((5,), (5,), None),
+    ((3, 4), (3, 4), None),
+    ((3, 1), (1, 4), None),
+    ((4, 3), (4, 3), "t"),  # transposed: (3, 4) non-contiguous views
+    ((3, 8), (3, 8), "step"),  # [:, ::2]: (3, 4) with a stride of 2
+    ((2, 3, 4), (4,), None),
+]
+
+
+def make(arr, dtype, device, how):
+    t = C.tensor(arr, dtype=getattr(C, dtype), device=device)
+    if how == "t":
+        return t.t(), arr.T
+    if how == "step":
+        return t[:, ::2], arr[:, ::2]
+    return t, arr
+
+
+def tol(dtype):
+    return {"float16": 2e-3, "bfloat16": 1e-2}.get(dtype, 1e-6)
+
+
+def check(got, want, dtype):
+    assert got.dtype is getattr(C, dtype)
+    g = to_np(got)
+    assert g.shape == want.shape
+    if dtype in FLOATS:
+        with np.errstate(all="ignore"):  # rounding to the result dtype may overflow to inf
+            want = want.astype(np_dtype(dtype)).astype(np.float64)
+        np.testing.assert_allclose(g, want, rtol=tol(dtype), atol=tol(dtype), equal_nan=True)
+    else:
+        np.testing.assert_array_equal(g, want.astype(np_dtype(dtype)))
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+# name -> (NumPy function, argument domain)
+BINARY = {
+    "add": (np.add, None),
+    "sub": (np.subtract, None),
+    "mul": (np.multiply, None),
+    "div": (np.true_divide, None),
+    "floor_divide": (np.floor_divide, "nonzero"),
+    "remainder": (np.remainder, "nonzero"),
+    "pow": (np.power, "pow"),
+    "maximum": (np.maximum, None),
+    "minimum": (np.minimum, None),
+    "atan2": (np.arctan2, None),
+    "eq": (np.equal, None),
+    "ne": (np.not_equal, None),
+    "lt": (np.less, None),
+    "le": (np.less_equal, None),
+    "gt": (np.greater, None),
+    "ge": (np.greater_equal, None),
+    "bitwise_and": (np.bitwise_and, None),
+    "bitwise_or": (np.bitwise_or, None),
+    "bitwise_xor": (np.bitwise_xor, None),
+    "logical_and": (np.logical_and, None),
+    "logical_or": (np.logical_or, None),
+    "logical_xor": (np.logical_xor, None),
+}
+OPERATORS = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
+    "floor_divide": operator.floordiv, "remainder": operator.mod, "pow": operator.pow,
+    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
+    "gt": operator.gt, "ge": operator.ge, "bitwise_and": operator.and_,
+    "bitwise_or": operator.or_, "bitwise_xor": operator.xor,
+}  # fmt: skip
+COMPARE = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"}
+
+
+def binary_error(name, dtype):
+    """(exception, message) torch raises for a same-dtype tensor pair, or None."""
+    if dtype == "bool" and name == "sub":
+        return RuntimeError, "Subtraction, the `-` operator, with two bool tensors"
+    if dtype == "bool" and name in ("floor_divide", "remainder", "pow"):
+        kernel = {"floor_divide": "div_floor_cpu", "remainder": "remainder_cpu", "pow": "pow"}
+        return NotImplementedError, f"\"{kernel[name]}\" not implemented for 'Bool'"
+    if dtype in FLOATS and name.startswith("bitwise"):
+        short = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
+        return NotImplementedError, f"\"{name}_cpu\" not implemented for '{short[dtype]}'"
+    return None
+
+
+def result_dtype(name, dtype):
+    if name in COMPARE:
+        return "bool"
+    if name in ("div", "atan2") and dtype not in FLOATS:
+        return "float32"
+    return dtype
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("name", list(BINARY))
+def test_binary_vs_numpy(name, dtype, device):
+    fn, domain = BINARY[name]
+    err = binary_error(name, dtype)
+    rng = np.random.default_rng(zlib.crc32(f"{name}{dtype}".encode()))
+    rdt = result_dtype(name, dtype)
+    for sa, sb, how in LAYOUTS:
+        a = data(sa, dtype, rng, small=domain == "pow")
+        b = data(sb, dtype, rng, nonzero=domain == "nonzero", small=domain == "pow")
+        if domain == "pow" and dtype in INTS:
+            b = np.abs(b)
+        ta, a = make(a, dtype, device, how)
+        tb, b = make(b, dtype, device, how)
+        if err is not None:
+            if device == "cpu" or err[0] is RuntimeError:
+                with pytest.raises(err[0], match=re.escape(err[1])):
+                    getattr(C, name)(ta, tb)
+            continue
+        if dtype in FLOATS:
+            a, b = a.astype(np.float64), b.astype(np.float64)
+        elif rdt == "float32":
+            a, b = a.astype(np.float64), b.astype(np.float64)
+        with np.errstate(all="ignore"):
+            want = fn(a, b)
+        check(getattr(C, name)(ta, tb), want, rdt)
+        check(getattr(ta, name)(tb), want, rdt)
+        if name in OPERATORS:
+            check(OPERATORS[name](ta, tb), want, rdt)
+
+
+UNARY = {
+    "neg": np.negative, "abs": np.abs, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
+    "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "sigmoid": sigmoid,
+    "relu": lambda x: np.maximum(x, 0), "floor": np.floor, "ceil": np.ceil, "round": np.round,
+    "trunc": np.trunc, "sign": lambda x: x.copy() if x.dtype == bool else np.sign(x),
+    "reciprocal": lambda x: 1 / x,
+    "rsqrt": lambda x: 1 / np.sqrt(x), "isnan": np.isnan, "isinf": np.isinf,
+    "isfinite": np.isfinite, "bitwise_not": np.invert, "logical_not": np.logical_not,
+    "square": np.square, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
+    "expm1": np.expm1, "erf": np.vectorize(math.erf, otypes=[np.float64]),
+}  # fmt: skip
+FLOAT_RESULT = {"exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid", "reciprocal",
+                "rsqrt", "log2", "log10", "log1p", "expm1", "erf"}  # fmt: skip
+PREDICATES = {"isnan", "isinf", "isfinite", "logical_not"}
+
+
+def unary_error(name, dtype):
+    if dtype == "bool":
+        if name == "neg":
+            return RuntimeError, "Negation, the `-` operator, on a bool tensor is not supported."
+        if name == "relu":
+            return RuntimeError, "Boolean inputs not supported for relu"
+        if name == "abs":
+            return NotImplementedError, "\"abs_cpu\" not implemented for 'Bool'"
+        if name in ("floor", "ceil", "round", "trunc"):
+            return NotImplementedError, f"\"{name}_vml_cpu\" not implemented for 'Bool'"
+    if name == "bitwise_not" and dtype in FLOATS:
+        return NotImplementedError, '"bitwise_not_cpu" not implemented for'
+    return None
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary_vs_numpy(name, dtype, device):
+    err = unary_error(name, dtype)
+    rng = np.random.default_rng(zlib.crc32(f"{name}{dtype}".encode()))
+    if name in PREDICATES:
+        rdt = "bool"
+    elif name == "square" and dtype == "bool":
+        rdt = "int64"  # torch's square is pow(x, 2)
+    elif name in FLOAT_RESULT and dtype not in FLOATS:
+        rdt = "float32"
+    else:
+        rdt = dtype
+    for sa, _, how in LAYOUTS:
+        ta, a = make(data(sa, dtype, rng), dtype, device, how)
+        if err is not None:
+            if device == "cpu" or err[0] is RuntimeError:
+                with pytest.raises(err[0], match=re.escape(err[1])):
+                    getattr(C, name)(ta)
+            continue
+        if rdt == "int64":
+            a = a.astype(np.int64)
+        elif rdt in FLOATS or dtype in FLOATS:
+            a = a.astype(np.float64)
+        with np.errstate(all="ignore"):
+            want = UNARY[name](a)
+        check(getattr(C, name)(ta), want, rdt)
+        check(getattr(ta, name)(), want, rdt)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_special_float_values(dtype, device):
+    vals = [float("nan"), float("inf"), -float("inf"), -0.0, 0.0, 1.5]
+    t = C.tensor(vals, dtype=getattr(C, dtype), device=device)
+    a = np.array(vals)
+    np.testing.assert_array_equal(to_np(C.isnan(t)), np.isnan(a))
+    np.testing.assert_array_equal(to_np(C.isinf(t)), np.isinf(a))
+    np.testing.assert_array_equal(to_np(C.isfinite(t)), np.isfinite(a))
+    other = C.tensor([1.0] * 6, dtype=getattr(C, dtype), device=device)
+    # maximum/minimum propagate NaN like NumPy's.
+    np.testing.assert_array_equal(to_np(C.maximum(t, other)), np.maximum(a, 1.0))
+    np.testing.assert_array_equal(to_np(C.minimum(t, other)), np.minimum(a, 1.0))
+    np.testing.assert_array_equal(to_np(t == t), a == a)
+    np.testing.assert_array_equal(to_np(t != t), a != a)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(to_np(-t), -a)
+        check(C.sqrt(t), np.sqrt(a), dtype)
+        check(t // 0, np.floor_divide(a, 0.0), dtype)
+        check(C.exp(t), np.exp(a), dtype)
+
+
+def test_operators_and_reflected(device):
+    a = np.array([[1.5, -2.0, 3.0]])
+    t = C.tensor(a, dtype=C.float64, device=device)
+    for op in (operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
+               operator.floordiv, operator.mod):  # fmt: skip
+        np.testing.assert_allclose(to_np(op(t, 2)), op(a, 2))
+        np.testing.assert_allclose(to_np(op(2, t)), op(2, a))
+    np.testing.assert_array_equal(to_np(-t), -a)
+    np.testing.assert_array_equal(to_np(abs(t)), abs(a))
+    np.testing.assert_array_equal(to_np(+t), a)
+    i = C.tensor([5, 6], device=device)
+    np.testing.assert_array_equal(to_np(~i), ~np.array([5, 6]))
+    np.testing.assert_array_equal(to_np(3 & i), 3 & np.array([5, 6]))
+    np.testing.assert_array_equal(to_np(~C.tensor([True, False], device=device)), [False, True])
+
+
+def test_integer_pow_and_division_semantics(device):
+    a = C.tensor([5, -5, 7, -7], device=device)
+    b = C.tensor([-2, 2, 3, -3], device=device)
+    np.testing.assert_array_equal(
+        to_np(a // b), np.array([5, -5, 7, -7]) // np.array([-2, 2, 3, -3])
+    )
+    np.testing.assert_array_equal(to_np(a % b), np.array([5, -5, 7, -7]) % np.array([-2, 2, 3, -3]))
+    np.testing.assert_array_equal(
+        to_np(a.div(2, rounding_mode="trunc")), np.trunc(np.array([5, -5, 7, -7]) / 2)
+    )
+    np.testing.assert_array_equal(
+        to_np(a.div(2, rounding_mode="floor")), np.array([5, -5, 7, -7]) // 2
+    )
+    u = C.tensor([2], dtype=C.uint8, device=device)
+    assert to_np(u**9).tolist() == (np.array([2], np.uint8) ** np.uint8(9)).tolist()
+    assert (u - 3).tolist() == (np.array([2], np.uint8) - np.uint8(3)).tolist()
+
+
+def test_div_rounding_mode_error():
+    msg = "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'bad'"
+    with pytest.raises(RuntimeError, match=f"^{re.escape(msg)}$"):
+        C.tensor([1.0]).div(2, rounding_mode="bad")
+
+
+# ---- in-place and out= ----
+
+
+def test_inplace_ops(device):
+    a = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
+    t = C.tensor(a, device=device)
+    ptr = t.data_ptr()
+    t += 1
+    t *= C.tensor([2.0, 3.0], device=device)
+    t -= 0.5
+    t /= 2
+    t.add_(C.ones(2, device=device), alpha=2).sub_(1).mul_(3).div_(2)
+    t.exp_().log_().sqrt_().neg_().abs_()
+    want = np.sqrt((((((a + 1) * [2.0, 3.0]) - 0.5) / 2) + 2 - 1) * 3 / 2)
+    np.testing.assert_allclose(to_np(t), want, rtol=1e-5)
+    assert t.data_ptr() == ptr
+    i = C.tensor([1, 2], dtype=C.int32, device=device)
+    i += 2
+    i *= 3
+    i //= 2
+    i %= 4
+    assert i.dtype is C.int32
+    np.testing.assert_array_equal(to_np(i), (((np.array([1, 2], np.int32) + 2) * 3) // 2) % 4)
+    f = C.tensor([1.5, 2.5], device=device)
+    f += C.tensor([1.0], dtype=C.float64, device=device)  # float64 -> float32 is allowed
+    assert f.dtype is C.float32 and f.tolist() == [2.5, 3.5]
+
+
+def test_inplace_view_writes_base(device):
+    x = C.zeros(3, 4, device=device)
+    x[:, 1].add_(5)
+    x.t()[2].mul_(0).add_(1)
+    a = np.zeros((3, 4), dtype=np.float32)
+    a[:, 1] += 5
+    a.T[2] = 1
+    np.testing.assert_array_equal(to_np(x), a)
+
+
+@pytest.mark.parametrize(
+    "dtype, call, result",
+    [
+        ("int32", lambda t: t.add_(1.5), "Float"),
+        ("int32", lambda t: t.__iadd__(1.5), "Float"),
+        ("int32", lambda t: t.__itruediv__(2), "Float"),
+        ("int32", lambda t: t.mul_(C.tensor([1.5])), "Float"),
+        ("int32", lambda t: t.sqrt_(), "Float"),
+        ("int64", lambda t: t.exp_(), "Float"),
+        ("bool", lambda t: t.add_(1), "Long"),
+        ("float32", lambda t: t.add_(C.tensor([1.0], dtype=C.float64).expand(2)), None),
+    ],
+)
+def test_inplace_cast_errors(dtype, call, result):
+    t = C.tensor([1, 2], dtype=getattr(C, dtype))
+    if result is None:
+        call(t)
+        return
+    short = {"int32": "Int", "int64": "Long", "bool": "Bool"}[dtype]
+    msg = f"result type {result} can't be cast to the desired output type {short}"
+    with pytest.raises(RuntimeError, match=f"^{msg}$"):
+        call(t)
+
+
+def test_inplace_broadcast_error(device):
+    y = C.zeros(3, 1, device=device)
+    msg = "output with shape [3, 1] doesn't match the broadcast shape [3, 4]"
+    with pytest.raises(RuntimeError, match=f"^{re.escape(msg)}$"):
+        y.add_(C.ones(3, 4, device=device))
+    y.add_(C.ones(1, device=device))
+    assert y.tolist() == [[1.0], [1.0], [1.0]]
+
+
+def test_out_argument(device):
+    a = C.tensor([1.0, 2.0], device=device)
+    o = C.empty(2, device=device)
+    assert C.add(a, 1, out=o) is o
+    assert o.tolist() == [2.0, 3.0]
+    o64 = C.empty(2, dtype=C.float64, device=device)
+    C.add(C.tensor([1, 2], device=device), 1, out=o64)
+    assert o64.dtype is C.float64 and o64.tolist() == [2.0, 3.0]
+    ob = C.empty(2, dtype=C.float32, device=device)
+    C.eq(C.tensor([1, 2], device=device), 1, out=ob)
+    assert ob.tolist() == [1.0, 0.0]
+    e = C.empty(0, device=device)
+    assert C.exp(a, out=e) is e and e.shape == (2,)
+    with pytest.warns(
+        UserWarning,
+        match=re.escape("An output with one or more elements was resized since it had shape [3]"),
+    ):
+        C.add(a, 1, out=C.empty(3, device=device))
+    msg = "result type Float can't be cast to the desired output type Long"
+    with pytest.raises(RuntimeError, match=f"^{msg}$"):
+        C.add(a, 1, out=C.empty(2, dtype=C.int64, device=device))
+    with pytest.raises(RuntimeError, match=f"^{msg}$"):
+        C.exp(C.tensor([1, 2], device=device), out=C.empty(2, dtype=C.int64, device=device))
+
+
+# ---- errors ----
+
+
+def err(exc, msg):
+    return pytest.raises(exc, match=f"^{re.escape(msg)}$")
+
+
+SUB_TWO = (
+    "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+    "`logical_xor()` operator instead."
+)
+SUB_ONE = (
+    "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+    "invert a mask, use the `~` or `logical_not()` operator instead."
+)
+NEG = (
+    "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
+    "a mask, use the `~` or `logical_not()` operator instead."
+)
+
+
+def test_bool_arithmetic_errors():
+    b = C.tensor([True, False])
+    two, one, neg = SUB_TWO, SUB_ONE, NEG
+    for call, msg in [
+        (lambda: b - b, two), (lambda: b.sub_(b), two), (lambda: C.sub(b, b, alpha=2), two),
+        (lambda: b - 1, one), (lambda: 1 - b, one), (lambda: C.tensor([1]) - b, one),
+        (lambda: b - 1.5, one), (lambda: C.tensor([1]) - True, one),
+        (lambda: -b, neg), (lambda: C.neg(b), neg), (lambda: b.neg_(), neg),
+    ]:  # fmt: skip
+        with err(RuntimeError, msg):
+            call()
+    # Bool addition and multiplication are logical or / and.
+    assert (b + b).tolist() == [True, False] and (b * b).dtype is C.bool
+
+
+def test_integer_division_by_zero_cpu():
+    i8 = C.tensor([1], dtype=C.int8)
+    for call in (lambda: C.tensor([1, 2]) // 0, lambda: C.tensor([1, 2]) % 0,
+                 lambda: C.tensor([1, 2]) // C.tensor([1, 0]),
+                 lambda: C.remainder(i8, C.zeros(1, dtype=C.int8))):  # fmt: skip
+        with err(RuntimeError, "ZeroDivisionError"):
+            call()
+    with np.errstate(all="ignore"):
+        want = np.array([1.0, -1.0, 0.0]) // 0
+    np.testing.assert_array_equal(to_np(C.tensor([1.0, -1.0, 0.0]) // 0), want)
+
+
+def test_other_op_errors():
+    with err(RuntimeError, "Integers to negative integer powers are not allowed."):
+        C.tensor([2, 3]) ** -1
+    with err(
+        TypeError, "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
+    ):
+        ~C.tensor([1.0])
+    with err(NotImplementedError, "\"bitwise_and_cpu\" not implemented for 'Float'"):
+        C.tensor([1.0]) & C.tensor([1.0])
+    with err(
+        RuntimeError,
+        "For integral input tensors, argument alpha must not be a floating point number.",
+    ):
+        C.tensor([1, 2]).add_(1, alpha=0.5)
+    with err(RuntimeError, "Boolean alpha only supported for Boolean results."):
+        C.add(C.tensor([1, 2]), 2, alpha=True)
+    msg = "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension"
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        C.tensor([1, 2]) + C.tensor([1, 2, 3])
+    assert C.add(C.tensor([True]), C.tensor([True]), alpha=2).tolist() == [True]
+    assert C.add(C.tensor([1, 2]), C.tensor([1, 1]), alpha=3).tolist() == [4, 5]
+
+
+MUST = "(): argument '{}' (position {}) must be Tensor, not {}"
+COMBO = "() received an invalid combination of arguments - got ({}), but expected one of:"
+
+
+@pytest.mark.parametrize(
+    "call, msg",
+    [
+        (lambda x: C.maximum(x, 2), "maximum" + MUST.format("other", 2, "int")),
+        (lambda x: x.maximum(2), "maximum" + MUST.format("other", 1, "int")),
+        (lambda x: C.maximum(2, x), "maximum" + MUST.format("input", 1, "int")),
+        (lambda x: x.atan2(1.0), "atan2" + MUST.format("other", 1, "float")),
+        (lambda x: C.logical_or(x, 1), "logical_or" + MUST.format("other", 2, "int")),
+        (lambda x: x.logical_and_(1), "logical_and_" + MUST.format("other", 1, "int")),
+        (lambda x: C.minimum(x, np.float32(1)),
+         "minimum" + MUST.format("other", 2, "numpy.float32")),
+        (lambda x: C.add(x, "a"), "add" + MUST.format("other", 2, "str")),
+        (lambda x: x.add("a"), "add" + MUST.format("other", 1, "str")),
+        (lambda x: x.sub(None), "sub" + MUST.format("other", 1, "NoneType")),
+        (lambda x: C.eq(x, None), "eq" + COMBO.format("Tensor, NoneType")),
+        (lambda x: x.remainder("a"), "remainder" + COMBO.format("str")),
+        (lambda x: C.true_divide(x, "a"), "true_divide" + COMBO.format("Tensor, str")),
+        (lambda x: x + "a", "unsupported operand type(s) for +: 'Tensor' and 'str'"),
+        (lambda x: x < None, "'<' not supported between instances of 'Tensor' and 'NoneType'"),
+    ],
+)  # fmt: skip
+def test_argument_type_errors(call, msg):
+    with err(TypeError, msg):
+        call(C.tensor([1.0, 2.0]))

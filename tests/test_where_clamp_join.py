@@ -1,0 +1,251 @@
+"""where, clamp, equal/allclose/isclose, cat and stack against NumPy, with torch's errors."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import cudalite as C
+from conftest import to_np
+
+
+def err(exc, msg):
+    return pytest.raises(exc, match=f"^{re.escape(msg)}$")
+
+
+# ---- where ----
+
+
+@pytest.mark.parametrize(
+    "cond_shape, a_shape, b_shape",
+    [((4,), (4,), (4,)), ((3, 1), (1, 4), ()), ((2, 3), (3,), (2, 1))],
+)
+def test_where_vs_numpy(cond_shape, a_shape, b_shape, device):
+    rng = np.random.default_rng(0)
+    c = rng.random(cond_shape) > 0.5
+    a = rng.integers(-5, 5, a_shape)
+    b = rng.random(b_shape)
+    got = C.where(
+        C.tensor(c, device=device), C.tensor(a, device=device), C.tensor(b, device=device)
+    )
+    # int64 with float64: float64.
+    assert got.dtype is C.float64
+    np.testing.assert_array_equal(to_np(got), np.where(c, a, b))
+
+
+def test_where_scalars_and_method(device):
+    c = C.tensor([True, False], device=device)
+    r = C.where(c, 1, 2.5)
+    assert r.dtype is C.float32 and r.tolist() == [1.0, 2.5]
+    x = C.tensor([1, 2], device=device)
+    assert x.where(c, 0).tolist() == [1, 0]
+    assert C.where(c, C.tensor([1, 2], dtype=C.int8, device=device), 3).dtype is C.int8
+    assert (
+        C.where(
+            c,
+            C.tensor([1.0, 2.0], device=device),
+            C.tensor([3.5, 4.0], dtype=C.float64, device=device),
+        ).dtype
+        is C.float64
+    )
+    # One argument: the indices of the nonzero elements.
+    (idx,) = C.where(C.tensor([0, 3, 0, 5], device=device) != 0)
+    np.testing.assert_array_equal(to_np(idx), np.nonzero([0, 3, 0, 5])[0])
+
+
+def test_where_errors():
+    c = C.tensor([True, False])
+    with err(
+        RuntimeError,
+        "where expected condition to be a boolean tensor, but got a tensor with dtype Long",
+    ):
+        C.where(C.tensor([1, 0]), 1, 2)
+    with pytest.raises(
+        RuntimeError,
+        match=re.escape("The size of tensor a (2) must match the size of tensor b (3)"),
+    ):
+        C.where(c, C.tensor([1, 2]), C.tensor([1, 2, 3]))
+    with err(RuntimeError, "value cannot be converted to type int8_t without overflow"):
+        C.where(c, C.tensor([1, 2], dtype=C.int8), 300)
+
+
+# ---- clamp ----
+
+
+@pytest.mark.parametrize("lo, hi", [(2, 6), (2.5, None), (None, 6), (4, 2), (-1.5, 1.5)])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "float32", "float64"])
+def test_clamp_vs_numpy(lo, hi, dtype, device):
+    a = np.array([[1, 5, 9], [-3, 0, 4]], dtype=dtype)
+    t = C.tensor(a, device=device)
+    got = C.clamp(t, lo, hi)
+    floats = any(isinstance(v, float) for v in (lo, hi))
+    want_dtype = "float32" if floats and dtype.startswith("int") else dtype
+    assert got.dtype is getattr(C, want_dtype)
+    want = a.astype(np.float64)
+    if lo is not None:
+        want = np.maximum(want, lo)
+    if hi is not None:
+        want = np.minimum(want, hi)  # min after max: hi wins when lo > hi, as in torch
+    np.testing.assert_array_equal(to_np(got), want.astype(want_dtype))
+    np.testing.assert_array_equal(to_np(t.clamp(lo, hi)), want.astype(want_dtype))
+    np.testing.assert_array_equal(to_np(C.clip(t, lo, hi)), want.astype(want_dtype))
+
+
+def test_clamp_tensor_bounds_inplace_and_nan(device):
+    t = C.tensor([1, 5, 9], device=device)
+    lo = C.tensor([2, 2, 2], device=device)
+    hi = C.tensor([3], device=device)
+    np.testing.assert_array_equal(to_np(C.clamp(t, lo, hi)), np.clip([1, 5, 9], 2, 3))
+    f = C.tensor([1.0, 5.0, 9.0], device=device)
+    assert f.clamp_(max=2) is f and f.tolist() == [1.0, 2.0, 2.0]
+    n = C.clamp(C.tensor([1.0, float("nan")], device=device), 0, 0.5)
+    np.testing.assert_array_equal(to_np(n), np.clip(np.array([1.0, np.nan], np.float32), 0, 0.5))
+    o = C.empty(3, device=device)
+    assert C.clamp(C.tensor([1.0, 5.0, 9.0], device=device), 2, 6, out=o) is o
+    assert o.tolist() == [2.0, 5.0, 6.0]
+
+
+def test_clamp_errors():
+    with err(RuntimeError, "cudalite.clamp: At least one of 'min' or 'max' must not be None"):
+        C.clamp(C.tensor([1, 5, 9]))
+    with err(RuntimeError, "result type Float can't be cast to the desired output type long int"):
+        C.tensor([1, 5, 9]).clamp_(2.5, 6)
+
+
+# ---- equal / allclose / isclose ----
+
+
+def test_equal():
+    a = C.tensor([1.0, 2.0, float("nan")])
+    assert C.equal(a, a) is False  # NaN != NaN
+    assert C.equal(C.tensor([1, 2]), C.tensor([1.0, 2.0])) is True
+    assert C.equal(C.tensor([1, 2]), C.tensor([1, 2, 3])) is False
+    assert C.equal(C.tensor([1, 2]), C.tensor([[1, 2]])) is False
+    assert C.tensor([1, 2]).equal(C.tensor([1, 2])) is True
+    assert C.equal(C.zeros(0), C.zeros(0)) is True
+
+
+@pytest.mark.parametrize(
+    "a, b, kw",
+    [
+        ([1.0, 2.0], [1.0, 2.000001], {}),
+        ([1.0, 2.0, np.nan], [1.0, 2.0, np.nan], {}),
+        ([1.0, 2.0, np.nan], [1.0, 2.0, np.nan], {"equal_nan": True}),
+        ([1.0, np.inf, -np.inf], [1.1, np.inf, np.inf], {"rtol": 0.2}),
+        ([1.0, 2.0], [1.5, 2.5], {"atol": 0.5}),
+        ([1.0, 2.0], [1.0], {}),
+        ([100.0, 0.0], [101.0, 1e-9], {"rtol": 0.01}),
+    ],
+)
+def test_isclose_allclose_vs_numpy(a, b, kw, device):
+    ta = C.tensor(a, dtype=C.float64, device=device)
+    tb = C.tensor(b, dtype=C.float64, device=device)
+    np.testing.assert_array_equal(to_np(C.isclose(ta, tb, **kw)), np.isclose(a, b, **kw))
+    assert C.allclose(ta, tb, **kw) is bool(np.allclose(a, b, **kw))
+    assert ta.allclose(tb, **kw) is bool(np.allclose(a, b, **kw))
+
+
+def test_isclose_integers_and_errors():
+    np.testing.assert_array_equal(
+        to_np(C.isclose(C.tensor([1, 2]), C.tensor([1, 3]))), np.isclose([1, 2], [1, 3])
+    )
+    assert C.isclose(C.tensor([True]), C.tensor([True])).tolist() == [True]
+    with err(RuntimeError, "Float did not match Long"):
+        C.isclose(C.tensor([1.0, 2.0]), C.tensor([1, 2]))
+    with err(RuntimeError, "Float did not match Long"):
+        C.allclose(C.tensor([1.0, 2.0]), C.tensor([1, 2]))
+    with err(RuntimeError, "rtol must be greater than or equal to zero, but got -1"):
+        C.isclose(C.tensor([1.0]), C.tensor([1.0]), rtol=-1)
+    with err(RuntimeError, "atol must be greater than or equal to zero, but got -1.5"):
+        C.isclose(C.tensor([1.0]), C.tensor([1.0]), atol=-1.5)
+    with pytest.raises(
+        RuntimeError,
+        match=re.escape("The size of tensor a (2) must match the size of tensor b (3)"),
+    ):
+        C.allclose(C.tensor([1.0, 2.0]), C.tensor([1.0, 2.0, 3.0]))
+
+
+# ---- cat / stack ----
+
+
+@pytest.mark.parametrize(
+    "shapes, dim",
+    [
+        ([(2, 3), (1, 3)], 0),
+        ([(2, 3), (2, 1)], 1),
+        ([(2, 3), (2, 1), (2, 2)], -1),
+        ([(4,), (0,)], 0),
+        ([(2, 0), (2, 3)], 1),
+        ([(1, 2, 3), (1, 2, 3)], 2),
+    ],
+)
+def test_cat_vs_numpy(shapes, dim, device):
+    rng = np.random.default_rng(1)
+    arrs = [rng.integers(0, 9, s) for s in shapes]
+    got = C.cat([C.tensor(a, device=device) for a in arrs], dim)
+    np.testing.assert_array_equal(to_np(got), np.concatenate(arrs, dim))
+    got = C.concat(tuple(C.tensor(a, device=device) for a in arrs), dim=dim)
+    np.testing.assert_array_equal(to_np(got), np.concatenate(arrs, dim))
+
+
+def test_cat_promotion_views_and_out(device):
+    a = C.ones(2, device=device)
+    assert C.cat([a, C.ones(2, dtype=C.int64, device=device)]).dtype is C.float32
+    assert C.cat([C.ones(2, dtype=C.int8), C.ones(2, dtype=C.uint8)]).dtype is C.int16
+    # Legacy: a 1-D empty tensor joins anything.
+    assert C.cat([C.ones(2, 3, device=device), C.zeros(0, device=device)]).shape == (2, 3)
+    x = C.arange(12, device=device).reshape(3, 4)
+    np.testing.assert_array_equal(
+        to_np(C.cat([x.t(), x[:, ::2].t()])),
+        np.concatenate([np.arange(12).reshape(3, 4).T, np.arange(12).reshape(3, 4)[:, ::2].T]),
+    )
+    o = C.empty(0, device=device)
+    assert C.cat([C.ones(2, 3, device=device), C.zeros(2, 1, device=device)], dim=1, out=o) is o
+    assert o.shape == (2, 4)
+
+
+def test_cat_errors():
+    with err(
+        RuntimeError,
+        "Sizes of tensors must match except in dimension 0. Expected size 3 but got size 1 for "
+        "tensor number 1 in the list.",
+    ):
+        C.cat([C.ones(2, 3), C.zeros(2, 1)])
+    with err(RuntimeError, "Tensors must have same number of dimensions: got 2 and 1"):
+        C.cat([C.ones(2, 3), C.zeros(2)])
+    with err(ValueError, "cudalite.cat(): expected a non-empty list of Tensors"):
+        C.cat([])
+    with err(IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got 2)"):
+        C.cat([C.ones(2)], dim=2)
+    with err(RuntimeError, "zero-dimensional tensor (at position 0) cannot be concatenated"):
+        C.cat([C.tensor(1.0), C.tensor(2.0)])
+    with err(TypeError, "expected Tensor as element 1 in argument 0, but got int"):
+        C.cat([C.ones(2, 3), 1])
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1, 2, -3])
+def test_stack_vs_numpy(dim, device):
+    rng = np.random.default_rng(2)
+    arrs = [rng.random((2, 3)) for _ in range(3)]
+    got = C.stack([C.tensor(a, device=device) for a in arrs], dim)
+    np.testing.assert_array_equal(to_np(got), np.stack(arrs, dim))
+
+
+def test_stack_promotion_and_scalars(device):
+    assert C.stack([C.ones(2), C.ones(2, dtype=C.int64)]).dtype is C.float32
+    s = C.stack([C.tensor(1.0, device=device), C.tensor(2.0, device=device)])
+    assert s.shape == (2,) and s.tolist() == [1.0, 2.0]
+
+
+def test_stack_errors():
+    with err(
+        RuntimeError,
+        "stack expects each tensor to be equal size, but got [2] at entry 0 and [3] at entry 1",
+    ):
+        C.stack([C.ones(2), C.zeros(3)])
+    with err(RuntimeError, "stack expects a non-empty TensorList"):
+        C.stack([])
+    with err(IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got 3)"):
+        C.stack([C.ones(2)], dim=3)
