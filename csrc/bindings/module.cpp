@@ -11,6 +11,7 @@ PYBIND11_MODULE(_C, m) {
   cl::bind::bind_creation(m);
   cl::bind::bind_numpy(m);
   cl::bind::bind_cuda(m);
+  cl::bind::bind_streams(m);
   cl::bind::bind_interop(m);
   cl::bind::bind_memory(m);
 }

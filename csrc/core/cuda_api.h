@@ -16,6 +16,7 @@
 
 namespace cl {
 class CachingAllocator;
+struct StorageImpl;
 }
 
 namespace cl::cuda {
@@ -36,6 +37,8 @@ Allocator* device_allocator(int device);
 Allocator* host_allocator();  // page-locked host memory
 
 using StreamHandle = void*;  // cudaStream_t
+// The calling thread's current stream on `device` (a thread_local lookup; csrc/cuda/
+// streams.cpp). Every kernel launch and copy on `device` goes to it.
 StreamHandle current_stream(int device);
 
 // The caching allocator behind device_allocator(device), created on first use; nullptr when
@@ -43,9 +46,19 @@ StreamHandle current_stream(int device);
 CachingAllocator* caching_allocator(int device);
 // The caching allocators created so far, indexed by device (nullptr where none).
 std::vector<CachingAllocator*> caching_allocators();
-// Tensor.record_stream: memory of a device DataPtr is also used on `stream`, so the caching
-// allocator reuses it only after the work queued there when it is freed has finished.
+// Tensor.record_stream, the entry point (csrc/cuda/record_stream.cpp): the memory of
+// `storage` (on a GPU) is not reused before the work queued on `stream` when the storage is
+// freed has completed. Caching-allocator memory goes to the DataPtr overload below; other
+// memory (imported through DLPack, say) is held back by record_stream.cpp itself.
+void record_stream(StorageImpl* storage, StreamHandle stream);
+// The caching allocator's part (csrc/cuda/device_allocator.cpp): memory of a device DataPtr
+// is also used on `stream`, so the allocator reuses it only after the work queued there when
+// it is freed has finished.
 void record_stream(const DataPtr& data, StreamHandle stream);
+// Releases memory held back by record_stream.cpp whose streams have finished. Called on
+// synchronize and frees.
+void process_record_stream_frees();
+size_t pending_record_stream_frees();  // frees still held back (for tests)
 
 // Copies between host and device or device and device; `device` is the GPU involved.
 // Blocking unless `non_blocking` (which is only asynchronous for page-locked host memory).

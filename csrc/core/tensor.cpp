@@ -76,6 +76,7 @@ Tensor empty(const Shape& sizes, ScalarType dtype, Device device, bool pin_memor
              shape_str(sizes));
   }
   device = resolve_device(device);
+  CL_CHECK(!pin_memory || device.is_cpu(), "Only dense CPU tensors can be pinned");
   size_t nbytes = size_t(shape_numel(sizes)) * itemsize(dtype);
   Allocator* alloc = pin_memory ? cuda::host_allocator() : allocator_for(device);
   auto storage = std::make_shared<StorageImpl>(alloc->allocate(nbytes), nbytes);

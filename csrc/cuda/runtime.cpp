@@ -1,5 +1,5 @@
 // The CUDA runtime behind core/cuda_api.h: initialisation, fork safety, the current
-// device, copies.
+// device, copies. Streams and events live in streams.cpp and events.cpp.
 //
 // Note [Lazy init and fork]
 // Nothing touches the driver until the first real use (lazy_init), so `import cudalite`,
@@ -25,6 +25,8 @@
 
 #include "core/cuda_api.h"
 #include "cuda/cuda_check.h"
+#include "cuda/host_allocator.h"
+#include "cuda/staged_copy.h"
 
 namespace cl::cuda {
 
@@ -260,32 +262,38 @@ bool can_device_access_peer(int device, int peer) {
   return can != 0;
 }
 
-void stream_wait_stream(StreamHandle waiting, StreamHandle stream, int device) {
-  if (waiting == stream) return;
-  DeviceGuard g(device);
-  cudaEvent_t ev = nullptr;
-  CL_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
-  cudaError_t err = cudaEventRecord(ev, static_cast<cudaStream_t>(stream));
-  if (err == cudaSuccess) err = cudaStreamWaitEvent(static_cast<cudaStream_t>(waiting), ev, 0);
-  // Destroying right away is allowed: the wait keeps what it needs until it completes.
-  CL_CUDA_CHECK_NOTHROW(cudaEventDestroy(ev));
-  if (err != cudaSuccess) throw_cuda_error(err, __FILE__, __LINE__);
-}
-
-StreamHandle current_stream(int) { return nullptr; }
-
+// Note [Copies and streams]
+// Copies go to the current stream of the GPU involved, like every kernel. non_blocking is
+// only passed for page-locked host memory (copy.cpp checks): the copy is queued and the
+// pinned block is noted as used by the stream, so the host allocator won't hand it out
+// again before the copy has run (Note [Pinned block reuse]). A blocking copy returns when
+// the host buffer is safe to use and the stream has caught up, as torch does; from or to
+// pageable memory of 1 MiB and more it is staged through pinned buffers by several threads
+// (Note [Staged pageable copies]).
 void memcpy_h2d(void* dst, const void* src, size_t n, int device, bool non_blocking) {
+  if (n == 0) return;
   DeviceGuard g(device);
   cudaStream_t s = static_cast<cudaStream_t>(current_stream(device));
-  CL_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, s));
+  bool staged = n >= kMinStagedBytes && !is_pinned_ptr(src) && staged_h2d(dst, src, n, device, s);
+  if (!staged) {
+    CL_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, s));
+    if (non_blocking) host_record_stream(src, s, device);
+  }
   if (!non_blocking) CL_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
 void memcpy_d2h(void* dst, const void* src, size_t n, int device, bool non_blocking) {
+  if (n == 0) return;
   DeviceGuard g(device);
   cudaStream_t s = static_cast<cudaStream_t>(current_stream(device));
+  // A staged copy has waited for its last DMA, and so for all earlier work on the stream.
+  if (n >= kMinStagedBytes && !is_pinned_ptr(dst) && staged_d2h(dst, src, n, device, s)) return;
   CL_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, s));
-  if (!non_blocking) CL_CUDA_CHECK(cudaStreamSynchronize(s));
+  if (non_blocking) {
+    host_record_stream(dst, s, device);
+  } else {
+    CL_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
 }
 
 void memcpy_d2d(void* dst, int dst_device, const void* src, int src_device, size_t n) {
@@ -300,8 +308,11 @@ void memcpy_d2d(void* dst, int dst_device, const void* src, int src_device, size
 }
 
 void synchronize(int device) {
-  DeviceGuard g(device);
-  CL_CUDA_CHECK(cudaDeviceSynchronize());
+  {
+    DeviceGuard g(device);
+    CL_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  process_record_stream_frees();
 }
 
 DeviceGuard::DeviceGuard(int device) : prev_(-1), active_(false) {

@@ -1,6 +1,6 @@
-// Plain cudaMalloc / cudaHostAlloc allocators. The caching allocator (device_allocator.cpp)
-// serves device memory; the plain device allocator is what CUDALITE_NO_CUDA_MEMORY_CACHING=1
-// selects.
+// The plain cudaMalloc allocator: what CUDALITE_NO_CUDA_MEMORY_CACHING=1 selects; the
+// caching allocator (device_allocator.cpp) serves device memory otherwise. Pinned host
+// memory has its own caching allocator (host_allocator.cpp).
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -16,7 +16,6 @@ namespace cl::cuda {
 namespace {
 
 void free_device(void* p) { CL_CUDA_CHECK_NOTHROW(cudaFree(p)); }
-void free_host(void* p) { CL_CUDA_CHECK_NOTHROW(cudaFreeHost(p)); }
 
 class DeviceAllocator final : public Allocator {
  public:
@@ -35,18 +34,6 @@ class DeviceAllocator final : public Allocator {
   int device_;
 };
 
-class HostAllocator final : public Allocator {
- public:
-  DataPtr allocate(size_t nbytes) override {
-    Device dev(DeviceType::CPU);
-    if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, dev);
-    lazy_init();
-    void* p = nullptr;
-    CL_CUDA_CHECK(cudaHostAlloc(&p, nbytes, cudaHostAllocDefault));
-    return DataPtr(p, p, &free_host, dev);
-  }
-};
-
 }  // namespace
 
 Allocator* uncached_device_allocator(int device) {
@@ -57,11 +44,6 @@ Allocator* uncached_device_allocator(int device) {
   if (allocs.empty()) allocs.resize(size_t(device_count()));
   if (!allocs[device]) allocs[device] = std::make_unique<DeviceAllocator>(device);
   return allocs[device].get();
-}
-
-Allocator* host_allocator() {
-  static HostAllocator alloc;
-  return &alloc;
 }
 
 }  // namespace cl::cuda

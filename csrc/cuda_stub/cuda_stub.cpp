@@ -20,11 +20,15 @@ int current_device() { fail(); }
 void set_device(int) { fail(); }
 void check_device_index(int) { fail(); }
 Allocator* device_allocator(int) { fail(); }
-Allocator* host_allocator() { fail(); }
+// torch's CPU-only message for pin_memory=True (EmptyTensor.cpp).
+Allocator* host_allocator() {
+  throw Error(
+      "pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator "
+      "is available on this system.");
+}
 CachingAllocator* caching_allocator(int) { fail(); }
 std::vector<CachingAllocator*> caching_allocators() { return {}; }
 void record_stream(const DataPtr&, StreamHandle) { fail(); }
-StreamHandle current_stream(int) { fail(); }
 void memcpy_h2d(void*, const void*, size_t, int, bool) { fail(); }
 void memcpy_d2h(void*, const void*, size_t, int, bool) { fail(); }
 void memcpy_d2d(void*, int, const void*, int, size_t) { fail(); }
@@ -40,7 +44,6 @@ int exchange_device(int device) {
 int maybe_exchange_device(int device) { return exchange_device(device); }
 std::pair<size_t, size_t> mem_get_info(int) { fail(); }
 bool can_device_access_peer(int, int) { fail(); }
-void stream_wait_stream(StreamHandle, StreamHandle, int) { fail(); }
 const DeviceProperties& get_device_properties(int) { fail(); }
 std::string uuid_string(const std::array<uint8_t, 16>&) { fail(); }
 

@@ -59,6 +59,15 @@ int = int32
 short = int16
 
 
+def __getattr__(name):
+    # torch imports torch.utils with torch; cudalite on first use, to keep imports fast.
+    if name == "utils":
+        import importlib
+
+        return importlib.import_module("cudalite.utils")
+    raise AttributeError(f"module 'cudalite' has no attribute '{name}'")
+
+
 def _dtype_from_name(name):
     """Unpickles a dtype."""
     return getattr(_C, name)

@@ -80,7 +80,13 @@ def _size(args, name="size", pos=1, sequence_only=False):
     return out
 
 
-def _finish(t, requires_grad):
+def _finish(t, requires_grad, pin_memory=False):
+    if pin_memory:
+        # Made on the CPU, then copied into memory from the pinned allocator (whose errors
+        # are torch's for pin_memory=True, and "Only dense CPU tensors can be pinned").
+        out = _C._empty(list(t.shape), t.dtype, t.device, True)
+        _C._copy_(out, t, False)
+        t = out
     if requires_grad:
         if not t.dtype.is_floating_point:
             raise RuntimeError(
@@ -115,9 +121,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         t = _from_ndarray(data, dtype, device)
     else:
         t = _C._tensor_from_data(data, dtype, device)
-    if pin_memory:
-        t = t.pin_memory()
-    return _finish(t, requires_grad)
+    return _finish(t, requires_grad, pin_memory)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -149,39 +153,40 @@ def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
     return _finish(t, requires_grad)
 
 
-def _filled(size, value, dtype, device, requires_grad, name):
+def _filled(size, value, dtype, device, requires_grad, name, pin_memory=False):
     from cudalite import get_default_dtype
 
-    return _finish(
-        _C._full(_size(size, name), value, dtype or get_default_dtype(), device), requires_grad
-    )
+    t = _C._full(_size(size, name), value, dtype or get_default_dtype(), device)
+    return _finish(t, requires_grad, pin_memory)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
+def zeros(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor of zeros."""
     if any(s < 0 for s in _size(size, "zeros")):
         raise RuntimeError("zeros: Dimension size must be non-negative.")
-    return _filled(size, 0, dtype, device, requires_grad, "zeros")
+    return _filled(size, 0, dtype, device, requires_grad, "zeros", pin_memory)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
+def ones(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor of ones."""
-    return _filled(size, 1, dtype, device, requires_grad, "ones")
+    return _filled(size, 1, dtype, device, requires_grad, "ones", pin_memory)
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor filled with ``fill_value``; the dtype follows the value like torch."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     shape = _size((size,), "full", sequence_only=True)
-    return _finish(_C._full(shape, fill_value, dtype, device), requires_grad)
+    return _finish(_C._full(shape, fill_value, dtype, device), requires_grad, pin_memory)
 
 
 def _num(x):
     return x.item() if isinstance(x, Tensor) else x
 
 
-def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+def arange(
+    start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False, pin_memory=False
+):
     """Values from ``start`` to ``end`` (exclusive) spaced by ``step``."""
     from cudalite import get_default_dtype, int64
 
@@ -191,73 +196,83 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     if dtype is None:
         is_float = any(isinstance(v, float) for v in (start, end, step))
         dtype = get_default_dtype() if is_float else int64
-    return _finish(_C._arange(start, end, step, dtype, device), requires_grad)
+    return _finish(_C._arange(start, end, step, dtype, device), requires_grad, pin_memory)
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     from cudalite import get_default_dtype
 
     t = _C._linspace(_num(start), _num(end), steps, dtype or get_default_dtype(), device)
-    return _finish(t, requires_grad)
+    return _finish(t, requires_grad, pin_memory)
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A 2-D tensor with ones on the diagonal."""
     from cudalite import get_default_dtype
 
-    return _finish(
-        _C._eye(n, n if m is None else m, dtype or get_default_dtype(), device), requires_grad
-    )
+    t = _C._eye(n, n if m is None else m, dtype or get_default_dtype(), device)
+    return _finish(t, requires_grad, pin_memory)
 
 
 def _like(t, dtype, device):
     return (t.dtype if dtype is None else dtype), (t.device if device is None else device)
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False):
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """An uninitialised tensor with ``input``'s size, dtype and device."""
     dt, dev = _like(input, dtype, device)
-    return _finish(_C._empty(list(input.shape), dt, dev, False), requires_grad)
+    return _finish(_C._empty(list(input.shape), dt, dev, pin_memory), requires_grad)
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False):
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Zeros with ``input``'s size, dtype and device."""
     dt, dev = _like(input, dtype, device)
-    return _finish(_C._full(list(input.shape), 0, dt, dev), requires_grad)
+    return _finish(_C._full(list(input.shape), 0, dt, dev), requires_grad, pin_memory)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False):
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Ones with ``input``'s size, dtype and device."""
     dt, dev = _like(input, dtype, device)
-    return _finish(_C._full(list(input.shape), 1, dt, dev), requires_grad)
+    return _finish(_C._full(list(input.shape), 1, dt, dev), requires_grad, pin_memory)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """``fill_value`` with ``input``'s size, dtype and device."""
     dt, dev = _like(input, dtype, device)
-    return _finish(_C._full(list(input.shape), fill_value, dt, dev), requires_grad)
+    t = _C._full(list(input.shape), fill_value, dt, dev)
+    return _finish(t, requires_grad, pin_memory)
 
 
-def _random(size, dtype, device, fill, requires_grad):
+def _random(size, dtype, device, fill, requires_grad, pin_memory=False):
     from cudalite import get_default_dtype
 
-    t = _C._empty(size, dtype or get_default_dtype(), device, False)
+    t = _C._empty(size, dtype or get_default_dtype(), device, pin_memory)
     fill(t)
     return _finish(t, requires_grad)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Uniform random numbers in [0, 1)."""
     return _random(
-        _size(size, "rand"), dtype, device, lambda t: _C._uniform_(t, 0.0, 1.0), requires_grad
+        _size(size, "rand"),
+        dtype,
+        device,
+        lambda t: _C._uniform_(t, 0.0, 1.0),
+        requires_grad,
+        pin_memory,
     )
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Standard normal random numbers."""
     return _random(
-        _size(size, "randn"), dtype, device, lambda t: _C._normal_(t, 0.0, 1.0), requires_grad
+        _size(size, "randn"),
+        dtype,
+        device,
+        lambda t: _C._normal_(t, 0.0, 1.0),
+        requires_grad,
+        pin_memory,
     )
 
 
@@ -270,6 +285,7 @@ def randint(
     dtype=None,
     device=None,
     requires_grad=False,
+    pin_memory=False,
 ):
     """Random integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
     from cudalite import int64
@@ -298,7 +314,7 @@ def randint(
     else:
         raise TypeError("randint() received an invalid combination of arguments")
     shape = _size((size,), "randint", pos=2, sequence_only=True)
-    t = _C._empty(shape, dtype or int64, device, False)
+    t = _C._empty(shape, dtype or int64, device, pin_memory)
     check_random_bounds(t.dtype, int(low), int(high))
     _C._random_int_(t, int(low), int(high))
     return _finish(t, requires_grad)
@@ -328,27 +344,41 @@ def check_random_bounds(dtype, low, high):
             raise RuntimeError(f"to - 1 is out of bounds for {cpp}")
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False):
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Uniform random numbers with ``input``'s size, dtype and device."""
     dt, dev = _like(input, dtype, device)
-    return rand(list(input.shape), dtype=dt, device=dev, requires_grad=requires_grad)
+    return rand(
+        list(input.shape), dtype=dt, device=dev, requires_grad=requires_grad, pin_memory=pin_memory
+    )
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False):
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Normal random numbers with ``input``'s size, dtype and device."""
     dt, dev = _like(input, dtype, device)
-    return randn(list(input.shape), dtype=dt, device=dev, requires_grad=requires_grad)
+    return randn(
+        list(input.shape), dtype=dt, device=dev, requires_grad=requires_grad, pin_memory=pin_memory
+    )
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
+def randint_like(
+    input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, pin_memory=False
+):
     """Random integers with ``input``'s size, dtype and device."""
     if high is None:
         low, high = 0, low
     dt, dev = _like(input, dtype, device)
-    return randint(low, high, list(input.shape), dtype=dt, device=dev, requires_grad=requires_grad)
+    return randint(
+        low,
+        high,
+        list(input.shape),
+        dtype=dt,
+        device=dev,
+        requires_grad=requires_grad,
+        pin_memory=pin_memory,
+    )
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A random permutation of 0..n-1 (keys from the Philox generator, sorted on the host)."""
     from cudalite import int64
 
@@ -356,7 +386,8 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     _C._uniform_(keys, 0.0, 1.0)
     np = numpy()
     perm = np.argsort(_C._numpy(keys), kind="stable").astype(np.int64)
-    return _finish(_C._to(_C.from_numpy(perm), device, dtype or int64, False, False), requires_grad)
+    t = _C._to(_C.from_numpy(perm), device, dtype or int64, False, False)
+    return _finish(t, requires_grad, pin_memory)
 
 
 def normal(mean, std, size=None, *, generator=None, dtype=None, device=None):

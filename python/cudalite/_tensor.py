@@ -485,9 +485,25 @@ def pin_memory(self, device=None):
         )
     if self.is_pinned():
         return self
-    out = _C._empty(list(self.shape), self.dtype, "cpu", True)
-    _C._copy_(out, self, False)
-    return out
+    # From the caching pinned allocator, copied by several threads; the copy keeps the
+    # strides of the original, as torch's does.
+    return _C._cuda._pin_memory(self)
+
+
+@method
+def record_stream(self, stream):
+    """Marks the tensor as used by ``stream``: its memory is not reused for another tensor
+    until the work queued on ``stream`` when this tensor is freed has completed."""
+    if not isinstance(stream, _C._cuda._CudaStreamBase):
+        raise TypeError(
+            f"record_stream(): argument 's' (position 1) must be Stream, not "
+            f"{stream.__class__.__name__}"
+        )
+    if not self.is_cuda:
+        raise NotImplementedError(
+            "Could not run 'aten::record_stream' with arguments from the 'CPU' backend."
+        )
+    _C._cuda._record_stream(self, stream)
 
 
 def _legacy_type(t):

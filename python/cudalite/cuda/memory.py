@@ -12,6 +12,13 @@ import warnings
 from typing import Any
 
 from cudalite import _C
+from cudalite.cuda._host_memory import (
+    host_empty_cache,
+    host_memory_stats,
+    host_memory_stats_as_nested_dict,
+    reset_accumulated_host_memory_stats,
+    reset_peak_host_memory_stats,
+)
 from cudalite.cuda._memory_summary import _format_summary
 
 __all__ = [
@@ -35,6 +42,12 @@ __all__ = [
     "memory_snapshot",
     "memory_summary",
     "get_allocator_backend",
+    # Pinned host memory (torch.cuda.memory has these too); see _host_memory.py.
+    "host_empty_cache",
+    "host_memory_stats",
+    "host_memory_stats_as_nested_dict",
+    "reset_accumulated_host_memory_stats",
+    "reset_peak_host_memory_stats",
 ]
 
 _mem = _C._memory

@@ -1,0 +1,29 @@
+"""cudalite.utils.data: datasets, samplers and the DataLoader (torch.utils.data)."""
+
+from cudalite.utils.data import _utils
+from cudalite.utils.data._utils.collate import default_collate, default_convert
+from cudalite.utils.data.dataloader import DataLoader
+from cudalite.utils.data.dataset import (
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    Subset,
+    TensorDataset,
+)
+from cudalite.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+
+__all__ = [
+    "BatchSampler",
+    "ConcatDataset",
+    "DataLoader",
+    "Dataset",
+    "IterableDataset",
+    "RandomSampler",
+    "Sampler",
+    "SequentialSampler",
+    "Subset",
+    "TensorDataset",
+    "_utils",
+    "default_collate",
+    "default_convert",
+]
