@@ -59,18 +59,10 @@ int = int32
 short = int16
 
 
-def __getattr__(name):
-    # torch imports torch.utils with torch; cudalite on first use, to keep imports fast.
-    if name == "utils":
-        import importlib
-
-        return importlib.import_module("cudalite.utils")
-    raise AttributeError(f"module 'cudalite' has no attribute '{name}'")
-
-
 def _dtype_from_name(name):
     """Unpickles a dtype."""
     return getattr(_C, name)
+
 
 # Autograd wraps the differentiable ops defined above, so it is wired in last.
 from cudalite.autograd import _install as _autograd_install  # noqa: E402
@@ -79,9 +71,9 @@ _autograd_install.install()
 
 
 def __getattr__(name):
-    # nn and optim load on first use (``cudalite.nn``, ``from cudalite import nn``), keeping
-    # them out of ``import cudalite``.
-    if name in ("nn", "optim"):
+    # nn, optim and utils load on first use (``cudalite.nn``, ``from cudalite import nn``);
+    # torch imports them with torch, cudalite keeps them out of ``import cudalite``.
+    if name in ("nn", "optim", "utils"):
         import importlib
 
         return importlib.import_module(f"cudalite.{name}")
