@@ -23,7 +23,9 @@ ROOT = os.path.join(os.path.dirname(__file__), "..")
 
 
 def _subprocess(code, **env):
-    full_env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), **env)
+    # The child imports the same cudalite as this process (installed, or python/ in a dev tree).
+    pkg_parent = os.path.dirname(os.path.dirname(cudalite.__file__))
+    full_env = dict(os.environ, PYTHONPATH=pkg_parent, **env)
     return subprocess.run(
         [sys.executable, "-c", code], env=full_env, capture_output=True, text=True, timeout=300
     )

@@ -97,7 +97,7 @@ def test_record_stream_needs_a_stream():
 # ---- helpers for the GPU tests ----
 
 
-def _busy(stream, iters=400):
+def _busy(stream, iters=1600):
     """Queues tens of milliseconds of in-place work on `stream` and returns its buffer.
 
     Nothing is allocated or freed while the work runs, and the tests keep their temporaries

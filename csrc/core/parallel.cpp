@@ -143,7 +143,9 @@ void parallel_memcpy(void* dst, const void* src, size_t n) {
     std::memcpy(dst, src, n);
     return;
   }
-  size_t part = (n / size_t(parts) + 4095) & ~size_t(4095);
+  // Round the share up (not n / parts, which drops the tail when n % parts != 0) and then
+  // to whole pages.
+  size_t part = ((n + size_t(parts) - 1) / size_t(parts) + 4095) & ~size_t(4095);
   parallel_run(parts, [&](int i) {
     size_t begin = size_t(i) * part;
     if (begin >= n) return;
