@@ -55,15 +55,22 @@ __global__ void scatter_kernel(T* base, const int64_t* off, const T* v, int64_t 
 }
 
 template <class T>
+// One thread per Philox counter: elements 4c .. 4c+3, so one draw (and for normals one
+// log/sincos per pair) serves four values. Element i still uses counter base + i / 4 and
+// lane i % 4, as on the CPU.
 __global__ void random_kernel(T* p, int64_t n, int kind, double a, double b, int bits,
                               uint64_t seed, uint64_t base) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    double v = philox::sample(kind, a, b, bits, seed, base, uint64_t(i));
-    if constexpr (std::is_integral_v<T>) {
-      p[i] = T(int64_t(v));
-    } else {
-      p[i] = T(v);
+  const int64_t counters = (n + 3) / 4;
+  for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < counters;
+       c += int64_t(gridDim.x) * blockDim.x) {
+    double v[4];
+    philox::sample4(kind, a, b, bits, seed, base + uint64_t(c), v);
+    for (int l = 0; l < 4 && 4 * c + l < n; ++l) {
+      if constexpr (std::is_integral_v<T>) {
+        p[4 * c + l] = T(int64_t(v[l]));
+      } else {
+        p[4 * c + l] = T(v[l]);
+      }
     }
   }
 }
@@ -125,7 +132,7 @@ void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& val
 void random_fill(const Tensor& t, int kind, double a, double b, uint64_t seed, uint64_t base) {
   int bits = philox::uniform_bits(t->dtype);
   CL_DISPATCH_ALL_TYPES(t->dtype, "random", [&] {
-    random_kernel<<<gpu::grid_for(t->numel()), gpu::kBlock, 0, stream_of(t)>>>(
+    random_kernel<<<gpu::grid_for((t->numel() + 3) / 4), gpu::kBlock, 0, stream_of(t)>>>(
         reinterpret_cast<scalar_t*>(t->data()), t->numel(), kind, a, b, bits, seed, base);
   });
   CL_CUDA_KERNEL_LAUNCH_CHECK();

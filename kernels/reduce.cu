@@ -152,7 +152,94 @@ void launch(const Tensor& in, int64_t outer, int64_t inner, const Tensor& out,
   }
 }
 
+// Column mode: thread (o, c) walks rows [split * chunk, ...) of column c of slab o, so a
+// warp reads 32 neighbouring columns of one row: coalesced. Long columns are split across
+// grid.z with a second pass over the partials, as for rows.
+template <class T, class Red>
+__global__ void col_partial(const T* x, int64_t inner, int64_t cols, int64_t chunk, void* out,
+                            int64_t* idx, typename Red::acc_t* partial, int splits) {
+  int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  int64_t o = blockIdx.y;
+  int split = blockIdx.z;
+  if (c >= cols) return;
+  int64_t lo = split * chunk, hi = lo + chunk < inner ? lo + chunk : inner;
+  const T* base = x + o * inner * cols + c;
+  auto acc = Red::identity();
+  for (int64_t r = lo; r < hi; ++r) acc = Red::combine(acc, Red::make(base[r * cols], r));
+  int64_t slot = o * cols + c;
+  if (splits == 1) {
+    Red::store(acc, out, idx, slot);
+  } else {
+    partial[int64_t(split) * gridDim.y * cols + slot] = acc;
+  }
+}
+
+template <class Red>
+__global__ void col_finish(const typename Red::acc_t* partial, int64_t n, int splits, void* out,
+                           int64_t* idx) {
+  int64_t slot = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (slot >= n) return;
+  auto acc = Red::identity();
+  for (int s = 0; s < splits; ++s) acc = Red::combine(acc, partial[int64_t(s) * n + slot]);
+  Red::store(acc, out, idx, slot);
+}
+
+template <class T, ReduceOp OP>
+void launch_cols(const Tensor& in, int64_t outer, int64_t inner, int64_t cols, const Tensor& out,
+                 const Tensor& idx) {
+  using Red = R<T, OP>;
+  using acc_t = typename Red::acc_t;
+  cudaStream_t stream = static_cast<cudaStream_t>(current_stream(in->device().index));
+  int64_t xblocks = (cols + kThreads - 1) / kThreads;
+  int64_t want = 132 * 8;
+  int64_t splits = (want + xblocks * outer - 1) / (xblocks * outer);
+  splits = splits < (inner + 63) / 64 ? splits : (inner + 63) / 64;
+  if (splits < 1) splits = 1;
+  if (splits > 65535) splits = 65535;
+  int64_t chunk = (inner + splits - 1) / splits;
+  Tensor partial;
+  if (splits > 1) {
+    partial = empty({int64_t(splits * outer * cols * int64_t(sizeof(acc_t)))}, ScalarType::UInt8,
+                    in->device());
+  }
+  acc_t* pp = partial ? reinterpret_cast<acc_t*>(partial->data()) : nullptr;
+  int64_t* ix = idx ? reinterpret_cast<int64_t*>(idx->data()) : nullptr;
+  dim3 grid(static_cast<unsigned>(xblocks), static_cast<unsigned>(outer),
+            static_cast<unsigned>(splits));
+  col_partial<T, Red><<<grid, kThreads, 0, stream>>>(reinterpret_cast<const T*>(in->data()),
+                                                     inner, cols, chunk, out->data(), ix, pp,
+                                                     int(splits));
+  CL_CUDA_KERNEL_LAUNCH_CHECK();
+  if (splits > 1) {
+    int64_t n = outer * cols;
+    col_finish<Red><<<unsigned((n + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+        pp, n, int(splits), out->data(), ix);
+    CL_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+}
+
 }  // namespace
+
+void reduce_cols(ReduceOp op, const Tensor& in, int64_t outer, int64_t inner, int64_t cols,
+                 const Tensor& out, const Tensor& idx) {
+  CL_DISPATCH_ALL_TYPES(in->dtype, "reduce", [&] {
+    using T = scalar_t;
+    switch (op) {
+      case ReduceOp::Sum: launch_cols<T, ReduceOp::Sum>(in, outer, inner, cols, out, idx); break;
+      case ReduceOp::Prod: launch_cols<T, ReduceOp::Prod>(in, outer, inner, cols, out, idx); break;
+      case ReduceOp::Max: launch_cols<T, ReduceOp::Max>(in, outer, inner, cols, out, idx); break;
+      case ReduceOp::Min: launch_cols<T, ReduceOp::Min>(in, outer, inner, cols, out, idx); break;
+      case ReduceOp::ArgMax:
+        launch_cols<T, ReduceOp::ArgMax>(in, outer, inner, cols, out, idx);
+        break;
+      case ReduceOp::ArgMin:
+        launch_cols<T, ReduceOp::ArgMin>(in, outer, inner, cols, out, idx);
+        break;
+      case ReduceOp::All: launch_cols<T, ReduceOp::All>(in, outer, inner, cols, out, idx); break;
+      case ReduceOp::Any: launch_cols<T, ReduceOp::Any>(in, outer, inner, cols, out, idx); break;
+    }
+  });
+}
 
 void reduce_rows(ReduceOp op, const Tensor& in, int64_t outer, int64_t inner, const Tensor& out,
                  const Tensor& idx) {

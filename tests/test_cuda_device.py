@@ -69,10 +69,13 @@ def test_is_available_and_device_count_do_not_initialise_cuda():
         avail, n = c.is_available(), c.device_count()
         maps = open("/proc/self/maps").read()
         print(avail == (n > 0), c.is_initialized(), c._C._cuda.is_initialized(),
-              "libcuda.so" in maps, "libcublas" in maps)
+              "libcublas" in maps)
         """
     )
-    assert out == "True False False False False"
+    # NVML may map libcuda.so itself (seen with driver 580 on an H200) without initialising
+    # the driver; what matters for fork safety is that CUDA is not initialised, and the fork
+    # test below checks that a child can still use CUDA.
+    assert out == "True False False False"
 
 
 def test_import_loads_no_gpu_library():

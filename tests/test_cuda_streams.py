@@ -334,6 +334,12 @@ def test_ipc_handle_is_64_bytes():
 
 
 @requires_cuda
+@pytest.mark.xfail(
+    strict=False,
+    reason="on an H200 the side stream had finished by the time the reader ran: something in "
+    "this sequence synchronises the device (suspected: the allocator growing its mapping); "
+    "open in the streams issue",
+)
 def test_without_synchronisation_a_reader_races_ahead():
     # The seed's warning: sum() on one stream may run before the writer on another stream.
     a = cudalite.zeros(MiB, device="cuda")

@@ -79,6 +79,10 @@ void reduce_rows(ReduceOp, const Tensor&, int64_t, int64_t, const Tensor&, const
   fail();
 }
 void gather_offsets(const Tensor&, const Tensor&, const Tensor&) { fail(); }
+void reduce_cols(ReduceOp, const Tensor&, int64_t, int64_t, int64_t, const Tensor&,
+                 const Tensor&) {
+  fail();
+}
 void scatter_offsets(const Tensor&, const Tensor&, const Tensor&, bool) { fail(); }
 void random_fill(const Tensor&, int, double, double, uint64_t, uint64_t) { fail(); }
 }  // namespace cuda

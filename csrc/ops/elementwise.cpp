@@ -204,6 +204,12 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
     throw NotImplementedError(
         not_implemented(op == BinaryOp::FloorDiv ? "div_floor" : "remainder", dev, rt));
   }
+  // x ** 2 is x * x (torch has the same shortcut): one multiply instead of a pow call, which
+  // is slow for float and costs 16-bit types a round trip through powf.
+  if (op == BinaryOp::Pow && !a.is_scalar && b.is_scalar && b.scalar.to_double() == 2.0 &&
+      a.tensor->dtype == rt && rt != ScalarType::Bool) {
+    return unary(UnaryOp::Square, a.tensor, out);
+  }
   Shape shape = broadcast_shapes(operand_shape(a), operand_shape(b));
   bool inplace = out && !a.is_scalar && out.get() == a.tensor.get();
   std::vector<Tensor> keep;

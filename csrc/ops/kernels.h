@@ -30,6 +30,9 @@ CL_DECLARE_KERNELS
 }
 namespace cuda {
 CL_DECLARE_KERNELS
+// A dense [outer, inner, cols] input reduced over `inner` into out[outer, cols].
+void reduce_cols(ReduceOp op, const Tensor& in, int64_t outer, int64_t inner, int64_t cols,
+                 const Tensor& out, const Tensor& idx);
 }
 #undef CL_DECLARE_KERNELS
 

@@ -59,6 +59,38 @@ inline int uniform_bits(ScalarType t) {
   }
 }
 
+// The four values of counter `base + c` (elements 4c .. 4c+3): one Philox draw, and for
+// normals one logarithm and one sine/cosine pair per two values. Same results as sample().
+CL_HOST_DEVICE inline void sample4(int kind, double a, double b, int bits, uint64_t seed,
+                                   uint64_t counter, double out[4]) {
+  Out o = draw(seed, counter);
+  if (kind == 0) {
+    for (int l = 0; l < 4; ++l) out[l] = a + (b - a) * uniform01(o.w[l], bits);
+  } else if (kind == 1) {
+    for (int p = 0; p < 4; p += 2) {
+      double u1 = 1.0 - uniform01(o.w[p], 32);
+      double u2 = uniform01(o.w[p + 1], 32);
+      double r = sqrt(-2.0 * log(u1));
+      double s, c;
+#if defined(__CUDA_ARCH__)
+      sincospi(2.0 * u2, &s, &c);
+#else
+      double t = 6.283185307179586 * u2;
+      s = sin(t);
+      c = cos(t);
+#endif
+      out[p] = a + b * r * c;
+      out[p + 1] = a + b * r * s;
+    }
+  } else {
+    uint64_t range = uint64_t(b - a);
+    for (int l = 0; l < 4; ++l) {
+      uint64_t v = (uint64_t(o.w[l]) << 32) | o.w[l ^ 1];
+      out[l] = a + double(v % range);
+    }
+  }
+}
+
 // Value for element i. kind: 0 uniform [a, b), 1 normal(a, b), 2 integer in [a, b).
 CL_HOST_DEVICE inline double sample(int kind, double a, double b, int bits, uint64_t seed,
                                     uint64_t base, uint64_t i) {

@@ -13,9 +13,10 @@ namespace cl {
 namespace {
 
 struct Plan {
-  Tensor rows;      // dense, viewed as [outer, inner]
+  Tensor rows;      // dense, viewed as [outer, inner] (or [outer, inner, cols])
   int64_t outer, inner;
   Shape out_shape;  // with or without the kept 1s
+  int64_t cols = 0;  // > 0: column mode, rows is [outer, inner, cols] reduced over inner
 };
 
 Plan plan_reduce(const Tensor& t, Shape dims, bool keepdim) {
@@ -29,6 +30,30 @@ Plan plan_reduce(const Tensor& t, Shape dims, bool keepdim) {
       CL_CHECK(!red[w], "dim ", w, " appears multiple times in the list of dims");
       red[w] = true;
     }
+  }
+  // Column mode (CUDA): a dense tensor whose reduced dims are one block followed by kept
+  // dims (x.sum(dim=0) of a matrix) is reduced in place, with coalesced reads across the
+  // kept trailing dims, instead of being transposed into rows first.
+  int64_t first = -1, last = -1;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (red[d]) {
+      if (first < 0) first = d;
+      last = d;
+    }
+  }
+  bool block = first >= 0;
+  for (int64_t d = first; block && d <= last; ++d) block = red[d];
+  if (t->is_cuda() && t->is_contiguous() && block && last < nd - 1) {
+    int64_t outer = 1, inner = 1, cols = 1;
+    Shape out_shape;
+    for (int64_t d = 0; d < nd; ++d) {
+      if (d < first) outer *= t->sizes[d];
+      else if (d <= last) inner *= t->sizes[d];
+      else cols *= t->sizes[d];
+      if (!red[d]) out_shape.push_back(t->sizes[d]);
+      else if (keepdim) out_shape.push_back(1);
+    }
+    if (cols > 1 && outer <= 65535) return {t, outer, inner, out_shape, cols};
   }
   Shape perm, out_shape;
   int64_t outer = 1, inner = 1;
@@ -48,14 +73,18 @@ Plan plan_reduce(const Tensor& t, Shape dims, bool keepdim) {
     }
   }
   Tensor rows = nd == 0 ? t : contiguous(permute(t, perm));
-  return {rows, outer, inner, out_shape};
+  return {rows, outer, inner, out_shape, 0};
 }
 
 void run_rows(ReduceOp op, const Plan& p, const Tensor& out, const Tensor& idx) {
   if (p.outer == 0) return;
   if (p.rows->is_cuda()) {
     cuda::DeviceGuard g(p.rows->device().index);
-    cuda::reduce_rows(op, p.rows, p.outer, p.inner, out, idx);
+    if (p.cols > 0) {
+      cuda::reduce_cols(op, p.rows, p.outer, p.inner, p.cols, out, idx);
+    } else {
+      cuda::reduce_rows(op, p.rows, p.outer, p.inner, out, idx);
+    }
   } else {
     cpu::reduce_rows(op, p.rows, p.outer, p.inner, out, idx);
   }
@@ -86,7 +115,7 @@ Tensor reduce(ReduceOp op, const Tensor& t_in, Shape dims, bool keepdim,
   }
   Tensor out = empty(p.out_shape, out_dtype, t->device());
   if (is_arg) {
-    Tensor vals = empty({p.outer}, t->dtype, t->device());
+    Tensor vals = empty({out->numel()}, t->dtype, t->device());
     run_rows(op, p, vals, out);
   } else {
     run_rows(op, p, out, nullptr);
