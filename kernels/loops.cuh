@@ -90,19 +90,22 @@ __global__ void dense_kernel(int64_t n, DenseArgs<out_t, in_t, N> a, F f) {
   }
 }
 
-template <class out_t, class in_t, int N, class F>
+// index_t is uint32_t when every element index and byte offset fits (the common case:
+// 32-bit division is several times cheaper than 64-bit), int64_t otherwise.
+template <class out_t, class in_t, int N, class index_t, class F>
 __global__ void strided_kernel(int64_t n, StridedArgs<N> a, DenseArgs<out_t, in_t, N> s, F f) {
   using op_t = opmath_t<in_t>;
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < n; idx += step) {
     int64_t off[N + 1] = {};
-    int64_t rem = idx;
+    index_t rem = index_t(idx);
     for (int d = 0; d < a.ndim; ++d) {
-      int64_t q = rem / a.shape[d];
-      int64_t r = rem - q * a.shape[d];
+      index_t size = index_t(a.shape[d]);
+      index_t q = rem / size;
+      index_t r = rem - q * size;
       rem = q;
 #pragma unroll
-      for (int k = 0; k <= N; ++k) off[k] += r * a.strides[k][d];
+      for (int k = 0; k <= N; ++k) off[k] += int64_t(r) * a.strides[k][d];
     }
     op_t args[N > 0 ? N : 1][1];
 #pragma unroll
@@ -157,7 +160,13 @@ void gpu_kernel(const ElementwiseIter& it, F f) {
       s.data[k] = it.data[k];
       for (int dd = 0; dd < it.ndim; ++dd) s.strides[k][dd] = it.strides[k][dd];
     }
-    strided_kernel<out_t, in_t, N><<<grid_for(it.numel), kBlock, 0, stream>>>(it.numel, s, d, f);
+    if (it.numel <= int64_t(UINT32_MAX)) {
+      strided_kernel<out_t, in_t, N, uint32_t>
+          <<<grid_for(it.numel), kBlock, 0, stream>>>(it.numel, s, d, f);
+    } else {
+      strided_kernel<out_t, in_t, N, int64_t>
+          <<<grid_for(it.numel), kBlock, 0, stream>>>(it.numel, s, d, f);
+    }
   }
   CL_CUDA_KERNEL_LAUNCH_CHECK();
 }

@@ -5,6 +5,8 @@
 // so results are the same run to run. Bytes moved: outer * inner * itemsize (+ the output).
 #include <cuda_runtime.h>
 
+#include <limits>
+
 #include "core/cuda_api.h"
 #include "cuda/cuda_check.h"
 #include "ops/kernels.h"
@@ -19,32 +21,50 @@ constexpr int kThreads = 256;
 template <class T, ReduceOp OP>
 struct R {
   using A = typename red::Acc<T, true>::type;
-  static constexpr bool kArg = OP == ReduceOp::Max || OP == ReduceOp::Min ||
-                               OP == ReduceOp::ArgMax || OP == ReduceOp::ArgMin;
+  // Max/Min keep only the value (NaN wins); ArgMax/ArgMin also carry the first index.
+  static constexpr bool kArg = OP == ReduceOp::ArgMax || OP == ReduceOp::ArgMin;
+  static constexpr bool kExt = OP == ReduceOp::Max || OP == ReduceOp::Min;
   static constexpr bool kIsMax = OP == ReduceOp::Max || OP == ReduceOp::ArgMax;
   using P = opmath_t<T>;
-  using acc_t = std::conditional_t<kArg, red::ArgPair<P, kIsMax>,
-                                   std::conditional_t<OP == ReduceOp::All || OP == ReduceOp::Any,
-                                                      int, A>>;
+  using acc_t = std::conditional_t<
+      kArg, red::ArgPair<P, kIsMax>,
+      std::conditional_t<kExt, P,
+                         std::conditional_t<OP == ReduceOp::All || OP == ReduceOp::Any, int, A>>>;
   __device__ static acc_t identity() {
     if constexpr (kArg) return acc_t{P(0), -1};
+    else if constexpr (kExt) {
+      // -inf / +inf for floats (a row of -inf must give -inf), the extremes for integers.
+      using L = std::numeric_limits<P>;
+      if constexpr (L::has_infinity) return kIsMax ? -L::infinity() : L::infinity();
+      else return kIsMax ? L::lowest() : L::max();
+    }
     else if constexpr (OP == ReduceOp::Prod || OP == ReduceOp::All) return acc_t(1);
     else return acc_t(0);
   }
   __device__ static acc_t make(T x, int64_t i) {
     if constexpr (kArg) return acc_t{P(x), i};
+    else if constexpr (kExt) return P(x);
     else if constexpr (OP == ReduceOp::All || OP == ReduceOp::Any) return bool(x) ? 1 : 0;
     else return acc_t(x);
   }
   __device__ static acc_t combine(acc_t a, acc_t b) {
     if constexpr (kArg) return red::arg_combine(a, b);
+    else if constexpr (kExt) {
+      if constexpr (std::is_floating_point_v<P>) {
+        if (a != a) return a;
+        if (b != b) return b;
+      }
+      return kIsMax ? (b > a ? b : a) : (b < a ? b : a);
+    }
     else if constexpr (OP == ReduceOp::Sum) return a + b;
     else if constexpr (OP == ReduceOp::Prod) return a * b;
     else if constexpr (OP == ReduceOp::All) return a && b;
     else return a || b;
   }
   __device__ static void store(acc_t a, void* out, int64_t* idx, int64_t r) {
-    if constexpr (kArg) {
+    if constexpr (kExt) {
+      static_cast<T*>(out)[r] = T(a);
+    } else if constexpr (kArg) {
       static_cast<T*>(out)[r] = T(a.v);
       if (idx) idx[r] = a.i;
     } else if constexpr (OP == ReduceOp::All || OP == ReduceOp::Any) {
