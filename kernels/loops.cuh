@@ -147,8 +147,8 @@ void gpu_kernel(const ElementwiseIter& it, F f) {
       }
     }
     if (aligned) {
-      dense_kernel<out_t, in_t, N, V><<<grid_for((it.numel + V - 1) / V), kBlock, 0, stream>>>(
-          it.numel, d, f);
+      dense_kernel<out_t, in_t, N, V>
+          <<<grid_for((it.numel + V - 1) / V), kBlock, 0, stream>>>(it.numel, d, f);
     } else {
       dense_kernel<out_t, in_t, N, 1><<<grid_for(it.numel), kBlock, 0, stream>>>(it.numel, d, f);
     }

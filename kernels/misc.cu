@@ -94,19 +94,19 @@ void gather_offsets(const Tensor& src, const Tensor& offsets, const Tensor& out)
   switch (src->element_size()) {
     case 1:
       gather_kernel<<<g, gpu::kBlock, 0, s>>>(reinterpret_cast<const uint8_t*>(base), off,
-                                               reinterpret_cast<uint8_t*>(out->data()), n);
+                                              reinterpret_cast<uint8_t*>(out->data()), n);
       break;
     case 2:
       gather_kernel<<<g, gpu::kBlock, 0, s>>>(reinterpret_cast<const uint16_t*>(base), off,
-                                               reinterpret_cast<uint16_t*>(out->data()), n);
+                                              reinterpret_cast<uint16_t*>(out->data()), n);
       break;
     case 4:
       gather_kernel<<<g, gpu::kBlock, 0, s>>>(reinterpret_cast<const uint32_t*>(base), off,
-                                               reinterpret_cast<uint32_t*>(out->data()), n);
+                                              reinterpret_cast<uint32_t*>(out->data()), n);
       break;
     default:
       gather_kernel<<<g, gpu::kBlock, 0, s>>>(reinterpret_cast<const uint64_t*>(base), off,
-                                               reinterpret_cast<uint64_t*>(out->data()), n);
+                                              reinterpret_cast<uint64_t*>(out->data()), n);
   }
   CL_CUDA_KERNEL_LAUNCH_CHECK();
 }
@@ -118,7 +118,8 @@ void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& val
     CL_CHECK(t == ScalarType::Float32 || t == ScalarType::Float64 || t == ScalarType::Int32 ||
                  t == ScalarType::Int64,
              "index_put_ with accumulate=True on CUDA supports float32, float64, int32 and "
-             "int64, got ", dtype_name(t));
+             "int64, got ",
+             dtype_name(t));
   }
   CL_DISPATCH_ALL_TYPES(dst->dtype, "index_put_", [&] {
     scatter_kernel<<<gpu::grid_for(offsets->numel()), gpu::kBlock, 0, stream_of(dst)>>>(

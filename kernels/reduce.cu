@@ -31,35 +31,47 @@ struct R {
       std::conditional_t<kExt, P,
                          std::conditional_t<OP == ReduceOp::All || OP == ReduceOp::Any, int, A>>>;
   __device__ static acc_t identity() {
-    if constexpr (kArg) return acc_t{P(0), -1};
+    if constexpr (kArg)
+      return acc_t{P(0), -1};
     else if constexpr (kExt) {
       // -inf / +inf for floats (a row of -inf must give -inf), the extremes for integers.
       using L = std::numeric_limits<P>;
-      if constexpr (L::has_infinity) return kIsMax ? -L::infinity() : L::infinity();
-      else return kIsMax ? L::lowest() : L::max();
-    }
-    else if constexpr (OP == ReduceOp::Prod || OP == ReduceOp::All) return acc_t(1);
-    else return acc_t(0);
+      if constexpr (L::has_infinity)
+        return kIsMax ? -L::infinity() : L::infinity();
+      else
+        return kIsMax ? L::lowest() : L::max();
+    } else if constexpr (OP == ReduceOp::Prod || OP == ReduceOp::All)
+      return acc_t(1);
+    else
+      return acc_t(0);
   }
   __device__ static acc_t make(T x, int64_t i) {
-    if constexpr (kArg) return acc_t{P(x), i};
-    else if constexpr (kExt) return P(x);
-    else if constexpr (OP == ReduceOp::All || OP == ReduceOp::Any) return bool(x) ? 1 : 0;
-    else return acc_t(x);
+    if constexpr (kArg)
+      return acc_t{P(x), i};
+    else if constexpr (kExt)
+      return P(x);
+    else if constexpr (OP == ReduceOp::All || OP == ReduceOp::Any)
+      return bool(x) ? 1 : 0;
+    else
+      return acc_t(x);
   }
   __device__ static acc_t combine(acc_t a, acc_t b) {
-    if constexpr (kArg) return red::arg_combine(a, b);
+    if constexpr (kArg)
+      return red::arg_combine(a, b);
     else if constexpr (kExt) {
       if constexpr (std::is_floating_point_v<P>) {
         if (a != a) return a;
         if (b != b) return b;
       }
       return kIsMax ? (b > a ? b : a) : (b < a ? b : a);
-    }
-    else if constexpr (OP == ReduceOp::Sum) return a + b;
-    else if constexpr (OP == ReduceOp::Prod) return a * b;
-    else if constexpr (OP == ReduceOp::All) return a && b;
-    else return a || b;
+    } else if constexpr (OP == ReduceOp::Sum)
+      return a + b;
+    else if constexpr (OP == ReduceOp::Prod)
+      return a * b;
+    else if constexpr (OP == ReduceOp::All)
+      return a && b;
+    else
+      return a || b;
   }
   __device__ static void store(acc_t a, void* out, int64_t* idx, int64_t r) {
     if constexpr (kExt) {
@@ -133,8 +145,7 @@ __global__ void finish_rows(const typename Red::acc_t* partial, int splits, void
 }
 
 template <class T, ReduceOp OP>
-void launch(const Tensor& in, int64_t outer, int64_t inner, const Tensor& out,
-            const Tensor& idx) {
+void launch(const Tensor& in, int64_t outer, int64_t inner, const Tensor& out, const Tensor& idx) {
   using Red = R<T, OP>;
   cudaStream_t stream = static_cast<cudaStream_t>(current_stream(in->device().index));
   const T* x = reinterpret_cast<const T*>(in->data());
@@ -159,12 +170,12 @@ void launch(const Tensor& in, int64_t outer, int64_t inner, const Tensor& out,
   Tensor partial;
   using acc_t = typename Red::acc_t;
   if (splits > 1) {
-    partial = empty({int64_t(outer * splits * int64_t(sizeof(acc_t)))}, ScalarType::UInt8,
-                    in->device());
+    partial =
+        empty({int64_t(outer * splits * int64_t(sizeof(acc_t)))}, ScalarType::UInt8, in->device());
   }
   acc_t* pp = partial ? reinterpret_cast<acc_t*>(partial->data()) : nullptr;
-  block_rows<T, Red><<<unsigned(outer * splits), kThreads, 0, stream>>>(x, inner, chunk,
-                                                                        int(splits), o, ix, pp);
+  block_rows<T, Red>
+      <<<unsigned(outer * splits), kThreads, 0, stream>>>(x, inner, chunk, int(splits), o, ix, pp);
   CL_CUDA_KERNEL_LAUNCH_CHECK();
   if (splits > 1) {
     finish_rows<Red><<<unsigned(outer), kThreads, 0, stream>>>(pp, int(splits), o, ix);
@@ -226,9 +237,8 @@ void launch_cols(const Tensor& in, int64_t outer, int64_t inner, int64_t cols, c
   int64_t* ix = idx ? reinterpret_cast<int64_t*>(idx->data()) : nullptr;
   dim3 grid(static_cast<unsigned>(xblocks), static_cast<unsigned>(outer),
             static_cast<unsigned>(splits));
-  col_partial<T, Red><<<grid, kThreads, 0, stream>>>(reinterpret_cast<const T*>(in->data()),
-                                                     inner, cols, chunk, out->data(), ix, pp,
-                                                     int(splits));
+  col_partial<T, Red><<<grid, kThreads, 0, stream>>>(reinterpret_cast<const T*>(in->data()), inner,
+                                                     cols, chunk, out->data(), ix, pp, int(splits));
   CL_CUDA_KERNEL_LAUNCH_CHECK();
   if (splits > 1) {
     int64_t n = outer * cols;
@@ -245,18 +255,30 @@ void reduce_cols(ReduceOp op, const Tensor& in, int64_t outer, int64_t inner, in
   CL_DISPATCH_ALL_TYPES(in->dtype, "reduce", [&] {
     using T = scalar_t;
     switch (op) {
-      case ReduceOp::Sum: launch_cols<T, ReduceOp::Sum>(in, outer, inner, cols, out, idx); break;
-      case ReduceOp::Prod: launch_cols<T, ReduceOp::Prod>(in, outer, inner, cols, out, idx); break;
-      case ReduceOp::Max: launch_cols<T, ReduceOp::Max>(in, outer, inner, cols, out, idx); break;
-      case ReduceOp::Min: launch_cols<T, ReduceOp::Min>(in, outer, inner, cols, out, idx); break;
+      case ReduceOp::Sum:
+        launch_cols<T, ReduceOp::Sum>(in, outer, inner, cols, out, idx);
+        break;
+      case ReduceOp::Prod:
+        launch_cols<T, ReduceOp::Prod>(in, outer, inner, cols, out, idx);
+        break;
+      case ReduceOp::Max:
+        launch_cols<T, ReduceOp::Max>(in, outer, inner, cols, out, idx);
+        break;
+      case ReduceOp::Min:
+        launch_cols<T, ReduceOp::Min>(in, outer, inner, cols, out, idx);
+        break;
       case ReduceOp::ArgMax:
         launch_cols<T, ReduceOp::ArgMax>(in, outer, inner, cols, out, idx);
         break;
       case ReduceOp::ArgMin:
         launch_cols<T, ReduceOp::ArgMin>(in, outer, inner, cols, out, idx);
         break;
-      case ReduceOp::All: launch_cols<T, ReduceOp::All>(in, outer, inner, cols, out, idx); break;
-      case ReduceOp::Any: launch_cols<T, ReduceOp::Any>(in, outer, inner, cols, out, idx); break;
+      case ReduceOp::All:
+        launch_cols<T, ReduceOp::All>(in, outer, inner, cols, out, idx);
+        break;
+      case ReduceOp::Any:
+        launch_cols<T, ReduceOp::Any>(in, outer, inner, cols, out, idx);
+        break;
     }
   });
 }
@@ -266,14 +288,30 @@ void reduce_rows(ReduceOp op, const Tensor& in, int64_t outer, int64_t inner, co
   CL_DISPATCH_ALL_TYPES(in->dtype, "reduce", [&] {
     using T = scalar_t;
     switch (op) {
-      case ReduceOp::Sum: launch<T, ReduceOp::Sum>(in, outer, inner, out, idx); break;
-      case ReduceOp::Prod: launch<T, ReduceOp::Prod>(in, outer, inner, out, idx); break;
-      case ReduceOp::Max: launch<T, ReduceOp::Max>(in, outer, inner, out, idx); break;
-      case ReduceOp::Min: launch<T, ReduceOp::Min>(in, outer, inner, out, idx); break;
-      case ReduceOp::ArgMax: launch<T, ReduceOp::ArgMax>(in, outer, inner, out, idx); break;
-      case ReduceOp::ArgMin: launch<T, ReduceOp::ArgMin>(in, outer, inner, out, idx); break;
-      case ReduceOp::All: launch<T, ReduceOp::All>(in, outer, inner, out, idx); break;
-      case ReduceOp::Any: launch<T, ReduceOp::Any>(in, outer, inner, out, idx); break;
+      case ReduceOp::Sum:
+        launch<T, ReduceOp::Sum>(in, outer, inner, out, idx);
+        break;
+      case ReduceOp::Prod:
+        launch<T, ReduceOp::Prod>(in, outer, inner, out, idx);
+        break;
+      case ReduceOp::Max:
+        launch<T, ReduceOp::Max>(in, outer, inner, out, idx);
+        break;
+      case ReduceOp::Min:
+        launch<T, ReduceOp::Min>(in, outer, inner, out, idx);
+        break;
+      case ReduceOp::ArgMax:
+        launch<T, ReduceOp::ArgMax>(in, outer, inner, out, idx);
+        break;
+      case ReduceOp::ArgMin:
+        launch<T, ReduceOp::ArgMin>(in, outer, inner, out, idx);
+        break;
+      case ReduceOp::All:
+        launch<T, ReduceOp::All>(in, outer, inner, out, idx);
+        break;
+      case ReduceOp::Any:
+        launch<T, ReduceOp::Any>(in, outer, inner, out, idx);
+        break;
     }
   });
 }

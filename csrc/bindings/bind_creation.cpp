@@ -139,8 +139,8 @@ void fill_leaves(py::handle h, const Shape& shape, size_t depth, ScalarType dt, 
 Tensor from_data(py::handle data, py::handle dtype_h, py::handle device_h) {
   Infer inf;
   scan(data, 0, true, inf);
-  ScalarType dt = dtype_h.is_none() ? (inf.dtype ? *inf.dtype : get_default_dtype())
-                                    : to_dtype(dtype_h);
+  ScalarType dt =
+      dtype_h.is_none() ? (inf.dtype ? *inf.dtype : get_default_dtype()) : to_dtype(dtype_h);
   Tensor t = empty(inf.shape, dt, Device(DeviceType::CPU));
   // torch stores nothing (and checks nothing) when a dimension is 0: [[], [1]] is (2, 0).
   if (t->numel())
@@ -179,32 +179,35 @@ void bind_creation(py::module_& m) {
   // cudalite.empty's common case in one call: sizes as the raw varargs tuple (ints, or one
   // tuple/list of ints). Returns None for anything unusual, and the Python caller then takes
   // the general path, which owns torch's argument errors.
-  m.def("_empty_fast", [](py::tuple size, py::handle dtype, py::handle device,
-                          bool pin) -> py::object {
-    PyObject* seq = size.ptr();
-    if (PyTuple_GET_SIZE(seq) == 1) {
-      PyObject* only = PyTuple_GET_ITEM(seq, 0);
-      if (PyTuple_Check(only) || PyList_Check(only)) seq = only;
-    }
-    py::object fast = py::reinterpret_steal<py::object>(PySequence_Fast(seq, ""));
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast.ptr());
-    PyObject** items = PySequence_Fast_ITEMS(fast.ptr());
-    Shape shape(static_cast<size_t>(n));
-    for (Py_ssize_t i = 0; i < n; ++i) {
-      if (!PyLong_CheckExact(items[i])) return py::none();
-      int overflow = 0;
-      long long v = PyLong_AsLongLongAndOverflow(items[i], &overflow);
-      if (overflow || v < 0) return py::none();
-      shape[size_t(i)] = v;
-    }
-    ScalarType dt = dtype.is_none() ? get_default_dtype() : to_dtype(dtype);
-    return py::cast(empty(shape, dt, device_or_cpu(device), pin));
-  });
-  m.def("_empty", [](py::handle shape, py::handle dtype, py::handle device, bool pin) {
-    ScalarType dt = dtype.is_none() ? get_default_dtype() : to_dtype(dtype);
-    return empty(to_shape(shape), dt, device_or_cpu(device), pin);
-  }, py::arg("shape"), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
-        py::arg("pin_memory") = false);
+  m.def("_empty_fast",
+        [](py::tuple size, py::handle dtype, py::handle device, bool pin) -> py::object {
+          PyObject* seq = size.ptr();
+          if (PyTuple_GET_SIZE(seq) == 1) {
+            PyObject* only = PyTuple_GET_ITEM(seq, 0);
+            if (PyTuple_Check(only) || PyList_Check(only)) seq = only;
+          }
+          py::object fast = py::reinterpret_steal<py::object>(PySequence_Fast(seq, ""));
+          Py_ssize_t n = PySequence_Fast_GET_SIZE(fast.ptr());
+          PyObject** items = PySequence_Fast_ITEMS(fast.ptr());
+          Shape shape(static_cast<size_t>(n));
+          for (Py_ssize_t i = 0; i < n; ++i) {
+            if (!PyLong_CheckExact(items[i])) return py::none();
+            int overflow = 0;
+            long long v = PyLong_AsLongLongAndOverflow(items[i], &overflow);
+            if (overflow || v < 0) return py::none();
+            shape[size_t(i)] = v;
+          }
+          ScalarType dt = dtype.is_none() ? get_default_dtype() : to_dtype(dtype);
+          return py::cast(empty(shape, dt, device_or_cpu(device), pin));
+        });
+  m.def(
+      "_empty",
+      [](py::handle shape, py::handle dtype, py::handle device, bool pin) {
+        ScalarType dt = dtype.is_none() ? get_default_dtype() : to_dtype(dtype);
+        return empty(to_shape(shape), dt, device_or_cpu(device), pin);
+      },
+      py::arg("shape"), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
+      py::arg("pin_memory") = false);
   m.def("_full", [](py::handle shape, py::handle value, py::handle dtype, py::handle device) {
     Scalar v = to_scalar(value);
     ScalarType dt = dtype.is_none() ? v.natural_dtype() : to_dtype(dtype);
@@ -213,9 +216,10 @@ void bind_creation(py::module_& m) {
   m.def("_arange", [](double start, double end, double step, py::handle dtype, py::handle device) {
     return arange(start, end, step, to_dtype(dtype), device_or_cpu(device));
   });
-  m.def("_linspace", [](double start, double end, int64_t steps, py::handle dtype, py::handle device) {
-    return linspace(start, end, steps, to_dtype(dtype), device_or_cpu(device));
-  });
+  m.def("_linspace",
+        [](double start, double end, int64_t steps, py::handle dtype, py::handle device) {
+          return linspace(start, end, steps, to_dtype(dtype), device_or_cpu(device));
+        });
   m.def("_eye", [](int64_t n, int64_t mm, py::handle dtype, py::handle device) {
     return eye(n, mm, to_dtype(dtype), device_or_cpu(device));
   });

@@ -23,9 +23,9 @@ Device make_device(py::handle first, py::handle index) {
         got, "!)\n * (str type, int index = -1)\n"));
   }
   if (!index.is_none()) {
-    CL_CHECK(!d.has_index(),
-             "type (string) must not include an index because index was passed explicitly: ",
-             d.str());
+    CL_CHECK(
+        !d.has_index(),
+        "type (string) must not include an index because index was passed explicitly: ", d.str());
     if (!PyLong_Check(index.ptr())) {
       throw TypeError(detail::str("device(): argument 'index' (position 2) must be int, not ",
                                   std::string(py::str(py::type::of(index).attr("__name__")))));
@@ -61,30 +61,34 @@ std::optional<Device> to_optional_device(py::handle h) {
 void bind_device(py::module_& m) {
   py::class_<Device> cls(m, "device");
   g_device_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
-  cls
-      .def(py::init([](py::handle type, py::handle index) { return make_device(type, index); }),
-           py::arg("type"), py::arg("index") = py::none())
+  cls.def(py::init([](py::handle type, py::handle index) { return make_device(type, index); }),
+          py::arg("type"), py::arg("index") = py::none())
       .def_property_readonly("type", [](const Device& d) { return device_type_name(d.type); })
-      .def_property_readonly("index", [](const Device& d) -> py::object {
-        if (!d.has_index()) return py::none();
-        return py::int_(d.index);
-      })
+      .def_property_readonly("index",
+                             [](const Device& d) -> py::object {
+                               if (!d.has_index()) return py::none();
+                               return py::int_(d.index);
+                             })
       .def("__str__", &Device::str)
-      .def("__repr__", [](const Device& d) {
-        std::string s = std::string("device(type='") + device_type_name(d.type) + "'";
-        if (d.has_index()) s += ", index=" + std::to_string(d.index);
-        return s + ")";
-      })
-      .def("__eq__", [](const Device& a, py::handle b) {
-        return py::isinstance<Device>(b) && a == b.cast<Device>();
-      })
-      .def("__ne__", [](const Device& a, py::handle b) {
-        return !(py::isinstance<Device>(b) && a == b.cast<Device>());
-      })
+      .def("__repr__",
+           [](const Device& d) {
+             std::string s = std::string("device(type='") + device_type_name(d.type) + "'";
+             if (d.has_index()) s += ", index=" + std::to_string(d.index);
+             return s + ")";
+           })
+      .def("__eq__",
+           [](const Device& a, py::handle b) {
+             return py::isinstance<Device>(b) && a == b.cast<Device>();
+           })
+      .def("__ne__",
+           [](const Device& a, py::handle b) {
+             return !(py::isinstance<Device>(b) && a == b.cast<Device>());
+           })
       .def("__hash__", [](const Device& d) { return std::hash<Device>()(d); })
       .def("__reduce__", [](const Device& d) -> py::tuple {
         py::object cls = py::module_::import("cudalite").attr("device");
-        if (d.has_index()) return py::make_tuple(cls, py::make_tuple(device_type_name(d.type), int(d.index)));
+        if (d.has_index())
+          return py::make_tuple(cls, py::make_tuple(device_type_name(d.type), int(d.index)));
         return py::make_tuple(cls, py::make_tuple(device_type_name(d.type)));
       });
 }

@@ -6,10 +6,10 @@ namespace cl::bind {
 
 void bind_errors(py::module_& m) {
   // Leaked on purpose: Python may still raise them while the interpreter shuts down.
-  static PyObject* oom = (new py::exception<OutOfMemoryError>(m, "OutOfMemoryError",
-                                                              PyExc_RuntimeError))->ptr();
-  static PyObject* acc = (new py::exception<AcceleratorError>(m, "AcceleratorError",
-                                                              PyExc_RuntimeError))->ptr();
+  static PyObject* oom =
+      (new py::exception<OutOfMemoryError>(m, "OutOfMemoryError", PyExc_RuntimeError))->ptr();
+  static PyObject* acc =
+      (new py::exception<AcceleratorError>(m, "AcceleratorError", PyExc_RuntimeError))->ptr();
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

@@ -14,17 +14,24 @@ static ScalarType from_numpy_dtype(const py::dtype& d) {
   if (kind == 'u' && size == 1) return ScalarType::UInt8;
   if (kind == 'i') {
     switch (size) {
-      case 1: return ScalarType::Int8;
-      case 2: return ScalarType::Int16;
-      case 4: return ScalarType::Int32;
-      case 8: return ScalarType::Int64;
+      case 1:
+        return ScalarType::Int8;
+      case 2:
+        return ScalarType::Int16;
+      case 4:
+        return ScalarType::Int32;
+      case 8:
+        return ScalarType::Int64;
     }
   }
   if (kind == 'f') {
     switch (size) {
-      case 2: return ScalarType::Float16;
-      case 4: return ScalarType::Float32;
-      case 8: return ScalarType::Float64;
+      case 2:
+        return ScalarType::Float16;
+      case 4:
+        return ScalarType::Float32;
+      case 8:
+        return ScalarType::Float64;
     }
   }
   // NumPy's scalar type name, as torch prints it: numpy.object_, numpy.str_, numpy.uint16.
@@ -42,15 +49,24 @@ namespace {
 
 const char* numpy_dtype_name(ScalarType t) {
   switch (t) {
-    case ScalarType::Bool: return "bool";
-    case ScalarType::UInt8: return "uint8";
-    case ScalarType::Int8: return "int8";
-    case ScalarType::Int16: return "int16";
-    case ScalarType::Int32: return "int32";
-    case ScalarType::Int64: return "int64";
-    case ScalarType::Float16: return "float16";
-    case ScalarType::Float32: return "float32";
-    case ScalarType::Float64: return "float64";
+    case ScalarType::Bool:
+      return "bool";
+    case ScalarType::UInt8:
+      return "uint8";
+    case ScalarType::Int8:
+      return "int8";
+    case ScalarType::Int16:
+      return "int16";
+    case ScalarType::Int32:
+      return "int32";
+    case ScalarType::Int64:
+      return "int64";
+    case ScalarType::Float16:
+      return "float16";
+    case ScalarType::Float32:
+      return "float32";
+    case ScalarType::Float64:
+      return "float64";
     default:
       throw TypeError(detail::str("Got unsupported ScalarType ", dtype_short_name(t)));
   }
@@ -64,37 +80,43 @@ void release_array(void* ctx) {
 }  // namespace
 
 void bind_numpy(py::module_& m) {
-  m.def("from_numpy", [](py::handle obj) {
-    if (!py::isinstance<py::array>(obj)) {
-      throw TypeError(detail::str("expected np.ndarray (got ", Py_TYPE(obj.ptr())->tp_name, ")"));
-    }
-    py::array arr = py::reinterpret_borrow<py::array>(obj);
-    CL_CHECK_VALUE(arr.dtype().attr("isnative").cast<bool>(),
-                   "given numpy array has byte order different from the native byte order. "
-                   "Conversion between byte orders is currently not supported.");
-    ScalarType dt = from_numpy_dtype(arr.dtype());
-    int64_t isz = int64_t(arr.itemsize());
-    Shape sizes, strides;
-    int64_t extent = 1;
-    for (py::ssize_t d = 0; d < arr.ndim(); ++d) {
-      int64_t st = arr.strides(d);
-      CL_CHECK_VALUE(st >= 0,
-                     "At least one stride in the given numpy array is negative, and tensors with "
-                     "negative strides are not currently supported. (You can probably work "
-                     "around this by making a copy of your array  with array.copy().) ");
-      CL_CHECK_VALUE(st % isz == 0, "given numpy array strides not a multiple of the element "
-                                    "byte size. Copy the numpy array to reallocate the memory.");
-      sizes.push_back(arr.shape(d));
-      strides.push_back(st / isz);
-      if (arr.shape(d) == 0) extent = 0;
-      if (extent) extent += (arr.shape(d) - 1) * (st / isz);
-    }
-    PyObject* owner = arr.ptr();
-    Py_INCREF(owner);
-    DataPtr dp(const_cast<void*>(arr.data()), owner, &release_array, Device(DeviceType::CPU));
-    auto storage = std::make_shared<StorageImpl>(std::move(dp), size_t(extent * isz));
-    return std::make_shared<TensorImpl>(std::move(storage), sizes, strides, 0, dt);
-  }, py::arg("ndarray"));
+  m.def(
+      "from_numpy",
+      [](py::handle obj) {
+        if (!py::isinstance<py::array>(obj)) {
+          throw TypeError(
+              detail::str("expected np.ndarray (got ", Py_TYPE(obj.ptr())->tp_name, ")"));
+        }
+        py::array arr = py::reinterpret_borrow<py::array>(obj);
+        CL_CHECK_VALUE(arr.dtype().attr("isnative").cast<bool>(),
+                       "given numpy array has byte order different from the native byte order. "
+                       "Conversion between byte orders is currently not supported.");
+        ScalarType dt = from_numpy_dtype(arr.dtype());
+        int64_t isz = int64_t(arr.itemsize());
+        Shape sizes, strides;
+        int64_t extent = 1;
+        for (py::ssize_t d = 0; d < arr.ndim(); ++d) {
+          int64_t st = arr.strides(d);
+          CL_CHECK_VALUE(
+              st >= 0,
+              "At least one stride in the given numpy array is negative, and tensors with "
+              "negative strides are not currently supported. (You can probably work "
+              "around this by making a copy of your array  with array.copy().) ");
+          CL_CHECK_VALUE(st % isz == 0,
+                         "given numpy array strides not a multiple of the element "
+                         "byte size. Copy the numpy array to reallocate the memory.");
+          sizes.push_back(arr.shape(d));
+          strides.push_back(st / isz);
+          if (arr.shape(d) == 0) extent = 0;
+          if (extent) extent += (arr.shape(d) - 1) * (st / isz);
+        }
+        PyObject* owner = arr.ptr();
+        Py_INCREF(owner);
+        DataPtr dp(const_cast<void*>(arr.data()), owner, &release_array, Device(DeviceType::CPU));
+        auto storage = std::make_shared<StorageImpl>(std::move(dp), size_t(extent * isz));
+        return std::make_shared<TensorImpl>(std::move(storage), sizes, strides, 0, dt);
+      },
+      py::arg("ndarray"));
 
   m.def("_numpy", [](py::handle self) {
     Tensor t = as_tensor(self);
@@ -108,7 +130,8 @@ void bind_numpy(py::module_& m) {
     void* data = t->numel() ? static_cast<void*>(t->data()) : t->storage->data.get();
     return py::array(dt, shape, strides, data, self);
   });
-  m.def("_numpy_dtype_name", [](py::handle d) { return std::string(numpy_dtype_name(to_dtype(d))); });
+  m.def("_numpy_dtype_name",
+        [](py::handle d) { return std::string(numpy_dtype_name(to_dtype(d))); });
 }
 
 }  // namespace cl::bind

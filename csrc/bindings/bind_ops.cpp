@@ -10,9 +10,12 @@ namespace {
 
 py::object scalar_to_py(const Scalar& s) {
   switch (s.kind()) {
-    case Scalar::Kind::Bool: return py::bool_(s.to<bool>());
-    case Scalar::Kind::Int: return py::int_(s.to_int());
-    default: return py::float_(s.to_double());
+    case Scalar::Kind::Bool:
+      return py::bool_(s.to<bool>());
+    case Scalar::Kind::Int:
+      return py::int_(s.to_int());
+    default:
+      return py::float_(s.to_double());
   }
 }
 
@@ -72,7 +75,8 @@ Scalar to_scalar(py::handle h) {
   if (PyFloat_Check(p)) return Scalar(PyFloat_AS_DOUBLE(p));
   if (is_tensor(h)) return item(as_tensor(h));
   // NumPy scalars and other numbers.
-  if (PyIndex_Check(p)) return Scalar(py::reinterpret_steal<py::object>(PyNumber_Index(p)).cast<int64_t>());
+  if (PyIndex_Check(p))
+    return Scalar(py::reinterpret_steal<py::object>(PyNumber_Index(p)).cast<int64_t>());
   if (PyObject_HasAttrString(p, "__float__")) {
     if (py::hasattr(h, "dtype") && py::str(h.attr("dtype")).cast<std::string>() == "bool") {
       return Scalar(h.cast<bool>());
@@ -116,9 +120,9 @@ void bind_ops(py::module_& m) {
   auto def = [&](const char* name, py::cpp_function f) { py::setattr(cls, name, f); };
   (void)def;
   PyTensor tcls = py::reinterpret_borrow<PyTensor>(cls);
-#define CL_BIN(name, OP)                                     \
-  tcls.def("__" name "__", &fwd<BinaryOp::OP>, py::is_operator());   \
-  tcls.def("__r" name "__", &rev<BinaryOp::OP>, py::is_operator());  \
+#define CL_BIN(name, OP)                                            \
+  tcls.def("__" name "__", &fwd<BinaryOp::OP>, py::is_operator());  \
+  tcls.def("__r" name "__", &rev<BinaryOp::OP>, py::is_operator()); \
   tcls.def("__i" name "__", &inplace<BinaryOp::OP>, py::is_operator());
   CL_BIN("add", Add)
   CL_BIN("sub", Sub)
@@ -137,19 +141,24 @@ void bind_ops(py::module_& m) {
       .def("__le__", &fwd<BinaryOp::Le>, py::is_operator())
       .def("__gt__", &fwd<BinaryOp::Gt>, py::is_operator())
       .def("__ge__", &fwd<BinaryOp::Ge>, py::is_operator())
-      .def("__neg__", [](py::handle h) -> py::object {
-        Tensor t = as_tensor(h);
-        if (needs_grad(t, std::nullopt)) return (*g_autograd_hook)("neg", "fwd", h, py::none());
-        return py::cast(unary(UnaryOp::Neg, t));
-      })
+      .def("__neg__",
+           [](py::handle h) -> py::object {
+             Tensor t = as_tensor(h);
+             if (needs_grad(t, std::nullopt))
+               return (*g_autograd_hook)("neg", "fwd", h, py::none());
+             return py::cast(unary(UnaryOp::Neg, t));
+           })
       .def("__abs__", [](const Tensor& t) { return unary(UnaryOp::Abs, t); })
-      .def("__invert__", [](const Tensor& t) {
-        CL_CHECK_TYPE(!is_floating(t->dtype),
-                      "~ (operator.invert) is only implemented on integer and Boolean-type "
-                      "tensors");
-        return unary(t->dtype == ScalarType::Bool ? UnaryOp::LogicalNot : UnaryOp::BitNot, t);
-      })
-      .def("__hash__", [](py::handle self) { return py::hash(py::int_(reinterpret_cast<uintptr_t>(self.ptr()))); });
+      .def("__invert__",
+           [](const Tensor& t) {
+             CL_CHECK_TYPE(!is_floating(t->dtype),
+                           "~ (operator.invert) is only implemented on integer and Boolean-type "
+                           "tensors");
+             return unary(t->dtype == ScalarType::Bool ? UnaryOp::LogicalNot : UnaryOp::BitNot, t);
+           })
+      .def("__hash__", [](py::handle self) {
+        return py::hash(py::int_(reinterpret_cast<uintptr_t>(self.ptr())));
+      });
 
   py::list bnames, unames;
   for (int i = 0; i <= int(BinaryOp::LogicalXor); ++i) bnames.append(binary_op_name(BinaryOp(i)));
@@ -161,46 +170,59 @@ void bind_ops(py::module_& m) {
   });
   m.def("_set_grad_enabled", &set_grad_enabled);
   m.def("_is_grad_enabled", &grad_enabled);
-  m.def("_binary", [](int op, py::handle a, py::handle b, py::handle out) {
-    auto oa = to_operand(a), ob = to_operand(b);
-    if (!oa || !ob) {
-      throw TypeError(detail::str(binary_op_name(BinaryOp(op)),
-                                  "(): argument 'other' must be Tensor or Number, got ",
-                                  std::string(py::str(py::type::of(oa ? b : a).attr("__name__")))));
-    }
-    Tensor o = opt_tensor(out);
-    Shape before = o ? o->sizes : Shape{};
-    Tensor r = binary(BinaryOp(op), *oa, *ob, o);
-    warn_if_resized(o, before);
-    return r;
-  }, py::arg("op"), py::arg("a"), py::arg("b"), py::arg("out") = py::none());
-  m.def("_unary", [](int op, const Tensor& a, py::handle out) {
-    Tensor o = opt_tensor(out);
-    Shape before = o ? o->sizes : Shape{};
-    Tensor r = unary(UnaryOp(op), a, o);
-    warn_if_resized(o, before);
-    return r;
-  }, py::arg("op"), py::arg("a"), py::arg("out") = py::none());
+  m.def(
+      "_binary",
+      [](int op, py::handle a, py::handle b, py::handle out) {
+        auto oa = to_operand(a), ob = to_operand(b);
+        if (!oa || !ob) {
+          throw TypeError(detail::str(
+              binary_op_name(BinaryOp(op)), "(): argument 'other' must be Tensor or Number, got ",
+              std::string(py::str(py::type::of(oa ? b : a).attr("__name__")))));
+        }
+        Tensor o = opt_tensor(out);
+        Shape before = o ? o->sizes : Shape{};
+        Tensor r = binary(BinaryOp(op), *oa, *ob, o);
+        warn_if_resized(o, before);
+        return r;
+      },
+      py::arg("op"), py::arg("a"), py::arg("b"), py::arg("out") = py::none());
+  m.def(
+      "_unary",
+      [](int op, const Tensor& a, py::handle out) {
+        Tensor o = opt_tensor(out);
+        Shape before = o ? o->sizes : Shape{};
+        Tensor r = unary(UnaryOp(op), a, o);
+        warn_if_resized(o, before);
+        return r;
+      },
+      py::arg("op"), py::arg("a"), py::arg("out") = py::none());
   m.def("_where", [](const Tensor& c, py::handle a, py::handle b) {
     auto oa = to_operand(a), ob = to_operand(b);
     if (!oa || !ob) throw TypeError("where(): expected Tensor or Number arguments");
     return where(c, *oa, *ob);
   });
-  m.def("_clamp", [](const Tensor& a, py::handle lo, py::handle hi, py::handle out) {
-    std::optional<Scalar> l, h;
-    if (!lo.is_none()) l = to_scalar(lo);
-    if (!hi.is_none()) h = to_scalar(hi);
-    Tensor o = opt_tensor(out);
-    Shape before = o ? o->sizes : Shape{};
-    Tensor r = clamp(a, l, h, o);
-    warn_if_resized(o, before);
-    return r;
-  }, py::arg("a"), py::arg("min") = py::none(), py::arg("max") = py::none(), py::arg("out") = py::none());
-  m.def("_result_type", [](py::handle a, py::handle b) {
-    auto oa = to_operand(a), ob = to_operand(b);
-    CL_CHECK_TYPE(oa && ob, "result_type(): expected Tensor or Number arguments");
-    return dtype_object(result_type({&*oa, &*ob}));
-  }, py::return_value_policy::reference);
+  m.def(
+      "_clamp",
+      [](const Tensor& a, py::handle lo, py::handle hi, py::handle out) {
+        std::optional<Scalar> l, h;
+        if (!lo.is_none()) l = to_scalar(lo);
+        if (!hi.is_none()) h = to_scalar(hi);
+        Tensor o = opt_tensor(out);
+        Shape before = o ? o->sizes : Shape{};
+        Tensor r = clamp(a, l, h, o);
+        warn_if_resized(o, before);
+        return r;
+      },
+      py::arg("a"), py::arg("min") = py::none(), py::arg("max") = py::none(),
+      py::arg("out") = py::none());
+  m.def(
+      "_result_type",
+      [](py::handle a, py::handle b) {
+        auto oa = to_operand(a), ob = to_operand(b);
+        CL_CHECK_TYPE(oa && ob, "result_type(): expected Tensor or Number arguments");
+        return dtype_object(result_type({&*oa, &*ob}));
+      },
+      py::return_value_policy::reference);
   m.def("_reduce", [](int op, const Tensor& t, py::handle dims, bool keepdim, py::handle dtype) {
     Shape d;
     if (!dims.is_none()) d = to_shape(dims);
@@ -229,7 +251,8 @@ void bind_ops(py::module_& m) {
   m.def("_manual_seed", &manual_seed);
   m.def("_initial_seed", [](py::handle d) { return initial_seed(to_device(d)); });
   m.def("_get_rng_state", [](py::handle d) { return get_rng_state(to_device(d)); });
-  m.def("_set_rng_state", [](py::handle d, uint64_t s, uint64_t o) { set_rng_state(to_device(d), s, o); });
+  m.def("_set_rng_state",
+        [](py::handle d, uint64_t s, uint64_t o) { set_rng_state(to_device(d), s, o); });
   m.def("_cuda_matmul", &cuda_matmul);
   m.def("_check_same_device", [](const std::vector<Tensor>& ts) {
     std::vector<const Tensor*> p;

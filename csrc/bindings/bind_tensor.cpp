@@ -29,7 +29,9 @@ Shape dims_from_args(const py::args& args) { return shape_from_args(args); }
 }  // namespace
 
 py::handle tensor_type() { return g_tensor_type; }
-bool is_tensor(py::handle h) { return PyObject_TypeCheck(h.ptr(), (PyTypeObject*)g_tensor_type.ptr()); }
+bool is_tensor(py::handle h) {
+  return PyObject_TypeCheck(h.ptr(), (PyTypeObject*)g_tensor_type.ptr());
+}
 
 Shape to_shape(py::handle h) {
   Shape s;
@@ -42,7 +44,8 @@ Shape to_shape(py::handle h) {
 }
 
 Shape shape_from_args(const py::args& args) {
-  if (args.size() == 1 && (py::isinstance<py::tuple>(args[0]) || py::isinstance<py::list>(args[0]))) {
+  if (args.size() == 1 &&
+      (py::isinstance<py::tuple>(args[0]) || py::isinstance<py::list>(args[0]))) {
     return to_shape(args[0]);
   }
   Shape s;
@@ -51,8 +54,7 @@ Shape shape_from_args(const py::args& args) {
 }
 
 py::object make_size(const Shape& s) {
-  static py::object* size_cls =
-      new py::object(py::module_::import("cudalite._size").attr("Size"));
+  static py::object* size_cls = new py::object(py::module_::import("cudalite._size").attr("Size"));
   py::tuple t(s.size());
   for (size_t i = 0; i < s.size(); ++i) t[i] = py::int_(s[i]);
   return (*size_cls)(t);
@@ -69,11 +71,13 @@ void bind_tensor(py::module_& m) {
   }));
   m.def("_set_legacy_ctor", [](py::object f) { g_legacy_ctor = new py::object(std::move(f)); });
   cls.def_property_readonly("shape", [](const Tensor& t) { return make_size(t->sizes); })
-      .def_property_readonly("dtype", [](const Tensor& t) { return dtype_object(t->dtype); },
-                             py::return_value_policy::reference)
+      .def_property_readonly(
+          "dtype", [](const Tensor& t) { return dtype_object(t->dtype); },
+          py::return_value_policy::reference)
       .def_property_readonly("device", [](const Tensor& t) { return t->device(); })
-      .def_property("_requires_grad_flag", [](const Tensor& t) { return t->requires_grad; },
-                    [](const Tensor& t, bool v) { t->requires_grad = v; })
+      .def_property(
+          "_requires_grad_flag", [](const Tensor& t) { return t->requires_grad; },
+          [](const Tensor& t, bool v) { t->requires_grad = v; })
       .def_property_readonly("is_cuda", [](const Tensor& t) { return t->is_cuda(); })
       .def_property_readonly("is_cpu", [](const Tensor& t) { return t->device().is_cpu(); })
       .def_property_readonly("ndim", [](const Tensor& t) { return t->dim(); })
@@ -83,81 +87,107 @@ void bind_tensor(py::module_& m) {
       .def("nelement", [](const Tensor& t) { return t->numel(); })
       .def("element_size", [](const Tensor& t) { return t->element_size(); })
       .def_property_readonly("itemsize", [](const Tensor& t) { return t->element_size(); })
-      .def_property_readonly("nbytes", [](const Tensor& t) { return t->numel() * int64_t(t->element_size()); })
-      .def("size", [](const Tensor& t, py::object dim) -> py::object {
-        if (dim.is_none()) return make_size(t->sizes);
-        return py::int_(t->dim() == 0 ? (wrap_dim(dim.cast<int64_t>(), 0), 1) : t->sizes[wrap_dim(dim.cast<int64_t>(), t->dim())]);
-      }, py::arg("dim") = py::none())
-      .def("stride", [](const Tensor& t, py::object dim) -> py::object {
-        if (dim.is_none()) return py::tuple(py::cast(t->strides));
-        return py::int_(t->dim() == 0 ? (wrap_dim(dim.cast<int64_t>(), 0), 1) : t->strides[wrap_dim(dim.cast<int64_t>(), t->dim())]);
-      }, py::arg("dim") = py::none())
+      .def_property_readonly(
+          "nbytes", [](const Tensor& t) { return t->numel() * int64_t(t->element_size()); })
+      .def(
+          "size",
+          [](const Tensor& t, py::object dim) -> py::object {
+            if (dim.is_none()) return make_size(t->sizes);
+            return py::int_(t->dim() == 0 ? (wrap_dim(dim.cast<int64_t>(), 0), 1)
+                                          : t->sizes[wrap_dim(dim.cast<int64_t>(), t->dim())]);
+          },
+          py::arg("dim") = py::none())
+      .def(
+          "stride",
+          [](const Tensor& t, py::object dim) -> py::object {
+            if (dim.is_none()) return py::tuple(py::cast(t->strides));
+            return py::int_(t->dim() == 0 ? (wrap_dim(dim.cast<int64_t>(), 0), 1)
+                                          : t->strides[wrap_dim(dim.cast<int64_t>(), t->dim())]);
+          },
+          py::arg("dim") = py::none())
       .def("storage_offset", [](const Tensor& t) { return t->offset; })
-      .def("is_contiguous", [](const Tensor& t, py::object) { return t->is_contiguous(); },
-           py::arg("memory_format") = py::none())
+      .def(
+          "is_contiguous", [](const Tensor& t, py::object) { return t->is_contiguous(); },
+          py::arg("memory_format") = py::none())
       .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->data()); })
       .def("get_device", [](const Tensor& t) { return t->is_cuda() ? int(t->device().index) : -1; })
       .def("is_pinned", [](const Tensor& t) { return t->storage->pinned; })
-      .def("_storage_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->storage->data.get()); })
+      .def("_storage_ptr",
+           [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->storage->data.get()); })
       .def("_storage_nbytes", [](const Tensor& t) { return t->storage->nbytes; })
-      .def("_is_same_storage", [](const Tensor& a, const Tensor& b) { return a->storage == b->storage; })
+      .def("_is_same_storage",
+           [](const Tensor& a, const Tensor& b) { return a->storage == b->storage; })
       // How many tensors share this storage: autograd keeps a gradient buffer as `.grad` only
       // when nothing else can see (and later be changed by) its memory.
       .def("_storage_use_count", [](const Tensor& t) { return t->storage.use_count(); })
       .def("_alias", [](const Tensor& t) { return alias(t); })
-      .def("_set_metadata", [](const Tensor& t, const Tensor& src) {
-        // In-place re-pointing (set_ / out= resizes / Parameter(data)).
-        t->storage = src->storage;
-        t->sizes = src->sizes;
-        t->strides = src->strides;
-        t->offset = src->offset;
-        t->dtype = src->dtype;
-        t->refresh();
-      })
+      .def("_set_metadata",
+           [](const Tensor& t, const Tensor& src) {
+             // In-place re-pointing (set_ / out= resizes / Parameter(data)).
+             t->storage = src->storage;
+             t->sizes = src->sizes;
+             t->strides = src->strides;
+             t->offset = src->offset;
+             t->dtype = src->dtype;
+             t->refresh();
+           })
       // views
-      .def("view", [](const Tensor& t, py::args a) -> py::object {
-        if (a.size() == 1 && (py::isinstance<DType>(a[0]))) {
-          ScalarType dt = to_dtype(a[0]);
-          CL_CHECK(itemsize(dt) == t->element_size(), "view(dtype): only dtypes of the same size are supported");
-          auto v = alias(t);
-          v->dtype = dt;
-          return py::cast(v);
-        }
-        return py::cast(view(t, shape_from_args(a)));
-      })
+      .def("view",
+           [](const Tensor& t, py::args a) -> py::object {
+             if (a.size() == 1 && (py::isinstance<DType>(a[0]))) {
+               ScalarType dt = to_dtype(a[0]);
+               CL_CHECK(itemsize(dt) == t->element_size(),
+                        "view(dtype): only dtypes of the same size are supported");
+               auto v = alias(t);
+               v->dtype = dt;
+               return py::cast(v);
+             }
+             return py::cast(view(t, shape_from_args(a)));
+           })
       .def("reshape", [](const Tensor& t, py::args a) { return reshape(t, shape_from_args(a)); })
       .def("permute", [](const Tensor& t, py::args a) { return permute(t, dims_from_args(a)); })
       .def("transpose", [](const Tensor& t, int64_t a, int64_t b) { return transpose(t, a, b); })
       .def("swapaxes", [](const Tensor& t, int64_t a, int64_t b) { return transpose(t, a, b); })
       .def("expand", [](const Tensor& t, py::args a) { return expand(t, shape_from_args(a)); })
-      .def("squeeze", [](const Tensor& t, py::object dim) {
-        if (dim.is_none()) return squeeze(t);
-        if (py::isinstance<py::tuple>(dim) || py::isinstance<py::list>(dim)) return squeeze_dims(t, to_shape(dim));
-        return squeeze_dims(t, {dim.cast<int64_t>()});
-      }, py::arg("dim") = py::none())
-      .def("unsqueeze", [](const Tensor& t, int64_t d) { return unsqueeze(t, d); }, py::arg("dim"))
-      .def("flatten", [](const Tensor& t, int64_t s, int64_t e) { return flatten(t, s, e); },
-           py::arg("start_dim") = 0, py::arg("end_dim") = -1)
-      .def("select", [](const Tensor& t, int64_t d, int64_t i) {
-        // torch's select() words range errors differently from indexing (x[i] uses _select).
-        if (t->dim() > 0) {
-          int64_t wd = wrap_dim(d, t->dim());
-          int64_t size = t->sizes[wd];
-          CL_CHECK_INDEX(i >= -size && i < size, "select(): index ", i,
-                         " out of range for tensor of size ", shape_str(t->sizes),
-                         " at dimension ", wd);
-        }
-        return select(t, d, i);
-      })
+      .def(
+          "squeeze",
+          [](const Tensor& t, py::object dim) {
+            if (dim.is_none()) return squeeze(t);
+            if (py::isinstance<py::tuple>(dim) || py::isinstance<py::list>(dim))
+              return squeeze_dims(t, to_shape(dim));
+            return squeeze_dims(t, {dim.cast<int64_t>()});
+          },
+          py::arg("dim") = py::none())
+      .def(
+          "unsqueeze", [](const Tensor& t, int64_t d) { return unsqueeze(t, d); }, py::arg("dim"))
+      .def(
+          "flatten", [](const Tensor& t, int64_t s, int64_t e) { return flatten(t, s, e); },
+          py::arg("start_dim") = 0, py::arg("end_dim") = -1)
+      .def("select",
+           [](const Tensor& t, int64_t d, int64_t i) {
+             // torch's select() words range errors differently from indexing (x[i] uses _select).
+             if (t->dim() > 0) {
+               int64_t wd = wrap_dim(d, t->dim());
+               int64_t size = t->sizes[wd];
+               CL_CHECK_INDEX(i >= -size && i < size, "select(): index ", i,
+                              " out of range for tensor of size ", shape_str(t->sizes),
+                              " at dimension ", wd);
+             }
+             return select(t, d, i);
+           })
       .def("_select", [](const Tensor& t, int64_t d, int64_t i) { return select(t, d, i); })
-      .def("_slice", [](const Tensor& t, int64_t d, int64_t start, int64_t stop, int64_t step) {
-        return slice(t, d, start, stop, step);
-      })
-      .def("as_strided", [](const Tensor& t, py::handle size, py::handle stride, py::object off) {
-        return as_strided(t, to_shape(size), to_shape(stride), off.is_none() ? t->offset : off.cast<int64_t>());
-      }, py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none())
-      .def("contiguous", [](const Tensor& t, py::object) { return contiguous(t); },
-           py::arg("memory_format") = py::none())
+      .def("_slice", [](const Tensor& t, int64_t d, int64_t start, int64_t stop,
+                        int64_t step) { return slice(t, d, start, stop, step); })
+      .def(
+          "as_strided",
+          [](const Tensor& t, py::handle size, py::handle stride, py::object off) {
+            return as_strided(t, to_shape(size), to_shape(stride),
+                              off.is_none() ? t->offset : off.cast<int64_t>());
+          },
+          py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none())
+      .def(
+          "contiguous", [](const Tensor& t, py::object) { return contiguous(t); },
+          py::arg("memory_format") = py::none())
       .def("_clone", [](const Tensor& t) { return clone(t); });
   m.def("_wrap_dim", &wrap_dim, py::arg("dim"), py::arg("ndim"));
   m.def("_broadcast_shapes", [](py::handle a, py::handle b) {

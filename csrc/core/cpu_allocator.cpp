@@ -14,9 +14,10 @@ class CpuAllocator final : public Allocator {
     size_t rounded = (nbytes + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, rounded);
     if (!p) {
-      throw OutOfMemoryError(detail::str("DefaultCPUAllocator: not enough memory: you tried to "
-                                         "allocate ",
-                                         nbytes, " bytes."));
+      throw OutOfMemoryError(
+          detail::str("DefaultCPUAllocator: not enough memory: you tried to "
+                      "allocate ",
+                      nbytes, " bytes."));
     }
     return DataPtr(p, p, &std::free, Device(DeviceType::CPU));
   }

@@ -17,7 +17,7 @@
 namespace cl {
 class CachingAllocator;
 struct StorageImpl;
-}
+}  // namespace cl
 
 namespace cl::cuda {
 

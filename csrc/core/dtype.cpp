@@ -12,8 +12,8 @@ size_t itemsize(ScalarType t) {
 }
 
 const char* dtype_name(ScalarType t) {
-  static constexpr const char* kNames[] = {"bool",    "uint8",    "int8",    "int16",  "int32",
-                                           "int64",   "float16",  "bfloat16", "float32", "float64"};
+  static constexpr const char* kNames[] = {"bool",  "uint8",   "int8",     "int16",   "int32",
+                                           "int64", "float16", "bfloat16", "float32", "float64"};
   return kNames[int(t)];
 }
 

@@ -33,9 +33,7 @@ inline bool is_floating(ScalarType t) { return t >= ScalarType::Float16; }
 inline bool is_integral(ScalarType t, bool include_bool) {
   return t == ScalarType::Bool ? include_bool : t <= ScalarType::Int64;
 }
-inline bool is_signed(ScalarType t) {
-  return t != ScalarType::Bool && t != ScalarType::UInt8;
-}
+inline bool is_signed(ScalarType t) { return t != ScalarType::Bool && t != ScalarType::UInt8; }
 // torch.promote_types for the types above.
 ScalarType promote_types(ScalarType a, ScalarType b);
 // torch.can_cast: whether a result of type `from` may be written into `to` by an op.
@@ -46,9 +44,9 @@ void set_default_dtype(ScalarType t);
 
 template <class T>
 struct TypeOf;
-#define CL_TYPE_OF(cpp, tag) \
-  template <>                \
-  struct TypeOf<cpp> {       \
+#define CL_TYPE_OF(cpp, tag)                             \
+  template <>                                            \
+  struct TypeOf<cpp> {                                   \
     static constexpr ScalarType value = ScalarType::tag; \
   };
 CL_TYPE_OF(bool, Bool)
@@ -72,20 +70,20 @@ CL_TYPE_OF(double, Float64)
     __VA_ARGS__();                       \
     break;                               \
   }
-#define CL_DISPATCH_ALL_TYPES(TYPE, NAME, ...)                                   \
-  [&] {                                                                          \
-    switch (TYPE) {                                                              \
-      CL_CASE_TYPE(Bool, bool, __VA_ARGS__)                                      \
-      CL_CASE_TYPE(UInt8, uint8_t, __VA_ARGS__)                                  \
-      CL_CASE_TYPE(Int8, int8_t, __VA_ARGS__)                                    \
-      CL_CASE_TYPE(Int16, int16_t, __VA_ARGS__)                                  \
-      CL_CASE_TYPE(Int32, int32_t, __VA_ARGS__)                                  \
-      CL_CASE_TYPE(Int64, int64_t, __VA_ARGS__)                                  \
-      CL_CASE_TYPE(Float16, ::cl::Half, __VA_ARGS__)                             \
-      CL_CASE_TYPE(BFloat16, ::cl::BFloat16, __VA_ARGS__)                        \
-      CL_CASE_TYPE(Float32, float, __VA_ARGS__)                                  \
-      CL_CASE_TYPE(Float64, double, __VA_ARGS__)                                 \
-      default:                                                                   \
-        throw ::cl::Error(std::string(NAME) + ": unsupported dtype");           \
-    }                                                                            \
+#define CL_DISPATCH_ALL_TYPES(TYPE, NAME, ...)                        \
+  [&] {                                                               \
+    switch (TYPE) {                                                   \
+      CL_CASE_TYPE(Bool, bool, __VA_ARGS__)                           \
+      CL_CASE_TYPE(UInt8, uint8_t, __VA_ARGS__)                       \
+      CL_CASE_TYPE(Int8, int8_t, __VA_ARGS__)                         \
+      CL_CASE_TYPE(Int16, int16_t, __VA_ARGS__)                       \
+      CL_CASE_TYPE(Int32, int32_t, __VA_ARGS__)                       \
+      CL_CASE_TYPE(Int64, int64_t, __VA_ARGS__)                       \
+      CL_CASE_TYPE(Float16, ::cl::Half, __VA_ARGS__)                  \
+      CL_CASE_TYPE(BFloat16, ::cl::BFloat16, __VA_ARGS__)             \
+      CL_CASE_TYPE(Float32, float, __VA_ARGS__)                       \
+      CL_CASE_TYPE(Float64, double, __VA_ARGS__)                      \
+      default:                                                        \
+        throw ::cl::Error(std::string(NAME) + ": unsupported dtype"); \
+    }                                                                 \
   }()

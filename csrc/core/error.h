@@ -90,8 +90,8 @@ std::string str(const Args&... args) {
 
 }  // namespace cl
 
-#define CL_CHECK_AS(Kind, cond, ...)                                        \
-  do {                                                                      \
+#define CL_CHECK_AS(Kind, cond, ...)                                              \
+  do {                                                                            \
     if (__builtin_expect(!(cond), 0)) throw Kind(::cl::detail::str(__VA_ARGS__)); \
   } while (0)
 #define CL_CHECK(cond, ...) CL_CHECK_AS(::cl::Error, cond, __VA_ARGS__)

@@ -61,7 +61,7 @@ CL_HOST_DEVICE inline uint16_t float_to_half(float f) {
   uint32_t ax = x & 0x7fffffffu;
   if (ax >= 0x7f800000u) return uint16_t(sign | 0x7c00 | (ax > 0x7f800000u ? 0x200 : 0));
   if (ax >= 0x477ff000u) return uint16_t(sign | 0x7c00);  // overflow to inf
-  if (ax < 0x38800000u) {                                   // subnormal or zero in half
+  if (ax < 0x38800000u) {                                 // subnormal or zero in half
     if (ax < 0x33000000u) return uint16_t(sign);
     uint32_t e = ax >> 23;
     uint32_t man = (ax & 0x7fffff) | 0x800000;
@@ -117,8 +117,7 @@ struct alignas(2) BFloat16 {
 // (a direct float -> uint8 cast is undefined behaviour and differs between them).
 template <class To, class From>
 CL_HOST_DEVICE inline To convert(From v) {
-  if constexpr (std::is_integral_v<To> && !std::is_same_v<To, bool> &&
-                !std::is_integral_v<From>) {
+  if constexpr (std::is_integral_v<To> && !std::is_same_v<To, bool> && !std::is_integral_v<From>) {
     return To(static_cast<int64_t>(static_cast<double>(v)));
   } else {
     return To(v);

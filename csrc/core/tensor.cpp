@@ -54,8 +54,8 @@ std::string shape_str(const Shape& s) {
 
 int64_t wrap_dim(int64_t dim, int64_t ndim) {
   int64_t n = std::max<int64_t>(ndim, 1);
-  CL_CHECK_INDEX(dim >= -n && dim < n, "Dimension out of range (expected to be in range of [",
-                 -n, ", ", n - 1, "], but got ", dim, ")");
+  CL_CHECK_INDEX(dim >= -n && dim < n, "Dimension out of range (expected to be in range of [", -n,
+                 ", ", n - 1, "], but got ", dim, ")");
   return dim < 0 ? dim + n : dim;
 }
 
@@ -72,8 +72,7 @@ Allocator* allocator_for(Device device) {
 
 Tensor empty(const Shape& sizes, ScalarType dtype, Device device, bool pin_memory) {
   for (auto s : sizes) {
-    CL_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ",
-             shape_str(sizes));
+    CL_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shape_str(sizes));
   }
   device = resolve_device(device);
   CL_CHECK(!pin_memory || device.is_cpu(), "Only dense CPU tensors can be pinned");
@@ -114,8 +113,7 @@ Shape infer_size(const Shape& sizes, int64_t numel) {
              "' is invalid for input of size ", numel);
     out[infer] = numel / known;
   } else {
-    CL_CHECK(known == numel, "shape '", shape_str(sizes), "' is invalid for input of size ",
-             numel);
+    CL_CHECK(known == numel, "shape '", shape_str(sizes), "' is invalid for input of size ", numel);
   }
   return out;
 }
@@ -139,7 +137,8 @@ static bool compute_view_strides(const Tensor& t, const Shape& sizes, Shape& out
   int64_t tensor_numel = 1, view_numel = 1;
   for (int64_t d = int64_t(old_sizes.size()) - 1; d >= 0; --d) {
     tensor_numel *= old_sizes[d];
-    if (d == 0 || (old_sizes[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base_stride)) {
+    if (d == 0 ||
+        (old_sizes[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base_stride)) {
       while (view_d >= 0 && (view_numel < tensor_numel || sizes[view_d] == 1)) {
         out[view_d] = view_numel * chunk_base_stride;
         view_numel *= sizes[view_d];
@@ -218,8 +217,10 @@ Tensor expand(const Tensor& t, const Shape& sizes) {
     int64_t stride = ti >= 0 ? t->strides[ti] : 0;
     int64_t target = sizes[i];
     if (target == -1) {
-      CL_CHECK(ti >= 0, "The expanded size of the tensor (-1) isn't allowed in a leading, "
-                        "non-existing dimension ", i);
+      CL_CHECK(ti >= 0,
+               "The expanded size of the tensor (-1) isn't allowed in a leading, "
+               "non-existing dimension ",
+               i);
       target = size;
     }
     if (size != target) {

@@ -19,7 +19,7 @@ struct TensorImpl {
 
   Storage storage;
   Shape sizes;
-  Shape strides;  // in elements
+  Shape strides;   // in elements
   int64_t offset;  // in elements
   ScalarType dtype;
   // Autograd slot: the graph lives in Python (cudalite.autograd); the core only carries the
@@ -60,7 +60,7 @@ Device resolve_device(Device d);  // fills in the current CUDA device
 // Views: share storage, no copies.
 Tensor as_strided(const Tensor& t, const Shape& sizes, const Shape& strides, int64_t offset);
 Tensor alias(const Tensor& t);
-Tensor view(const Tensor& t, Shape sizes);           // -1 inferred; torch's stride rules
+Tensor view(const Tensor& t, Shape sizes);            // -1 inferred; torch's stride rules
 Tensor reshape(const Tensor& t, const Shape& sizes);  // view when possible, else copy
 Tensor permute(const Tensor& t, const Shape& dims);
 Tensor transpose(const Tensor& t, int64_t d0, int64_t d1);

@@ -16,9 +16,9 @@ void check_last_launch(const char* file, int line);
 
 }  // namespace cl::cuda
 
-#define CL_CUDA_CHECK(expr)                                                     \
-  do {                                                                          \
-    cudaError_t cl_err_ = (expr);                                               \
+#define CL_CUDA_CHECK(expr)                                                                \
+  do {                                                                                     \
+    cudaError_t cl_err_ = (expr);                                                          \
     if (cl_err_ != cudaSuccess) ::cl::cuda::throw_cuda_error(cl_err_, __FILE__, __LINE__); \
   } while (0)
 #define CL_CUDA_KERNEL_LAUNCH_CHECK() ::cl::cuda::check_last_launch(__FILE__, __LINE__)

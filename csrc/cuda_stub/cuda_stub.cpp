@@ -79,8 +79,7 @@ void reduce_rows(ReduceOp, const Tensor&, int64_t, int64_t, const Tensor&, const
   fail();
 }
 void gather_offsets(const Tensor&, const Tensor&, const Tensor&) { fail(); }
-void reduce_cols(ReduceOp, const Tensor&, int64_t, int64_t, int64_t, const Tensor&,
-                 const Tensor&) {
+void reduce_cols(ReduceOp, const Tensor&, int64_t, int64_t, int64_t, const Tensor&, const Tensor&) {
   fail();
 }
 void scatter_offsets(const Tensor&, const Tensor&, const Tensor&, bool) { fail(); }

@@ -18,10 +18,18 @@ void gather_offsets(const Tensor& src, const Tensor& offsets, const Tensor& out)
   const int64_t* off = reinterpret_cast<const int64_t*>(offsets->data());
   int64_t n = offsets->numel();
   switch (src->element_size()) {
-    case 1: gather(base, off, reinterpret_cast<uint8_t*>(out->data()), n); break;
-    case 2: gather(base, off, reinterpret_cast<uint16_t*>(out->data()), n); break;
-    case 4: gather(base, off, reinterpret_cast<uint32_t*>(out->data()), n); break;
-    default: gather(base, off, reinterpret_cast<uint64_t*>(out->data()), n); break;
+    case 1:
+      gather(base, off, reinterpret_cast<uint8_t*>(out->data()), n);
+      break;
+    case 2:
+      gather(base, off, reinterpret_cast<uint16_t*>(out->data()), n);
+      break;
+    case 4:
+      gather(base, off, reinterpret_cast<uint32_t*>(out->data()), n);
+      break;
+    default:
+      gather(base, off, reinterpret_cast<uint64_t*>(out->data()), n);
+      break;
   }
 }
 

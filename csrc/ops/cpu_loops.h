@@ -37,7 +37,8 @@ void cpu_kernel_impl(const ElementwiseIter& it, F f, std::index_sequence<I...>) 
     if (!any_scalar) {
       for (int64_t i = 0; i < it.numel; ++i) out[i] = convert<out_t>(f(T(in[1 + I][i])...));
     } else {
-      for (int64_t i = 0; i < it.numel; ++i) out[i] = convert<out_t>(f(T(in[1 + I][i * step[1 + I]])...));
+      for (int64_t i = 0; i < it.numel; ++i)
+        out[i] = convert<out_t>(f(T(in[1 + I][i * step[1 + I]])...));
     }
     return;
   }

@@ -11,27 +11,26 @@ namespace cl {
 
 const char* binary_op_name(BinaryOp op) {
   static constexpr const char* kNames[] = {
-      "add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "maximum", "minimum",
-      "atan2", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor",
-      "logical_and", "logical_or", "logical_xor"};
+      "add",         "sub",         "mul",        "div",        "floor_divide", "remainder",
+      "pow",         "maximum",     "minimum",    "atan2",      "eq",           "ne",
+      "lt",          "le",          "gt",         "ge",         "bitwise_and",  "bitwise_or",
+      "bitwise_xor", "logical_and", "logical_or", "logical_xor"};
   return kNames[int(op)];
 }
 
 const char* unary_op_name(UnaryOp op) {
   static constexpr const char* kNames[] = {
-      "neg",  "abs",   "sign",  "relu",  "bitwise_not", "logical_not", "square", "exp",
-      "log",  "log2",  "log10", "log1p", "expm1",       "sqrt",        "rsqrt",  "sin",
-      "cos",  "tan",   "tanh",  "sigmoid", "erf",       "reciprocal",  "floor",  "ceil",
-      "round", "trunc", "isnan", "isinf", "isfinite"};
+      "neg",   "abs",   "sign",  "relu",    "bitwise_not", "logical_not", "square", "exp",
+      "log",   "log2",  "log10", "log1p",   "expm1",       "sqrt",        "rsqrt",  "sin",
+      "cos",   "tan",   "tanh",  "sigmoid", "erf",         "reciprocal",  "floor",  "ceil",
+      "round", "trunc", "isnan", "isinf",   "isfinite"};
   return kNames[int(op)];
 }
 
 ScalarType result_type(const std::vector<const Operand*>& ops) {
   // torch's ResultTypeState: tensors with dims, 0-dim tensors, then numbers.
   std::optional<ScalarType> dim_r, zero_r, wrapped_r;
-  auto upd = [](std::optional<ScalarType>& r, ScalarType t) {
-    r = r ? promote_types(*r, t) : t;
-  };
+  auto upd = [](std::optional<ScalarType>& r, ScalarType t) { r = r ? promote_types(*r, t) : t; };
   for (const Operand* o : ops) {
     if (o->is_scalar) {
       upd(wrapped_r, o->scalar.natural_dtype());
@@ -113,8 +112,7 @@ IterInput as_input(const Operand& o, ScalarType ct, Device dev, std::vector<Tens
 
 Shape operand_shape(const Operand& o) { return o.is_scalar ? Shape{} : o.tensor->sizes; }
 
-void check_out(const Tensor& out, const Shape& shape, ScalarType result, Device dev,
-               bool inplace) {
+void check_out(const Tensor& out, const Shape& shape, ScalarType result, Device dev, bool inplace) {
   CL_CHECK(can_cast(result, out->dtype), "result type ", dtype_short_name(result),
            " can't be cast to the desired output type ", dtype_short_name(out->dtype));
   if (out->device() != dev) {
@@ -176,14 +174,15 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
   check_same_device(tv);
   Device dev = op_device({ts[0], ts[1], ts[2]});
   ScalarType rt = result_type({&a, &b});
-  ScalarType ct = rt;         // dtype the loop computes in
-  ScalarType produced = rt;   // dtype the loop writes
+  ScalarType ct = rt;        // dtype the loop computes in
+  ScalarType produced = rt;  // dtype the loop writes
   if (op == BinaryOp::Div || op == BinaryOp::Atan2) {
     if (!is_floating(rt)) ct = produced = get_default_dtype();
   } else if (is_comparison(op) || is_logical(op)) {
     produced = ScalarType::Bool;
   } else if (is_bitwise(op)) {
-    CL_CHECK_AS(NotImplementedError, !is_floating(rt), not_implemented(binary_op_name(op), dev, rt));
+    CL_CHECK_AS(NotImplementedError, !is_floating(rt),
+                not_implemented(binary_op_name(op), dev, rt));
   } else if (op == BinaryOp::Sub) {
     // torch's sub_check: a Python True counts as a bool operand too.
     auto is_bool = [](const Operand& o) {
@@ -219,11 +218,11 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
   if ((op == BinaryOp::FloorDiv || op == BinaryOp::Rem) && !is_floating(ct) &&
       ct != ScalarType::Bool && dev.is_cpu()) {
     // Integer division by zero: torch raises on the CPU (the CUDA result is unspecified).
-    bool zero = ib.tensor ? item(reduce(ReduceOp::Any,
-                                        binary(BinaryOp::Eq, Operand(*ib.tensor), Scalar(0)), {},
-                                        false))
-                                .to_int() != 0
-                          : ib.scalar.to_int() == 0;
+    bool zero = ib.tensor
+                    ? item(reduce(ReduceOp::Any,
+                                  binary(BinaryOp::Eq, Operand(*ib.tensor), Scalar(0)), {}, false))
+                              .to_int() != 0
+                    : ib.scalar.to_int() == 0;
     CL_CHECK(!zero, "ZeroDivisionError");
   }
   return run_into(out, shape, produced, dev, inplace, [&](const Tensor& o) {
@@ -264,8 +263,9 @@ Tensor unary(UnaryOp op, const Tensor& a, const Tensor& out) {
   if (float_result && !is_floating(ct)) ct = produced = get_default_dtype();
   if (op >= UnaryOp::IsNan || op == UnaryOp::LogicalNot) produced = ScalarType::Bool;
   if (op == UnaryOp::Neg && ct == ScalarType::Bool) {
-    CL_THROW("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
-             "to invert a mask, use the `~` or `logical_not()` operator instead.");
+    CL_THROW(
+        "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+        "to invert a mask, use the `~` or `logical_not()` operator instead.");
   }
   if (op == UnaryOp::BitNot) {
     CL_CHECK_AS(NotImplementedError, !is_floating(ct), not_implemented("bitwise_not", dev, ct));

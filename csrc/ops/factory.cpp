@@ -111,8 +111,7 @@ static void affine(const Tensor& t, double start, double step) {
 
 Tensor arange(double start, double end, double step, ScalarType dtype, Device device) {
   CL_CHECK(step != 0, "step must be nonzero");
-  CL_CHECK(std::isfinite(start) && std::isfinite(end),
-           "unsupported range: ", start, " -> ", end);
+  CL_CHECK(std::isfinite(start) && std::isfinite(end), "unsupported range: ", start, " -> ", end);
   CL_CHECK((step > 0 && end >= start) || (step < 0 && end <= start),
            "upper bound and lower bound inconsistent with step sign");
   int64_t n = int64_t(std::ceil((end - start) / step));

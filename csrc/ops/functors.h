@@ -17,22 +17,30 @@ constexpr bool is_fp = std::is_floating_point_v<T>;
 
 struct Add {
   template <class T>
-  CL_HOST_DEVICE T operator()(T a, T b) const { return T(a + b); }
+  CL_HOST_DEVICE T operator()(T a, T b) const {
+    return T(a + b);
+  }
 };
 struct Sub {
   template <class T>
-  CL_HOST_DEVICE T operator()(T a, T b) const { return T(a - b); }
+  CL_HOST_DEVICE T operator()(T a, T b) const {
+    return T(a - b);
+  }
 };
 struct Mul {
   template <class T>
   CL_HOST_DEVICE T operator()(T a, T b) const {
-    if constexpr (std::is_same_v<T, bool>) return a && b;
-    else return T(a * b);
+    if constexpr (std::is_same_v<T, bool>)
+      return a && b;
+    else
+      return T(a * b);
   }
 };
 struct Div {  // true division; only instantiated for floating T
   template <class T>
-  CL_HOST_DEVICE T operator()(T a, T b) const { return a / b; }
+  CL_HOST_DEVICE T operator()(T a, T b) const {
+    return a / b;
+  }
 };
 // Python's floor division and modulo (torch.floor_divide, torch.remainder).
 struct FloorDiv {
@@ -127,13 +135,17 @@ struct Minimum {
 };
 struct Atan2 {
   template <class T>
-  CL_HOST_DEVICE T operator()(T a, T b) const { return std::atan2(a, b); }
+  CL_HOST_DEVICE T operator()(T a, T b) const {
+    return std::atan2(a, b);
+  }
 };
 
-#define CL_CMP_FUNCTOR(Name, expr)                                     \
-  struct Name {                                                        \
-    template <class T>                                                 \
-    CL_HOST_DEVICE bool operator()(T a, T b) const { return expr; }    \
+#define CL_CMP_FUNCTOR(Name, expr)                   \
+  struct Name {                                      \
+    template <class T>                               \
+    CL_HOST_DEVICE bool operator()(T a, T b) const { \
+      return expr;                                   \
+    }                                                \
   };
 CL_CMP_FUNCTOR(Eq, a == b)
 CL_CMP_FUNCTOR(Ne, a != b)
@@ -148,64 +160,87 @@ CL_CMP_FUNCTOR(LogicalXor, bool(a) != bool(b))
 
 struct BitAnd {
   template <class T>
-  CL_HOST_DEVICE T operator()(T a, T b) const { return T(a & b); }
+  CL_HOST_DEVICE T operator()(T a, T b) const {
+    return T(a & b);
+  }
 };
 struct BitOr {
   template <class T>
-  CL_HOST_DEVICE T operator()(T a, T b) const { return T(a | b); }
+  CL_HOST_DEVICE T operator()(T a, T b) const {
+    return T(a | b);
+  }
 };
 struct BitXor {
   template <class T>
-  CL_HOST_DEVICE T operator()(T a, T b) const { return T(a ^ b); }
+  CL_HOST_DEVICE T operator()(T a, T b) const {
+    return T(a ^ b);
+  }
 };
 
 // ---- unary ----
 struct Neg {
   template <class T>
-  CL_HOST_DEVICE T operator()(T a) const { return T(-a); }
+  CL_HOST_DEVICE T operator()(T a) const {
+    return T(-a);
+  }
 };
 struct Abs {
   template <class T>
   CL_HOST_DEVICE T operator()(T a) const {
-    if constexpr (is_fp<T>) return std::fabs(a);
-    else if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>) return a;
-    else return T(a < 0 ? -a : a);
+    if constexpr (is_fp<T>)
+      return std::fabs(a);
+    else if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>)
+      return a;
+    else
+      return T(a < 0 ? -a : a);
   }
 };
 struct Sign {
   template <class T>
   CL_HOST_DEVICE T operator()(T a) const {
-    if constexpr (std::is_same_v<T, bool>) return a;
-    else return T((T(0) < a) - (a < T(0)));
+    if constexpr (std::is_same_v<T, bool>)
+      return a;
+    else
+      return T((T(0) < a) - (a < T(0)));
   }
 };
 struct Relu {
   template <class T>
-  CL_HOST_DEVICE T operator()(T a) const { return a < T(0) ? T(0) : a; }
+  CL_HOST_DEVICE T operator()(T a) const {
+    return a < T(0) ? T(0) : a;
+  }
 };
 struct Square {
   template <class T>
   CL_HOST_DEVICE T operator()(T a) const {
-    if constexpr (std::is_same_v<T, bool>) return a;
-    else return T(a * a);
+    if constexpr (std::is_same_v<T, bool>)
+      return a;
+    else
+      return T(a * a);
   }
 };
 struct BitNot {
   template <class T>
   CL_HOST_DEVICE T operator()(T a) const {
-    if constexpr (std::is_same_v<T, bool>) return !a;
-    else return T(~a);
+    if constexpr (std::is_same_v<T, bool>)
+      return !a;
+    else
+      return T(~a);
   }
 };
 struct LogicalNot {
   template <class T>
-  CL_HOST_DEVICE bool operator()(T a) const { return !bool(a); }
+  CL_HOST_DEVICE bool operator()(T a) const {
+    return !bool(a);
+  }
 };
 
-#define CL_FLOAT_UNARY(Name, expr)                    \
-  struct Name {                                       \
-    template <class T>                                \
-    CL_HOST_DEVICE T operator()(T a) const { return expr; } \
+#define CL_FLOAT_UNARY(Name, expr)           \
+  struct Name {                              \
+    template <class T>                       \
+    CL_HOST_DEVICE T operator()(T a) const { \
+      return expr;                           \
+    }                                        \
   };
 CL_FLOAT_UNARY(Exp, std::exp(a))
 CL_FLOAT_UNARY(Log, std::log(a))
@@ -230,27 +265,35 @@ CL_FLOAT_UNARY(Trunc, std::trunc(a))
 
 struct IsNan {
   template <class T>
-  CL_HOST_DEVICE bool operator()(T a) const { return a != a; }
+  CL_HOST_DEVICE bool operator()(T a) const {
+    return a != a;
+  }
 };
 struct IsInf {
   template <class T>
   CL_HOST_DEVICE bool operator()(T a) const {
-    if constexpr (is_fp<T>) return std::isinf(a);
-    else return false;
+    if constexpr (is_fp<T>)
+      return std::isinf(a);
+    else
+      return false;
   }
 };
 struct IsFinite {
   template <class T>
   CL_HOST_DEVICE bool operator()(T a) const {
-    if constexpr (is_fp<T>) return std::isfinite(a);
-    else return true;
+    if constexpr (is_fp<T>)
+      return std::isfinite(a);
+    else
+      return true;
   }
 };
 
 // ---- ternary: the condition arrives converted to T ----
 struct Where {
   template <class T>
-  CL_HOST_DEVICE T operator()(T c, T a, T b) const { return c != T(0) ? a : b; }
+  CL_HOST_DEVICE T operator()(T c, T a, T b) const {
+    return c != T(0) ? a : b;
+  }
 };
 
 }  // namespace cl::fn

@@ -88,8 +88,7 @@ Tensor cat(const std::vector<Tensor>& ts_in, int64_t dim) {
   shape[dim] = 0;
   for (size_t k = 0; k < ts.size(); ++k) {
     const Tensor& t = ts[k];
-    CL_CHECK(t->dim() > 0, "zero-dimensional tensor (at position ", k,
-             ") cannot be concatenated");
+    CL_CHECK(t->dim() > 0, "zero-dimensional tensor (at position ", k, ") cannot be concatenated");
     CL_CHECK(t->dim() == ref->dim(), "Tensors must have same number of dimensions: got ",
              ref->dim(), " and ", t->dim());
     for (int64_t d = 0; d < ref->dim(); ++d) {

@@ -7,23 +7,22 @@
 
 namespace cl {
 
-#define CL_DECLARE_KERNELS                                                                   \
-  void binary(const ElementwiseIter& it, BinaryOp op);                                       \
-  void unary(const ElementwiseIter& it, UnaryOp op);                                         \
-  void where(const ElementwiseIter& it);                                                     \
-  /* copy with conversion from it.in_dtype to it.out_dtype (also fill, with a scalar) */     \
-  void cast(const ElementwiseIter& it);                                                      \
-  /* out[i] = start + i * step for a contiguous tensor */                                    \
-  void affine_fill(const Tensor& t, double start, double step);                              \
-  /* rows of a contiguous [outer, inner] input reduced into out[outer] (and idx[outer]) */   \
-  void reduce_rows(ReduceOp op, const Tensor& in, int64_t outer, int64_t inner,              \
-                   const Tensor& out, const Tensor& idx);                                    \
-  void gather_offsets(const Tensor& src, const Tensor& offsets, const Tensor& out);          \
-  void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& values,       \
-                       bool accumulate);                                                     \
-  /* Philox: kind 0 uniform [a, b), 1 normal(a, b), 2 integers [a, b) */                     \
-  void random_fill(const Tensor& t, int kind, double a, double b, uint64_t seed,             \
-                   uint64_t offset);
+#define CL_DECLARE_KERNELS                                                                         \
+  void binary(const ElementwiseIter& it, BinaryOp op);                                             \
+  void unary(const ElementwiseIter& it, UnaryOp op);                                               \
+  void where(const ElementwiseIter& it);                                                           \
+  /* copy with conversion from it.in_dtype to it.out_dtype (also fill, with a scalar) */           \
+  void cast(const ElementwiseIter& it);                                                            \
+  /* out[i] = start + i * step for a contiguous tensor */                                          \
+  void affine_fill(const Tensor& t, double start, double step);                                    \
+  /* rows of a contiguous [outer, inner] input reduced into out[outer] (and idx[outer]) */         \
+  void reduce_rows(ReduceOp op, const Tensor& in, int64_t outer, int64_t inner, const Tensor& out, \
+                   const Tensor& idx);                                                             \
+  void gather_offsets(const Tensor& src, const Tensor& offsets, const Tensor& out);                \
+  void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& values,             \
+                       bool accumulate);                                                           \
+  /* Philox: kind 0 uniform [a, b), 1 normal(a, b), 2 integers [a, b) */                           \
+  void random_fill(const Tensor& t, int kind, double a, double b, uint64_t seed, uint64_t offset);
 
 namespace cpu {
 CL_DECLARE_KERNELS
@@ -33,7 +32,7 @@ CL_DECLARE_KERNELS
 // A dense [outer, inner, cols] input reduced over `inner` into out[outer, cols].
 void reduce_cols(ReduceOp op, const Tensor& in, int64_t outer, int64_t inner, int64_t cols,
                  const Tensor& out, const Tensor& idx);
-}
+}  // namespace cuda
 #undef CL_DECLARE_KERNELS
 
 }  // namespace cl

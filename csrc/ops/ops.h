@@ -13,16 +13,59 @@
 namespace cl {
 
 enum class BinaryOp : int8_t {
-  Add, Sub, Mul, Div, FloorDiv, Rem, Pow, Maximum, Minimum, Atan2,
-  Eq, Ne, Lt, Le, Gt, Ge,                 // -> bool
-  BitAnd, BitOr, BitXor,                  // integral and bool only
-  LogicalAnd, LogicalOr, LogicalXor,      // -> bool
+  Add,
+  Sub,
+  Mul,
+  Div,
+  FloorDiv,
+  Rem,
+  Pow,
+  Maximum,
+  Minimum,
+  Atan2,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,  // -> bool
+  BitAnd,
+  BitOr,
+  BitXor,  // integral and bool only
+  LogicalAnd,
+  LogicalOr,
+  LogicalXor,  // -> bool
 };
 enum class UnaryOp : int8_t {
-  Neg, Abs, Sign, Relu, BitNot, LogicalNot, Square,          // keep the dtype (LogicalNot: bool)
-  Exp, Log, Log2, Log10, Log1p, Expm1, Sqrt, Rsqrt, Sin, Cos, Tan,
-  Tanh, Sigmoid, Erf, Reciprocal, Floor, Ceil, Round, Trunc,  // floating results
-  IsNan, IsInf, IsFinite,                                     // -> bool
+  Neg,
+  Abs,
+  Sign,
+  Relu,
+  BitNot,
+  LogicalNot,
+  Square,  // keep the dtype (LogicalNot: bool)
+  Exp,
+  Log,
+  Log2,
+  Log10,
+  Log1p,
+  Expm1,
+  Sqrt,
+  Rsqrt,
+  Sin,
+  Cos,
+  Tan,
+  Tanh,
+  Sigmoid,
+  Erf,
+  Reciprocal,
+  Floor,
+  Ceil,
+  Round,
+  Trunc,  // floating results
+  IsNan,
+  IsInf,
+  IsFinite,  // -> bool
 };
 const char* binary_op_name(BinaryOp op);
 const char* unary_op_name(UnaryOp op);

@@ -51,8 +51,7 @@ void fill(const Tensor& t, int kind, double a, double b) {
 
 void uniform_(const Tensor& t, double lo, double hi) {
   CL_CHECK_AS(NotImplementedError, is_floating(t->dtype),
-              "\"check_uniform_bounds\" not implemented for '",
-           dtype_short_name(t->dtype), "'");
+              "\"check_uniform_bounds\" not implemented for '", dtype_short_name(t->dtype), "'");
   CL_CHECK(lo <= hi, "uniform_ expects to return a [from, to) range, but found from=", lo,
            " > to=", hi);
   fill(t, 0, lo, hi);
@@ -62,7 +61,7 @@ void normal_(const Tensor& t, double mean, double std) {
   CL_CHECK_AS(NotImplementedError, is_floating(t->dtype),
               t->is_cuda() ? "\"normal_kernel_cuda\" not implemented for '"
                            : "\"normal_kernel_cpu\" not implemented for '",
-           dtype_short_name(t->dtype), "'");
+              dtype_short_name(t->dtype), "'");
   CL_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
   fill(t, 1, mean, std);
 }

@@ -13,9 +13,9 @@ namespace cl {
 namespace {
 
 struct Plan {
-  Tensor rows;      // dense, viewed as [outer, inner] (or [outer, inner, cols])
+  Tensor rows;  // dense, viewed as [outer, inner] (or [outer, inner, cols])
   int64_t outer, inner;
-  Shape out_shape;  // with or without the kept 1s
+  Shape out_shape;   // with or without the kept 1s
   int64_t cols = 0;  // > 0: column mode, rows is [outer, inner, cols] reduced over inner
 };
 
@@ -47,11 +47,16 @@ Plan plan_reduce(const Tensor& t, Shape dims, bool keepdim) {
     int64_t outer = 1, inner = 1, cols = 1;
     Shape out_shape;
     for (int64_t d = 0; d < nd; ++d) {
-      if (d < first) outer *= t->sizes[d];
-      else if (d <= last) inner *= t->sizes[d];
-      else cols *= t->sizes[d];
-      if (!red[d]) out_shape.push_back(t->sizes[d]);
-      else if (keepdim) out_shape.push_back(1);
+      if (d < first)
+        outer *= t->sizes[d];
+      else if (d <= last)
+        inner *= t->sizes[d];
+      else
+        cols *= t->sizes[d];
+      if (!red[d])
+        out_shape.push_back(t->sizes[d]);
+      else if (keepdim)
+        out_shape.push_back(1);
     }
     if (cols > 1 && outer <= 65535) return {t, outer, inner, out_shape, cols};
   }

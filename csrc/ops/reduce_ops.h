@@ -15,9 +15,9 @@ namespace cl::red {
 // values), float for 16-bit floats and float32 on the device, int64 for integers.
 template <class T, bool kDevice>
 struct Acc {
-  using type = std::conditional_t<std::is_integral_v<T>, int64_t,
-                                  std::conditional_t<kDevice && !std::is_same_v<T, double>,
-                                                     float, double>>;
+  using type =
+      std::conditional_t<std::is_integral_v<T>, int64_t,
+                         std::conditional_t<kDevice && !std::is_same_v<T, double>, float, double>>;
 };
 
 template <class A>
