@@ -27,7 +27,7 @@ const char* unary_op_name(UnaryOp op) {
   return kNames[int(op)];
 }
 
-ScalarType result_type(const std::vector<const Operand*>& ops) {
+ScalarType result_type(Span<const Operand*> ops) {
   // torch's ResultTypeState: tensors with dims, 0-dim tensors, then numbers.
   std::optional<ScalarType> dim_r, zero_r, wrapped_r;
   auto upd = [](std::optional<ScalarType>& r, ScalarType t) { r = r ? promote_types(*r, t) : t; };
@@ -53,7 +53,7 @@ ScalarType result_type(const std::vector<const Operand*>& ops) {
   return *r;
 }
 
-void check_same_device(const std::vector<const Tensor*>& ts) {
+void check_same_device(Span<const Tensor*> ts) {
   const Tensor* first = nullptr;
   for (const Tensor* t : ts) {
     if (!*t) continue;
@@ -77,7 +77,7 @@ void check_same_device(const std::vector<const Tensor*>& ts) {
 namespace {
 
 // The device an op runs on: that of its first CUDA tensor or dimensioned tensor.
-Device op_device(const std::vector<const Tensor*>& ts) {
+Device op_device(Span<const Tensor*> ts) {
   Device dev(DeviceType::CPU);
   bool have = false;
   for (const Tensor* t : ts) {
@@ -90,7 +90,18 @@ Device op_device(const std::vector<const Tensor*>& ts) {
   return dev;
 }
 
-IterInput as_input(const Operand& o, ScalarType ct, Device dev, std::vector<Tensor>& keep) {
+// Converted inputs live here for the duration of an op (no heap allocation per op).
+struct Keep {
+  Tensor t[3];
+  int n = 0;
+  const Tensor* add(Tensor x) {
+    t[n] = std::move(x);
+    return &t[n++];
+  }
+};
+
+// `o` must outlive the loop: an input of the right dtype is read in place.
+IterInput as_input(const Operand& o, ScalarType ct, Device dev, Keep& keep) {
   IterInput in;
   if (o.is_scalar) {
     in.scalar = o.scalar;
@@ -101,12 +112,7 @@ IterInput as_input(const Operand& o, ScalarType ct, Device dev, std::vector<Tens
     in.scalar = item(t);
     return in;
   }
-  if (t->dtype != ct) {
-    keep.push_back(to(t, dev, ct, false, true));
-  } else {
-    keep.push_back(t);
-  }
-  in.tensor = &keep.back();
+  in.tensor = t->dtype != ct ? keep.add(to(t, dev, ct, false, true)) : &t;
   return in;
 }
 
@@ -170,8 +176,7 @@ std::string not_implemented(const char* name, Device dev, ScalarType t) {
 
 Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out) {
   const Tensor* ts[3] = {&a.tensor, &b.tensor, &out};
-  std::vector<const Tensor*> tv = {&out, &a.tensor, &b.tensor};
-  check_same_device(tv);
+  check_same_device({&out, &a.tensor, &b.tensor});
   Device dev = op_device({ts[0], ts[1], ts[2]});
   ScalarType rt = result_type({&a, &b});
   ScalarType ct = rt;        // dtype the loop computes in
@@ -209,10 +214,12 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
       a.tensor->dtype == rt && rt != ScalarType::Bool) {
     return unary(UnaryOp::Square, a.tensor, out);
   }
-  Shape shape = broadcast_shapes(operand_shape(a), operand_shape(b));
+  // Same-shape and tensor-with-number operands (the common cases) need no broadcasting.
+  Shape shape = !a.is_scalar && (b.is_scalar || a.tensor->sizes == b.tensor->sizes)
+                    ? a.tensor->sizes
+                    : broadcast_shapes(operand_shape(a), operand_shape(b));
   bool inplace = out && !a.is_scalar && out.get() == a.tensor.get();
-  std::vector<Tensor> keep;
-  keep.reserve(2);
+  Keep keep;
   IterInput ia = as_input(a, ct, dev, keep);
   IterInput ib = as_input(b, ct, dev, keep);
   if ((op == BinaryOp::FloorDiv || op == BinaryOp::Rem) && !is_floating(ct) &&
@@ -270,8 +277,9 @@ Tensor unary(UnaryOp op, const Tensor& a, const Tensor& out) {
   if (op == UnaryOp::BitNot) {
     CL_CHECK_AS(NotImplementedError, !is_floating(ct), not_implemented("bitwise_not", dev, ct));
   }
-  std::vector<Tensor> keep;
-  IterInput in = as_input(Operand(a), ct, dev, keep);
+  Keep keep;
+  Operand oa(a);
+  IterInput in = as_input(oa, ct, dev, keep);
   bool inplace = out && out.get() == a.get();
   return run_into(out, a->sizes, produced, dev, inplace, [&](const Tensor& o) {
     ElementwiseIter it = make_elementwise_iter(o, {in});
@@ -295,9 +303,9 @@ Tensor where(const Tensor& cond, const Operand& a, const Operand& b) {
   if (a.is_scalar) check_scalar_fits(a.scalar, ct, false);
   if (b.is_scalar) check_scalar_fits(b.scalar, ct, false);
   Shape shape = broadcast_shapes(cond->sizes, broadcast_shapes(operand_shape(a), operand_shape(b)));
-  std::vector<Tensor> keep;
-  keep.reserve(3);
-  IterInput ic = as_input(Operand(cond), ct, dev, keep);
+  Keep keep;
+  Operand oc(cond);
+  IterInput ic = as_input(oc, ct, dev, keep);
   IterInput ia = as_input(a, ct, dev, keep);
   IterInput ib = as_input(b, ct, dev, keep);
   Tensor out = empty(shape, ct, dev);

@@ -6,7 +6,7 @@
 
 namespace cl {
 
-ElementwiseIter make_elementwise_iter(const Tensor& out, const std::vector<IterInput>& inputs) {
+ElementwiseIter make_elementwise_iter(const Tensor& out, Span<IterInput> inputs) {
   ElementwiseIter it;
   it.noperands = 1 + int(inputs.size());
   CL_CHECK(it.noperands <= kMaxOperands, "too many operands");

@@ -11,6 +11,7 @@
 
 #include "core/scalar.h"
 #include "core/tensor.h"
+#include "ops/span.h"
 
 namespace cl {
 
@@ -42,6 +43,6 @@ struct IterInput {
 };
 
 // `out` must already have the broadcast shape; inputs broadcast to it.
-ElementwiseIter make_elementwise_iter(const Tensor& out, const std::vector<IterInput>& inputs);
+ElementwiseIter make_elementwise_iter(const Tensor& out, Span<IterInput> inputs);
 
 }  // namespace cl

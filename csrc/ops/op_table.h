@@ -32,9 +32,10 @@ void binary_typed(const ElementwiseIter& it, BinaryOp op, const L& launch) {
     launch.template run<bool, T, 2>(it, fn::OP{}); \
     break;
     CL_SAME(Add)
-    CL_SAME(Sub) CL_SAME(Mul) CL_SAME(FloorDiv) CL_SAME(Rem) CL_SAME(Pow) CL_SAME(Maximum)
-        CL_SAME(Minimum) CL_BOOL(Eq) CL_BOOL(Ne) CL_BOOL(Lt) CL_BOOL(Le) CL_BOOL(Gt) CL_BOOL(Ge)
-            CL_BOOL(LogicalAnd) CL_BOOL(LogicalOr) CL_BOOL(LogicalXor)
+    CL_SAME(Sub)
+    CL_SAME(Mul) CL_SAME(FloorDiv) CL_SAME(Rem) CL_SAME(Pow) CL_SAME(Maximum) CL_SAME(Minimum)
+        CL_BOOL(Eq) CL_BOOL(Ne) CL_BOOL(Lt) CL_BOOL(Le) CL_BOOL(Gt) CL_BOOL(Ge) CL_BOOL(LogicalAnd)
+            CL_BOOL(LogicalOr) CL_BOOL(LogicalXor)
 #undef CL_SAME
 #undef CL_BOOL
                 case BinaryOp::Div : if constexpr (!integral)
@@ -78,7 +79,8 @@ void unary_typed(const ElementwiseIter& it, UnaryOp op, const L& launch) {
     if constexpr (!integral) launch.template run<T, T, 1>(it, fn::OP{}); \
     break;
     CL_SAME(Abs)
-    CL_SAME(Sign) CL_SAME(Relu) CL_SAME(Square) CL_BOOL(LogicalNot) CL_BOOL(IsNan) CL_BOOL(IsInf)
+    CL_SAME(Sign)
+    CL_SAME(Relu) CL_SAME(Square) CL_BOOL(LogicalNot) CL_BOOL(IsNan) CL_BOOL(IsInf)
         CL_BOOL(IsFinite) CL_FLOAT(Exp) CL_FLOAT(Log) CL_FLOAT(Log2) CL_FLOAT(Log10) CL_FLOAT(Log1p)
             CL_FLOAT(Expm1) CL_FLOAT(Sqrt) CL_FLOAT(Rsqrt) CL_FLOAT(Sin) CL_FLOAT(Cos) CL_FLOAT(Tan)
                 CL_FLOAT(Tanh) CL_FLOAT(Sigmoid) CL_FLOAT(Erf) CL_FLOAT(Reciprocal) CL_FLOAT(Floor)

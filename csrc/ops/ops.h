@@ -9,6 +9,7 @@
 
 #include "core/scalar.h"
 #include "core/tensor.h"
+#include "ops/span.h"
 
 namespace cl {
 
@@ -81,7 +82,7 @@ struct Operand {
 
 // torch.result_type over tensors and numbers (0-dim tensors and numbers don't widen a
 // tensor of the same category).
-ScalarType result_type(const std::vector<const Operand*>& ops);
+ScalarType result_type(Span<const Operand*> ops);
 
 // `out` may be null (allocate), an explicit out= tensor, or the input itself (in-place).
 Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out = nullptr);
@@ -138,6 +139,6 @@ void set_rng_state(Device device, uint64_t seed, uint64_t offset);
 Tensor cuda_matmul(const Tensor& a, const Tensor& b);
 
 // Checks that all tensors share one device (0-dim CPU tensors count as numbers).
-void check_same_device(const std::vector<const Tensor*>& ts);
+void check_same_device(Span<const Tensor*> ts);
 
 }  // namespace cl

@@ -108,6 +108,8 @@ def _from_ndarray(arr, dtype, device):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Creates a tensor that copies ``data`` (numbers, nested sequences, NumPy arrays)."""
+    if type(data) is list and not requires_grad and not pin_memory:
+        return _C._tensor_from_data(data, dtype, device)  # the common case, in one call
     if isinstance(data, Tensor):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use sourceTensor.clone()."
