@@ -7,35 +7,10 @@ from cudalite import _C, _indexing, _ops, _reductions
 from cudalite._tensor import _methods, method
 
 # Elementwise: Tensor.exp() is cudalite.exp(self), and exp_() writes in place.
-_UNARY = [
-    "abs",
-    "neg",
-    "sign",
-    "relu",
-    "square",
-    "exp",
-    "log",
-    "log2",
-    "log10",
-    "log1p",
-    "expm1",
-    "sqrt",
-    "rsqrt",
-    "sin",
-    "cos",
-    "tan",
-    "tanh",
-    "sigmoid",
-    "erf",
-    "reciprocal",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "bitwise_not",
-    "logical_not",
-]
+# Every unary op of the core (csrc/ops/ops.h UnaryOp) is a method with an in-place form,
+# except the predicates, which have none.
 _UNARY_NO_INPLACE = ["isnan", "isinf", "isfinite"]
+_UNARY = [n for n in _C._unary_op_names if n not in _UNARY_NO_INPLACE]
 _BINARY = [
     "mul",
     "true_divide",
