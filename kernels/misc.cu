@@ -54,23 +54,70 @@ __global__ void scatter_kernel(T* base, const int64_t* off, const T* v, int64_t 
   }
 }
 
-template <class T>
+// Uniforms and normals for float, float16 and bfloat16 outputs, in float math. They agree
+// with the CPU's double-precision philox::sample4 to within float rounding: the uniforms are
+// the same grid points, and the normals' inputs keep full precision (log1p for u1 near 1;
+// the angle folded into [-pi, pi) before rounding to float).
+__device__ __forceinline__ void sample4_float(int kind, float a, float b, int bits,
+                                              const philox::Out& o, float v[4]) {
+  if (kind == 0) {
+    const float scale = 1.0f / float(1u << bits);
+#pragma unroll
+    for (int l = 0; l < 4; ++l) v[l] = a + (b - a) * (float(o.w[l] >> (32 - bits)) * scale);
+    return;
+  }
+#pragma unroll
+  for (int p = 0; p < 4; p += 2) {
+    uint32_t w0 = o.w[p], w1 = o.w[p + 1];
+    // log(u1) with u1 = 1 - w0 / 2^32 in (0, 1]
+    float lg = w0 < 0x80000000u ? log1pf(-float(w0) * 0x1p-32f)
+                                : logf(float((uint64_t(1) << 32) - w0) * 0x1p-32f);
+    float r = sqrtf(-2.0f * lg);
+    float s, c;
+    sincospif(2.0f * (float(int32_t(w1)) * 0x1p-32f), &s, &c);  // angle 2 pi w1 / 2^32
+    v[p] = a + b * r * c;
+    v[p + 1] = a + b * r * s;
+  }
+}
+
+template <class T, int W>
+struct alignas(sizeof(T) * W) Vec {
+  T v[W];
+};
+
 // One thread per Philox counter: elements 4c .. 4c+3, so one draw (and for normals one
-// log/sincos per pair) serves four values. Element i still uses counter base + i / 4 and
-// lane i % 4, as on the CPU.
+// log/sincos per pair) serves four values, stored as one vector when aligned. Element i
+// uses counter base + i / 4 and lane i % 4, as on the CPU.
+template <class T>
 __global__ void random_kernel(T* p, int64_t n, int kind, double a, double b, int bits,
-                              uint64_t seed, uint64_t base) {
+                              uint64_t seed, uint64_t base, bool aligned) {
+  constexpr bool kFloatMath =
+      std::is_same_v<T, float> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
   const int64_t counters = (n + 3) / 4;
   for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < counters;
        c += int64_t(gridDim.x) * blockDim.x) {
-    double v[4];
-    philox::sample4(kind, a, b, bits, seed, base + uint64_t(c), v);
-    for (int l = 0; l < 4 && 4 * c + l < n; ++l) {
-      if constexpr (std::is_integral_v<T>) {
-        p[4 * c + l] = T(int64_t(v[l]));
-      } else {
-        p[4 * c + l] = T(v[l]);
+    Vec<T, 4> out;
+    if (kFloatMath && kind != 2) {
+      float v[4];
+      sample4_float(kind, float(a), float(b), bits, philox::draw(seed, base + uint64_t(c)), v);
+#pragma unroll
+      for (int l = 0; l < 4; ++l) out.v[l] = convert<T>(v[l]);
+    } else {
+      double v[4];
+      philox::sample4(kind, a, b, bits, seed, base + uint64_t(c), v);
+#pragma unroll
+      for (int l = 0; l < 4; ++l) {
+        if constexpr (std::is_integral_v<T>) {
+          out.v[l] = T(int64_t(v[l]));
+        } else {
+          out.v[l] = convert<T>(v[l]);
+        }
       }
+    }
+    if (aligned && 4 * c + 4 <= n) {
+      *reinterpret_cast<Vec<T, 4>*>(p + 4 * c) = out;
+    } else {
+      for (int l = 0; l < 4 && 4 * c + l < n; ++l) p[4 * c + l] = out.v[l];
     }
   }
 }
@@ -134,7 +181,8 @@ void random_fill(const Tensor& t, int kind, double a, double b, uint64_t seed, u
   int bits = philox::uniform_bits(t->dtype);
   CL_DISPATCH_ALL_TYPES(t->dtype, "random", [&] {
     random_kernel<<<gpu::grid_for((t->numel() + 3) / 4), gpu::kBlock, 0, stream_of(t)>>>(
-        reinterpret_cast<scalar_t*>(t->data()), t->numel(), kind, a, b, bits, seed, base);
+        reinterpret_cast<scalar_t*>(t->data()), t->numel(), kind, a, b, bits, seed, base,
+        reinterpret_cast<uintptr_t>(t->data()) % (4 * sizeof(scalar_t)) == 0);
   });
   CL_CUDA_KERNEL_LAUNCH_CHECK();
 }

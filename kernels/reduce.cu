@@ -1,8 +1,13 @@
 // Row reductions on the GPU: `outer` dense rows of length `inner` (ops/reduce.cpp makes
 // the layout). Short rows get a thread each; long rows get blocks, split across several
 // blocks when there are too few rows to fill the GPU, with a second pass over the partial
-// results. The combine order is fixed by the launch shape, which depends only on the sizes,
-// so results are the same run to run. Bytes moved: outer * inner * itemsize (+ the output).
+// results. Column mode reduces the middle dim of a dense [outer, inner, cols] tensor in place.
+//
+// Speed comes from bytes in flight: each thread loads 16-byte vectors (kUnroll of them
+// before combining any), into one accumulator per vector lane, so the combine chains are
+// independent. The combine order is fixed by the launch shape, which depends only on the
+// sizes and the alignment, so results are the same run to run. Bytes moved: outer * inner *
+// itemsize (+ the output).
 #include <cuda_runtime.h>
 
 #include <limits>
@@ -73,6 +78,18 @@ struct R {
     else
       return a || b;
   }
+  // Folds element x (index i) into a; a lane sees its elements in increasing index order,
+  // so for the Arg ops a strictly better value (or the first NaN) is all that replaces a.
+  __device__ static void step(acc_t& a, T x, int64_t i) {
+    if constexpr (kArg) {
+      P v = P(x);
+      bool better = kIsMax ? v > a.v : v < a.v;
+      if constexpr (std::is_floating_point_v<P>) better = a.v == a.v && (better || v != v);
+      if (a.i < 0 || better) a = acc_t{v, i};
+    } else {
+      a = combine(a, make(x, i));
+    }
+  }
   __device__ static void store(acc_t a, void* out, int64_t* idx, int64_t r) {
     if constexpr (kExt) {
       static_cast<T*>(out)[r] = T(a);
@@ -109,25 +126,67 @@ __global__ void thread_rows(const T* x, int64_t outer, int64_t inner, void* out,
   Red::store(acc, out, idx, r);
 }
 
-// Block (row, split): reduces elements [split*chunk, (split+1)*chunk) of the row. With one
-// split it stores the result, otherwise it writes a partial accumulator.
+template <class T, int V>
+struct alignas(sizeof(T) * V) Vec {
+  T v[V];
+};
+
+template <class T>
+constexpr int vec_width() {
+  constexpr int w = int(16 / sizeof(T));
+  return w > 8 ? 8 : w;
+}
+
+constexpr int kUnroll = 4;  // vectors loaded per thread before any is combined
+
+// Block (row, split): reduces elements [split*chunk, (split+1)*chunk) of the row: a scalar
+// head up to the first vector boundary, then vectors, then a scalar tail. With one split it
+// stores the result, otherwise it writes a partial accumulator.
 template <class T, class Red>
 __global__ void block_rows(const T* x, int64_t inner, int64_t chunk, int splits, void* out,
                            int64_t* idx, typename Red::acc_t* partial) {
+  constexpr int V = vec_width<T>();
+  using acc_t = typename Red::acc_t;
   int64_t r = blockIdx.x / splits;
   int split = blockIdx.x % splits;
   int64_t lo = split * chunk, hi = lo + chunk < inner ? lo + chunk : inner;
   const T* row = x + r * inner;
-  auto acc = Red::identity();
-  for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
-    acc = Red::combine(acc, Red::make(row[i], i));
+  acc_t acc[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j) acc[j] = Red::identity();
+  int64_t head =
+      int64_t((sizeof(Vec<T, V>) - reinterpret_cast<uintptr_t>(row + lo) % sizeof(Vec<T, V>)) %
+              sizeof(Vec<T, V>)) /
+      int64_t(sizeof(T));
+  if (head > hi - lo) head = hi - lo;
+  if (threadIdx.x < head) Red::step(acc[0], row[lo + threadIdx.x], lo + threadIdx.x);
+  const int64_t a = lo + head, nvec = (hi - a) / V, bs = blockDim.x;
+  const Vec<T, V>* vp = reinterpret_cast<const Vec<T, V>*>(row + a);
+  int64_t k = threadIdx.x;
+  for (; k + (kUnroll - 1) * bs < nvec; k += kUnroll * bs) {
+    Vec<T, V> v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = vp[k + u * bs];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) Red::step(acc[j], v[u].v[j], a + (k + u * bs) * V + j);
+    }
   }
-  acc = block_reduce<Red>(acc);
+  for (; k < nvec; k += bs) {
+    Vec<T, V> v = vp[k];
+#pragma unroll
+    for (int j = 0; j < V; ++j) Red::step(acc[j], v.v[j], a + k * V + j);
+  }
+  for (int64_t i = a + nvec * V + threadIdx.x; i < hi; i += bs) Red::step(acc[0], row[i], i);
+#pragma unroll
+  for (int j = 1; j < V; ++j) acc[0] = Red::combine(acc[0], acc[j]);
+  acc_t total = block_reduce<Red>(acc[0]);
   if (threadIdx.x == 0) {
     if (splits == 1) {
-      Red::store(acc, out, idx, r);
+      Red::store(total, out, idx, r);
     } else {
-      partial[blockIdx.x] = acc;
+      partial[blockIdx.x] = total;
     }
   }
 }
@@ -183,25 +242,47 @@ void launch(const Tensor& in, int64_t outer, int64_t inner, const Tensor& out, c
   }
 }
 
-// Column mode: thread (o, c) walks rows [split * chunk, ...) of column c of slab o, so a
-// warp reads 32 neighbouring columns of one row: coalesced. Long columns are split across
-// grid.z with a second pass over the partials, as for rows.
-template <class T, class Red>
+// Column mode: thread (o, c) walks rows [split * chunk, ...) of columns c .. c+V-1 of slab o,
+// so a warp reads 32 neighbouring vectors of one row: coalesced, kUnroll rows in flight.
+// Long columns are split across grid.z with a second pass over the partials, as for rows.
+template <class T, class Red, int V>
 __global__ void col_partial(const T* x, int64_t inner, int64_t cols, int64_t chunk, void* out,
                             int64_t* idx, typename Red::acc_t* partial, int splits) {
-  int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  using acc_t = typename Red::acc_t;
+  int64_t c = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * V;
   int64_t o = blockIdx.y;
   int split = blockIdx.z;
   if (c >= cols) return;
   int64_t lo = split * chunk, hi = lo + chunk < inner ? lo + chunk : inner;
   const T* base = x + o * inner * cols + c;
-  auto acc = Red::identity();
-  for (int64_t r = lo; r < hi; ++r) acc = Red::combine(acc, Red::make(base[r * cols], r));
+  acc_t acc[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j) acc[j] = Red::identity();
+  int64_t r = lo;
+  for (; r + kUnroll <= hi; r += kUnroll) {
+    Vec<T, V> v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      v[u] = *reinterpret_cast<const Vec<T, V>*>(base + (r + u) * cols);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) Red::step(acc[j], v[u].v[j], r + u);
+    }
+  }
+  for (; r < hi; ++r) {
+    Vec<T, V> v = *reinterpret_cast<const Vec<T, V>*>(base + r * cols);
+#pragma unroll
+    for (int j = 0; j < V; ++j) Red::step(acc[j], v.v[j], r);
+  }
   int64_t slot = o * cols + c;
-  if (splits == 1) {
-    Red::store(acc, out, idx, slot);
-  } else {
-    partial[int64_t(split) * gridDim.y * cols + slot] = acc;
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    if (splits == 1) {
+      Red::store(acc[j], out, idx, slot + j);
+    } else {
+      partial[int64_t(split) * gridDim.y * cols + slot + j] = acc[j];
+    }
   }
 }
 
@@ -215,13 +296,11 @@ __global__ void col_finish(const typename Red::acc_t* partial, int64_t n, int sp
   Red::store(acc, out, idx, slot);
 }
 
-template <class T, ReduceOp OP>
-void launch_cols(const Tensor& in, int64_t outer, int64_t inner, int64_t cols, const Tensor& out,
-                 const Tensor& idx) {
-  using Red = R<T, OP>;
+template <class T, class Red, int V>
+void launch_cols_v(const T* x, int64_t outer, int64_t inner, int64_t cols, const Tensor& out,
+                   const Tensor& idx, cudaStream_t stream, Device dev) {
   using acc_t = typename Red::acc_t;
-  cudaStream_t stream = static_cast<cudaStream_t>(current_stream(in->device().index));
-  int64_t xblocks = (cols + kThreads - 1) / kThreads;
+  int64_t xblocks = (cols / V + kThreads - 1) / kThreads;
   int64_t want = 132 * 8;
   int64_t splits = (want + xblocks * outer - 1) / (xblocks * outer);
   splits = splits < (inner + 63) / 64 ? splits : (inner + 63) / 64;
@@ -230,21 +309,35 @@ void launch_cols(const Tensor& in, int64_t outer, int64_t inner, int64_t cols, c
   int64_t chunk = (inner + splits - 1) / splits;
   Tensor partial;
   if (splits > 1) {
-    partial = empty({int64_t(splits * outer * cols * int64_t(sizeof(acc_t)))}, ScalarType::UInt8,
-                    in->device());
+    partial =
+        empty({int64_t(splits * outer * cols * int64_t(sizeof(acc_t)))}, ScalarType::UInt8, dev);
   }
   acc_t* pp = partial ? reinterpret_cast<acc_t*>(partial->data()) : nullptr;
   int64_t* ix = idx ? reinterpret_cast<int64_t*>(idx->data()) : nullptr;
   dim3 grid(static_cast<unsigned>(xblocks), static_cast<unsigned>(outer),
             static_cast<unsigned>(splits));
-  col_partial<T, Red><<<grid, kThreads, 0, stream>>>(reinterpret_cast<const T*>(in->data()), inner,
-                                                     cols, chunk, out->data(), ix, pp, int(splits));
+  col_partial<T, Red, V>
+      <<<grid, kThreads, 0, stream>>>(x, inner, cols, chunk, out->data(), ix, pp, int(splits));
   CL_CUDA_KERNEL_LAUNCH_CHECK();
   if (splits > 1) {
     int64_t n = outer * cols;
     col_finish<Red><<<unsigned((n + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
         pp, n, int(splits), out->data(), ix);
     CL_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+}
+
+template <class T, ReduceOp OP>
+void launch_cols(const Tensor& in, int64_t outer, int64_t inner, int64_t cols, const Tensor& out,
+                 const Tensor& idx) {
+  using Red = R<T, OP>;
+  constexpr int V = vec_width<T>();
+  cudaStream_t stream = static_cast<cudaStream_t>(current_stream(in->device().index));
+  const T* x = reinterpret_cast<const T*>(in->data());
+  if (cols % V == 0 && reinterpret_cast<uintptr_t>(x) % sizeof(Vec<T, V>) == 0) {
+    launch_cols_v<T, Red, V>(x, outer, inner, cols, out, idx, stream, in->device());
+  } else {
+    launch_cols_v<T, Red, 1>(x, outer, inner, cols, out, idx, stream, in->device());
   }
 }
 

@@ -489,3 +489,67 @@ COMBO = "() received an invalid combination of arguments - got ({}), but expecte
 def test_argument_type_errors(call, msg):
     with err(TypeError, msg):
         call(C.tensor([1.0, 2.0]))
+
+
+# ---- layouts that take the GPU's tiled path (2-3 dims of at least 32 x 32) ----
+
+
+def _layout_cases(device, dtype):
+    rng = np.random.default_rng(11)
+    x = rng.integers(-20, 20, size=(45, 70)).astype(np.float64)
+    y = rng.integers(-20, 20, size=(70, 45)).astype(np.float64)
+    r = rng.integers(-20, 20, size=(1, 70)).astype(np.float64)
+    c = rng.integers(-20, 20, size=(45, 1)).astype(np.float64)
+    z = rng.integers(-20, 20, size=(3, 40, 50)).astype(np.float64)
+    T = {
+        k: C.tensor(v, dtype=dtype, device=device) for k, v in dict(x=x, y=y, r=r, c=c, z=z).items()
+    }
+    return [
+        ("x.t() * 2", T["x"].t() * 2, x.T * 2),
+        ("x.t() + y", T["x"].t() + T["y"], x.T + y),
+        ("y.t() - x.t().t()", T["y"].t() - T["x"], y.T - x),
+        ("x + r", T["x"] + T["r"], x + r),
+        ("c * x", T["c"] * T["x"], c * x),
+        ("x[:, 3:60] + 1", T["x"][:, 3:60] + 1, x[:, 3:60] + 1),
+        (
+            "x.t()[5:, ::2] * r.t()[5:, :]",
+            T["x"].t()[5:, ::2] * T["r"].t()[5:, :],
+            x.T[5:, ::2] * r.T[5:, :],
+        ),
+        ("z.permute(0, 2, 1) * 3", T["z"].permute(0, 2, 1) * 3, z.transpose(0, 2, 1) * 3),
+        ("z.transpose(0, 2) + 1", T["z"].transpose(0, 2) + 1, z.transpose(2, 1, 0) + 1),
+        ("x.t().contiguous()", T["x"].t().contiguous(), x.T),
+        (
+            "where(x.t() > 0, y, x.t())",
+            C.where(T["x"].t() > 0, T["y"], T["x"].t()),
+            np.where(x.T > 0, y, x.T),
+        ),
+    ]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32", "float64"])
+def test_tiled_layouts(dtype, device):
+    for name, got, want in _layout_cases(device, getattr(C, dtype)):
+        assert tuple(got.shape) == want.shape, name
+        np.testing.assert_array_equal(to_np(got).astype(np.float64), want, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int64"])
+def test_tiled_outputs_and_casts(dtype, device):
+    rng = np.random.default_rng(5)
+    a = rng.integers(-9, 9, size=(64, 33)).astype(np.float64)
+    b = rng.integers(-9, 9, size=(33, 64)).astype(np.float64)
+    ta = C.tensor(a, dtype=getattr(C, dtype), device=device)
+    tb = C.tensor(b, dtype=getattr(C, dtype), device=device)
+    out = C.empty(33, 64, dtype=getattr(C, dtype), device=device)
+    C.add(ta, tb.t(), out=out.t())  # transposed output, transposed input
+    np.testing.assert_array_equal(to_np(out).astype(np.float64), (a + b.T).T)
+    dst = C.zeros(64, 33, dtype=C.float32, device=device)
+    dst.t().copy_(tb)  # copy with a cast into a transposed view
+    np.testing.assert_array_equal(to_np(dst), b.T)
+    h = ta.t().to(C.float16)
+    np.testing.assert_array_equal(to_np(h).astype(np.float64), a.T)
+    big = C.arange(40 * 70000, dtype=C.float32, device=device).reshape(40, 70000)  # many tiles
+    np.testing.assert_array_equal(
+        to_np(big.t() * 2), np.arange(40 * 70000, dtype=np.float32).reshape(40, 70000).T * 2
+    )

@@ -234,6 +234,60 @@ def test_nan_propagation(device):
     np.testing.assert_array_equal(to_np(t.mean(0)), a.mean(0))
 
 
+# ---- sizes and layouts that exercise the GPU loops' vector, tail and split paths ----
+
+LAYOUT_SHAPES = [(1, 5000), (3, 4099), (1000, 37), (40, 4), (7, 33, 66)]
+
+
+@pytest.mark.parametrize("shape", LAYOUT_SHAPES)
+@pytest.mark.parametrize("offset", [0, 1, 3])
+@pytest.mark.parametrize("dtype", [C.float32, C.float16, C.int32, C.int64, C.uint8])
+def test_layouts_against_numpy(shape, offset, dtype, device):
+    rng = np.random.default_rng(sum(shape) + offset)
+    n = int(np.prod(shape))
+    # small integers: ties everywhere, so argmax/argmin must find the first extreme
+    base = rng.integers(0, 4 if dtype == C.float16 else 50, size=n + offset)  # no half overflow
+    t = C.tensor(base, dtype=dtype, device=device)[offset:].reshape(shape)  # misaligned start
+    a = to_np(t)
+    for dim in [None, 0, len(shape) - 1]:
+        ax = dim
+        np.testing.assert_array_equal(to_np(t.amax(dim) if dim is not None else t.max()), a.max(ax))
+        np.testing.assert_array_equal(to_np(t.amin(dim) if dim is not None else t.min()), a.min(ax))
+        np.testing.assert_array_equal(to_np(t.argmax(dim)), a.argmax(ax))
+        np.testing.assert_array_equal(to_np(t.argmin(dim)), a.argmin(ax))
+        np.testing.assert_array_equal(to_np(t.any(dim) if dim is not None else t.any()), a.any(ax))
+        np.testing.assert_array_equal(to_np(t.all(dim) if dim is not None else t.all()), a.all(ax))
+        want = a.astype(np.float64).sum(ax)
+        got = t.sum(dim) if dim is not None else t.sum()
+        rtol = 1e-2 if dtype == C.float16 else 1e-5
+        np.testing.assert_allclose(to_np(got).astype(np.float64), want, rtol=rtol)
+
+
+@pytest.mark.parametrize("shape", [(1, 9000), (2, 4097), (300, 64), (5000, 12)])
+@pytest.mark.parametrize("dim", [None, 0, 1])
+def test_nan_and_inf_in_long_rows(shape, dim, device):
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal(shape).astype(np.float32)
+    a[:, -1] = -np.inf
+    a.flat[a.size // 3] = np.nan
+    a.flat[a.size // 3 + 17] = np.nan
+    a.flat[a.size - 2] = np.inf
+    t = C.tensor(a, device=device)
+    if dim is None:
+        assert t.argmax().item() == a.size // 3 and t.argmin().item() == a.size // 3
+        assert math.isnan(t.max().item()) and math.isnan(t.min().item())
+        return
+    np.testing.assert_array_equal(to_np(t.amax(dim)), a.max(dim))
+    np.testing.assert_array_equal(to_np(t.amin(dim)), a.min(dim))
+    # NumPy's argmax also takes the first NaN
+    np.testing.assert_array_equal(to_np(t.argmax(dim)), a.argmax(dim))
+    np.testing.assert_array_equal(to_np(t.argmin(dim)), a.argmin(dim))
+    b = np.full(shape, -np.inf, dtype=np.float32)
+    tb = C.tensor(b, device=device)
+    np.testing.assert_array_equal(to_np(tb.argmax(dim)), b.argmax(dim))
+    np.testing.assert_array_equal(to_np(tb.amax(dim)), b.max(dim))
+
+
 # ---- empty inputs ----
 
 

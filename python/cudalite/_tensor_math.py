@@ -61,10 +61,24 @@ def _unary(name, inplace):
     return fn
 
 
+# The in-place methods with a C++ dunder take it directly (one call, as `a += b` does); the
+# dunder answers NotImplemented for operands it doesn't take, and the full path raises.
+_INPLACE_DUNDER = {"mul": "__imul__", "true_divide": "__itruediv__"}
+
+
 def _binary(name, inplace):
     f = getattr(_ops, name)
     public = name + ("_" if inplace else "")
-    if inplace:
+    if inplace and name in _INPLACE_DUNDER:
+        dunder = getattr(_C.Tensor, _INPLACE_DUNDER[name])
+
+        def fn(self, other):
+            r = dunder(self, other)
+            if r is NotImplemented:
+                _ops.check_args(public, self, other, True)
+                return f(self, other, out=self)
+            return r
+    elif inplace:
 
         def fn(self, other):
             _ops.check_args(public, self, other, True)
@@ -91,20 +105,35 @@ for _alias, _target in _ALIASES.items():
     _methods[_alias] = _methods[_target]
 
 
+_idiv, _isub, _iadd = _C.Tensor.__itruediv__, _C.Tensor.__isub__, _C.Tensor.__iadd__
+
+
 @method
 def div_(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        r = _idiv(self, other)
+        if r is not NotImplemented:
+            return r
     _ops.check_args("div_", self, other, True)
     return _ops.div(self, other, rounding_mode=rounding_mode, out=self)
 
 
 @method
 def sub_(self, other, *, alpha=1):
+    if type(alpha) is int and alpha == 1:
+        r = _isub(self, other)
+        if r is not NotImplemented:
+            return r
     _ops.check_args("sub_", self, other, True)
     return _ops.sub(self, other, alpha=alpha, out=self)
 
 
 @method
 def add_(self, other, *, alpha=1):
+    if type(alpha) is int and alpha == 1:
+        r = _iadd(self, other)
+        if r is not NotImplemented:
+            return r
     _ops.check_args("add_", self, other, True)
     return _ops.add(self, other, alpha=alpha, out=self)
 
