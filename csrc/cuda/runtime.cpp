@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "core/cuda_api.h"
@@ -270,10 +271,39 @@ bool can_device_access_peer(int device, int peer) {
 // the host buffer is safe to use and the stream has caught up, as torch does; from or to
 // pageable memory of 1 MiB and more it is staged through pinned buffers by several threads
 // (Note [Staged pageable copies]).
+namespace {
+// Note [Pinned slot for small copies]
+// A blocking copy of a few bytes (`.item()`, `x.cuda()` of a small tensor) is dominated by
+// the driver's handling of pageable memory: it stages the bytes through its own buffer under
+// a lock. Each thread keeps a small page-locked slot instead; the copy goes through it as a
+// plain DMA, and because the copy is blocking the slot is free again when the call returns.
+constexpr size_t kSlotBytes = 4096;
+
+struct PinnedSlot {
+  void* p = nullptr;
+  ~PinnedSlot() {
+    if (p) (void)cudaFreeHost(p);  // at exit the runtime may be gone already: ignore
+  }
+};
+
+void* pinned_slot() {
+  thread_local PinnedSlot slot;
+  if (!slot.p) CL_CUDA_CHECK(cudaHostAlloc(&slot.p, kSlotBytes, cudaHostAllocPortable));
+  return slot.p;
+}
+}  // namespace
+
 void memcpy_h2d(void* dst, const void* src, size_t n, int device, bool non_blocking) {
   if (n == 0) return;
   DeviceGuard g(device);
   cudaStream_t s = static_cast<cudaStream_t>(current_stream(device));
+  if (!non_blocking && n <= kSlotBytes) {  // Note [Pinned slot for small copies]
+    void* slot = pinned_slot();
+    std::memcpy(slot, src, n);
+    CL_CUDA_CHECK(cudaMemcpyAsync(dst, slot, n, cudaMemcpyHostToDevice, s));
+    CL_CUDA_CHECK(cudaStreamSynchronize(s));
+    return;
+  }
   bool staged = n >= kMinStagedBytes && !is_pinned_ptr(src) && staged_h2d(dst, src, n, device, s);
   if (!staged) {
     CL_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, s));
@@ -286,6 +316,13 @@ void memcpy_d2h(void* dst, const void* src, size_t n, int device, bool non_block
   if (n == 0) return;
   DeviceGuard g(device);
   cudaStream_t s = static_cast<cudaStream_t>(current_stream(device));
+  if (!non_blocking && n <= kSlotBytes) {  // Note [Pinned slot for small copies]
+    void* slot = pinned_slot();
+    CL_CUDA_CHECK(cudaMemcpyAsync(slot, src, n, cudaMemcpyDeviceToHost, s));
+    CL_CUDA_CHECK(cudaStreamSynchronize(s));
+    std::memcpy(dst, slot, n);
+    return;
+  }
   // A staged copy has waited for its last DMA, and so for all earlier work on the stream.
   if (n >= kMinStagedBytes && !is_pinned_ptr(dst) && staged_d2h(dst, src, n, device, s)) return;
   CL_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, s));

@@ -177,11 +177,14 @@ def to(self, *args, **kwargs):
     return _C._to(self, device, dtype, non_blocking, copy)
 
 
+_CUDA = _C.device("cuda")  # the current CUDA device
+
+
 @method
 def cuda(self, device=None, non_blocking=False, memory_format=None):
     """A copy in CUDA memory (self if already on that device)."""
     if device is None:
-        device = _C.device("cuda")
+        device = _CUDA
     elif isinstance(device, int):
         device = _C.device("cuda", device)
     else:
