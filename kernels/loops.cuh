@@ -59,37 +59,52 @@ __device__ __forceinline__ auto apply_at(const F& f, const A& args, int j,
   return f(args[I][j]...);
 }
 
+constexpr int kDenseUnroll = 2;  // vectors per operand a thread loads before computing any
+
 template <class out_t, class in_t, int N, int V, class F>
 __global__ void dense_kernel(int64_t n, DenseArgs<out_t, in_t, N> a, F f) {
   using op_t = opmath_t<in_t>;
-  const int64_t step = int64_t(gridDim.x) * blockDim.x * V;
-  for (int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * V; i < n; i += step) {
-    op_t args[N > 0 ? N : 1][V];
-    if (i + V <= n) {
+  constexpr int U = kDenseUnroll;
+  const int64_t bs = blockDim.x;
+  const int64_t step = int64_t(gridDim.x) * bs * V * U;
+  for (int64_t i0 = int64_t(blockIdx.x) * bs * V * U + threadIdx.x * V; i0 < n; i0 += step) {
+    op_t args[U][N > 0 ? N : 1][V];
+    if (i0 + (U - 1) * bs * V + V <= n) {
+      // All loads first: the stores below may alias the inputs, so the compiler can't hoist
+      // the next loads above them by itself.
 #pragma unroll
-      for (int k = 0; k < N; ++k) {
-        if (a.scalar_mask & (1u << k)) {
-#pragma unroll
-          for (int j = 0; j < V; ++j) args[k][j] = op_t(a.sval[k]);
-        } else {
-          VecT<in_t, V> v = *reinterpret_cast<const VecT<in_t, V>*>(a.in[k] + i);
-#pragma unroll
-          for (int j = 0; j < V; ++j) args[k][j] = op_t(v.v[j]);
-        }
-      }
-      VecT<out_t, V> o;
-#pragma unroll
-      for (int j = 0; j < V; ++j) {
-        o.v[j] = convert<out_t>(apply_at(f, args, j, std::make_index_sequence<N>{}));
-      }
-      *reinterpret_cast<VecT<out_t, V>*>(a.out + i) = o;
-    } else {
-      for (int j = 0; j < V && i + j < n; ++j) {
+      for (int u = 0; u < U; ++u) {
 #pragma unroll
         for (int k = 0; k < N; ++k) {
-          args[k][j] = (a.scalar_mask & (1u << k)) ? op_t(a.sval[k]) : op_t(a.in[k][i + j]);
+          if (a.scalar_mask & (1u << k)) {
+#pragma unroll
+            for (int j = 0; j < V; ++j) args[u][k][j] = op_t(a.sval[k]);
+          } else {
+            VecT<in_t, V> v = *reinterpret_cast<const VecT<in_t, V>*>(a.in[k] + i0 + u * bs * V);
+#pragma unroll
+            for (int j = 0; j < V; ++j) args[u][k][j] = op_t(v.v[j]);
+          }
         }
-        a.out[i + j] = convert<out_t>(apply_at(f, args, j, std::make_index_sequence<N>{}));
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        VecT<out_t, V> o;
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          o.v[j] = convert<out_t>(apply_at(f, args[u], j, std::make_index_sequence<N>{}));
+        }
+        *reinterpret_cast<VecT<out_t, V>*>(a.out + i0 + u * bs * V) = o;
+      }
+    } else {
+      for (int u = 0; u < U; ++u) {
+        const int64_t i = i0 + u * bs * V;
+        for (int j = 0; j < V && i + j < n; ++j) {
+#pragma unroll
+          for (int k = 0; k < N; ++k) {
+            args[0][k][j] = (a.scalar_mask & (1u << k)) ? op_t(a.sval[k]) : op_t(a.in[k][i + j]);
+          }
+          a.out[i + j] = convert<out_t>(apply_at(f, args[0], j, std::make_index_sequence<N>{}));
+        }
       }
     }
   }
@@ -124,7 +139,7 @@ __global__ void strided_kernel(int64_t n, StridedArgs<N> a, DenseArgs<out_t, in_
   }
 }
 
-constexpr int kTile = 32, kTileRows = 8;  // tile edge; block is kTile x kTileRows threads
+constexpr int kTile = 32, kTileRows = 8;  // block: kTile x kTileRows threads
 
 template <int N>
 struct TileArgs {
@@ -134,52 +149,81 @@ struct TileArgs {
   unsigned tmask;  // inputs staged through shared memory (bit k: input k)
 };
 
-// Block (x, y, z) computes the tile [x*32, +32) x [y*32, +32) of slice z: thread (tx, ty)
-// owns elements (tx, ty + 8j), so a warp writes 32 neighbours along dim 0. A staged input is
+// Tile length along dim 1: 64 where the staging tiles fit in 40 KiB of shared memory.
+template <class in_t, int N>
+constexpr int tile1() {
+  return N * sizeof(in_t) * kTile * (2 * kTile + 1) <= 40960 ? 2 * kTile : kTile;
+}
+
+// Block (x, y, z) computes the tile [x*32, +32) x [y*T1, +T1) of slice z: thread (tx, ty)
+// owns elements (tx, ty + 8j), so a warp writes 32 neighbours along dim 0, and it loads all
+// of its inputs before storing anything (T1/8 loads in flight per input). A staged input is
 // first read with the roles swapped (a warp reads 32 neighbours along dim 1, its own fast
-// dim) into a padded tile.
+// dim) into a padded shared tile.
 template <class out_t, class in_t, int N, class F>
-__global__ void tiled_kernel(TileArgs<N> a, DenseArgs<out_t, in_t, N> s, F f) {
+__global__ void __launch_bounds__(kTile* kTileRows)
+    tiled_kernel(TileArgs<N> a, DenseArgs<out_t, in_t, N> s, F f) {
   using op_t = opmath_t<in_t>;
-  __shared__ op_t tile[N > 0 ? N : 1][kTile][kTile + 1];
+  constexpr int T1 = tile1<in_t, N>(), J = T1 / kTileRows, NK = N > 0 ? N : 1;
+  __shared__ in_t tile[NK][kTile][T1 + 1];
   const int tx = threadIdx.x, ty = threadIdx.y;
   for (int64_t z = blockIdx.z; z < a.n2; z += gridDim.z) {
-    for (int64_t by = blockIdx.y; by * kTile < a.n1; by += gridDim.y) {
-      const int64_t b0 = int64_t(blockIdx.x) * kTile, b1 = by * kTile;
+    for (int64_t by = blockIdx.y; by * T1 < a.n1; by += gridDim.y) {
+      const int64_t b0 = int64_t(blockIdx.x) * kTile, b1 = by * T1;
       if (a.tmask) {
 #pragma unroll
         for (int k = 0; k < N; ++k) {
           if (!(a.tmask & (1u << k))) continue;
+          const char* q =
+              a.data[k + 1] + (b0 + ty) * a.s0[k + 1] + (b1 + tx) * a.s1[k + 1] + z * a.s2[k + 1];
+          in_t v[kTile / kTileRows][T1 / kTile];
 #pragma unroll
-          for (int j = 0; j < kTile; j += kTileRows) {
-            int64_t i0 = b0 + ty + j, i1 = b1 + tx;
-            if (i0 < a.n0 && i1 < a.n1) {
-              tile[k][ty + j][tx] = op_t(*reinterpret_cast<const in_t*>(
-                  a.data[k + 1] + i0 * a.s0[k + 1] + i1 * a.s1[k + 1] + z * a.s2[k + 1]));
+          for (int r = 0; r < kTile / kTileRows; ++r) {
+#pragma unroll
+            for (int c = 0; c < T1 / kTile; ++c) {
+              bool ok = b0 + ty + r * kTileRows < a.n0 && b1 + tx + c * kTile < a.n1;
+              v[r][c] = ok ? *reinterpret_cast<const in_t*>(q + r * kTileRows * a.s0[k + 1] +
+                                                            c * kTile * a.s1[k + 1])
+                           : in_t();
             }
+          }
+#pragma unroll
+          for (int r = 0; r < kTile / kTileRows; ++r) {
+#pragma unroll
+            for (int c = 0; c < T1 / kTile; ++c)
+              tile[k][ty + r * kTileRows][tx + c * kTile] = v[r][c];
           }
         }
         __syncthreads();
       }
       const int64_t i0 = b0 + tx;
+      const bool in0 = i0 < a.n0;
+      op_t args[NK][J];
 #pragma unroll
-      for (int j = 0; j < kTile; j += kTileRows) {
-        const int64_t i1 = b1 + ty + j;
-        if (i0 < a.n0 && i1 < a.n1) {
-          op_t args[N > 0 ? N : 1][1];
+      for (int k = 0; k < N; ++k) {
+        if (s.scalar_mask & (1u << k)) {
 #pragma unroll
-          for (int k = 0; k < N; ++k) {
-            if (s.scalar_mask & (1u << k)) {
-              args[k][0] = op_t(s.sval[k]);
-            } else if (a.tmask & (1u << k)) {
-              args[k][0] = tile[k][tx][ty + j];
-            } else {
-              args[k][0] = op_t(*reinterpret_cast<const in_t*>(a.data[k + 1] + i0 * a.s0[k + 1] +
-                                                               i1 * a.s1[k + 1] + z * a.s2[k + 1]));
-            }
+          for (int j = 0; j < J; ++j) args[k][j] = op_t(s.sval[k]);
+        } else if (a.tmask & (1u << k)) {
+#pragma unroll
+          for (int j = 0; j < J; ++j) args[k][j] = op_t(tile[k][tx][ty + j * kTileRows]);
+        } else {
+          const char* p =
+              a.data[k + 1] + i0 * a.s0[k + 1] + (b1 + ty) * a.s1[k + 1] + z * a.s2[k + 1];
+#pragma unroll
+          for (int j = 0; j < J; ++j) {
+            bool ok = in0 && b1 + ty + j * kTileRows < a.n1;
+            args[k][j] =
+                ok ? op_t(*reinterpret_cast<const in_t*>(p + j * kTileRows * a.s1[k + 1])) : op_t();
           }
-          *reinterpret_cast<out_t*>(a.data[0] + i0 * a.s0[0] + i1 * a.s1[0] + z * a.s2[0]) =
-              convert<out_t>(apply_at(f, args, 0, std::make_index_sequence<N>{}));
+        }
+      }
+      char* o = a.data[0] + i0 * a.s0[0] + (b1 + ty) * a.s1[0] + z * a.s2[0];
+#pragma unroll
+      for (int j = 0; j < J; ++j) {
+        if (in0 && b1 + ty + j * kTileRows < a.n1) {
+          *reinterpret_cast<out_t*>(o + j * kTileRows * a.s1[0]) =
+              convert<out_t>(apply_at(f, args, j, std::make_index_sequence<N>{}));
         }
       }
       if (a.tmask) __syncthreads();
@@ -246,13 +290,17 @@ void gpu_kernel(const ElementwiseIter& it, F f) {
     }
     if (aligned) {
       dense_kernel<out_t, in_t, N, V>
-          <<<grid_for((it.numel + V - 1) / V), kBlock, 0, stream>>>(it.numel, d, f);
+          <<<grid_for((it.numel + V * kDenseUnroll - 1) / (V * kDenseUnroll)), kBlock, 0, stream>>>(
+              it.numel, d, f);
     } else {
-      dense_kernel<out_t, in_t, N, 1><<<grid_for(it.numel), kBlock, 0, stream>>>(it.numel, d, f);
+      dense_kernel<out_t, in_t, N, 1>
+          <<<grid_for((it.numel + kDenseUnroll - 1) / kDenseUnroll), kBlock, 0, stream>>>(it.numel,
+                                                                                          d, f);
     }
   } else if (TileArgs<N> t{}; make_tile_args(it, t)) {
+    constexpr int T1 = tile1<in_t, N>();
     dim3 grid(unsigned((t.n0 + kTile - 1) / kTile),
-              unsigned(std::min<int64_t>((t.n1 + kTile - 1) / kTile, 65535)),
+              unsigned(std::min<int64_t>((t.n1 + T1 - 1) / T1, 65535)),
               unsigned(std::min<int64_t>(t.n2, 65535)));
     tiled_kernel<out_t, in_t, N><<<grid, dim3(kTile, kTileRows), 0, stream>>>(t, d, f);
   } else {

@@ -56,8 +56,8 @@ __global__ void scatter_kernel(T* base, const int64_t* off, const T* v, int64_t 
 
 // Uniforms and normals for float, float16 and bfloat16 outputs, in float math. They agree
 // with the CPU's double-precision philox::sample4 to within float rounding: the uniforms are
-// the same grid points, and the normals' inputs keep full precision (log1p for u1 near 1;
-// the angle folded into [-pi, pi) before rounding to float).
+// the same grid points, and the normals' inputs keep their precision (u1 split in two exact
+// parts, the angle folded into [-pi, pi) before rounding to float).
 __device__ __forceinline__ void sample4_float(int kind, float a, float b, int bits,
                                               const philox::Out& o, float v[4]) {
   if (kind == 0) {
@@ -69,9 +69,11 @@ __device__ __forceinline__ void sample4_float(int kind, float a, float b, int bi
 #pragma unroll
   for (int p = 0; p < 4; p += 2) {
     uint32_t w0 = o.w[p], w1 = o.w[p + 1];
-    // log(u1) with u1 = 1 - w0 / 2^32 in (0, 1]
-    float lg = w0 < 0x80000000u ? log1pf(-float(w0) * 0x1p-32f)
-                                : logf(float((uint64_t(1) << 32) - w0) * 0x1p-32f);
+    // log(u1), u1 = 1 - w0 / 2^32 = m / 2^32 in (0, 1]: the high 24 bits of m are exact in
+    // float, the rest is a first-order correction (relative size < 2^-16).
+    const uint64_t m = (uint64_t(1) << 32) - w0;
+    const uint64_t mh = m >= (1u << 24) ? m & ~uint64_t(0xFF) : m;
+    float lg = logf(float(mh) * 0x1p-32f) + __fdividef(float(m - mh), float(mh));
     float r = sqrtf(-2.0f * lg);
     float s, c;
     sincospif(2.0f * (float(int32_t(w1)) * 0x1p-32f), &s, &c);  // angle 2 pi w1 / 2^32

@@ -186,6 +186,41 @@ def test_addmm():
 
 
 @gpu
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+def test_addmm_with_a_bias_row(dtype, layout):
+    """beta == 1 with a 1-D bias takes cuBLASLt's bias epilogue; other biases the copy path."""
+    import cudalite as C
+
+    rng = np.random.default_rng(4)
+    m, k, n = 67, 96, 130
+    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    bias = rng.standard_normal(n)
+    dt = getattr(C, dtype)
+
+    def dev(x, t):
+        x = C.tensor(np.ascontiguousarray(x.T) if t else x, dtype=dt, device="cuda")
+        return x.t() if t else x
+
+    ta, tb = dev(a, layout[0] == "t"), dev(b, layout[1] == "t")
+    a32 = ta.float().cpu().numpy().astype(np.float64)
+    b32 = tb.float().cpu().numpy().astype(np.float64)
+    tbias = C.tensor(bias, dtype=dt, device="cuda")
+    bias64 = tbias.float().cpu().numpy().astype(np.float64)
+    tol = 1e-5 if dtype == "float32" else 3e-2
+    for alpha in (1.0, 0.5):
+        got = C.addmm(tbias, ta, tb, alpha=alpha).float().cpu().numpy()
+        want = bias64 + alpha * (a32 @ b32)
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+    strided = C.tensor(np.repeat(bias, 2), dtype=dt, device="cuda")[::2]  # not dense: copy path
+    got = C.addmm(strided, ta, tb).float().cpu().numpy()
+    np.testing.assert_allclose(got, bias64 + a32 @ b32, rtol=tol, atol=tol * np.abs(want).max())
+    row = tbias.reshape(1, n)  # 2-D bias: copy path
+    got = C.addmm(row, ta, tb, beta=2.0).float().cpu().numpy()
+    np.testing.assert_allclose(got, 2 * bias64 + a32 @ b32, rtol=tol, atol=tol * np.abs(want).max())
+
+
+@gpu
 def test_errors_like_torch():
     li = to_cuda(np.ones((2, 2), np.int64))
     with pytest.raises(RuntimeError, match="^\"addmm_cuda\" not implemented for 'Long'$"):

@@ -14,6 +14,7 @@
 #include <climits>
 
 #include "core/cuda_api.h"
+#include "cuda/blas_lt.h"
 #include "cuda/cublas_loader.h"
 #include "cuda/cuda_check.h"
 #include "ops/ops.h"
@@ -207,6 +208,45 @@ void gemm(const Tensor& out, const Tensor& a, const Tensor& b, const Shape& batc
   CL_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+// addmm with a bias row (a Linear layer): cuBLASLt adds the bias in the product's epilogue
+// instead of a copy of the expanded bias plus beta = 1. False when it doesn't apply.
+bool addmm_bias_epilogue(const Tensor& out, const Tensor& bias, const Tensor& a, const Tensor& b,
+                         double alpha) {
+  ScalarType dt = out->dtype;
+  int64_t m = a->sizes[0], k = a->sizes[1], n = b->sizes[1];
+  bool fits = dt != ScalarType::Float64 && bias->dtype == dt && bias->dim() == 1 &&
+              bias->sizes[0] == n && (bias->strides[0] == 1 || n == 1) && m > 0 && n > 0 && k > 0 &&
+              m <= INT_MAX && n <= INT_MAX && k <= INT_MAX;
+  if (!fits) return false;
+  GemmOperand A = prepare(a, {}, m, k), B = prepare(b, {}, k, n);
+  if (A.lay.ld > INT_MAX || B.lay.ld > INT_MAX) return false;
+  const cuda::MatmulFlags& flags = cuda::matmul_flags();
+  // Note [Row-major through a column-major BLAS]: D^T (n x m) = op(B^T) op(A^T).
+  cuda::LtGemm g;
+  g.transa = B.lay.trans;
+  g.transb = A.lay.trans;
+  g.m = int(n);
+  g.n = int(m);
+  g.k = int(k);
+  g.a = B.t->data();
+  g.lda = int(B.lay.ld);
+  g.b = A.t->data();
+  g.ldb = int(A.lay.ld);
+  g.bias = bias->data();
+  g.d = out->data();
+  g.ldd = int(n);
+  g.type = cuda_type(dt);
+  g.compute = dt == ScalarType::Float32 && flags.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                            : CUBLAS_COMPUTE_32F;
+  g.allow_reduced = dt == ScalarType::Float16    ? flags.allow_fp16_reduced_precision_reduction
+                    : dt == ScalarType::BFloat16 ? flags.allow_bf16_reduced_precision_reduction
+                                                 : true;
+  g.alpha = float(alpha);
+  int dev = out->device().index;
+  cuda::DeviceGuard guard(dev);
+  return cuda::lt_gemm_bias(dev, g);
+}
+
 Shape leading(const Tensor& t) { return Shape(t->sizes.begin(), t->sizes.end() - 2); }
 
 [[noreturn]] void shape_error(const Tensor& a, const Tensor& b) {
@@ -252,6 +292,7 @@ Tensor cuda_addmm(const Tensor& self, const Tensor& a, const Tensor& b, double b
   if (a->sizes[1] != b->sizes[0]) shape_error(a, b);
   Shape out_shape{a->sizes[0], b->sizes[1]};
   Tensor out = empty(out_shape, a->dtype, a->device());
+  if (beta == 1 && addmm_bias_epilogue(out, self, a, b, alpha)) return out;
   // beta == 0 ignores self entirely (its NaNs too), as torch documents.
   if (beta != 0) copy_(out, expand(self, out_shape));
   gemm(out, a, b, {}, alpha, beta);
