@@ -1,13 +1,14 @@
 // gpu_kernel: turns a scalar functor (ops/functors.h) into a CUDA launch over an
 // ElementwiseIter, on the current stream of the iterator's device.
 //
-// Dense operands take the vectorised path: each thread moves 16 bytes of every input per
-// step (aligned vector loads). Two- and three-dim loops whose output is dense along one dim
-// (broadcast, transposed, sliced) take the tiled path: 32 x 32 tiles, no index division,
-// and inputs whose fast dim is the other one (x.t()) staged through shared memory so that
-// every read and write is coalesced. Anything else takes the strided path, which decomposes
-// the linear index per dimension. Numbers ride in the kernel arguments. Bytes moved: sum
-// over operands of numel * itemsize.
+// Dense operands take the vectorised path: each thread moves 16 bytes of every input
+// (aligned vector loads), and the grid covers the range in one pass. Two- and three-dim
+// loops whose output is dense along one dim (broadcast, transposed, sliced) take the tiled
+// path: 64 x 64 tiles (32 for wide types), no index division, and inputs whose fast dim is
+// the other one (x.t()) staged through shared memory so that every read and write is
+// coalesced. Anything else takes the strided path, which decomposes the linear index per
+// dimension. Numbers ride in the kernel arguments. Bytes moved: sum over operands of
+// numel * itemsize.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -59,53 +60,39 @@ __device__ __forceinline__ auto apply_at(const F& f, const A& args, int j,
   return f(args[I][j]...);
 }
 
-constexpr int kDenseUnroll = 2;  // vectors per operand a thread loads before computing any
-
+// One vector per thread and a grid that covers the whole range (no grid-stride loop): the
+// blocks in flight then work on neighbouring memory, which the DRAM pages favour.
 template <class out_t, class in_t, int N, int V, class F>
 __global__ void dense_kernel(int64_t n, DenseArgs<out_t, in_t, N> a, F f) {
   using op_t = opmath_t<in_t>;
-  constexpr int U = kDenseUnroll;
-  const int64_t bs = blockDim.x;
-  const int64_t step = int64_t(gridDim.x) * bs * V * U;
-  for (int64_t i0 = int64_t(blockIdx.x) * bs * V * U + threadIdx.x * V; i0 < n; i0 += step) {
-    op_t args[U][N > 0 ? N : 1][V];
-    if (i0 + (U - 1) * bs * V + V <= n) {
-      // All loads first: the stores below may alias the inputs, so the compiler can't hoist
-      // the next loads above them by itself.
+  const int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * V;
+  if (i >= n) return;
+  op_t args[N > 0 ? N : 1][V];
+  if (i + V <= n) {
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
+    for (int k = 0; k < N; ++k) {
+      if (a.scalar_mask & (1u << k)) {
 #pragma unroll
-        for (int k = 0; k < N; ++k) {
-          if (a.scalar_mask & (1u << k)) {
+        for (int j = 0; j < V; ++j) args[k][j] = op_t(a.sval[k]);
+      } else {
+        VecT<in_t, V> v = *reinterpret_cast<const VecT<in_t, V>*>(a.in[k] + i);
 #pragma unroll
-            for (int j = 0; j < V; ++j) args[u][k][j] = op_t(a.sval[k]);
-          } else {
-            VecT<in_t, V> v = *reinterpret_cast<const VecT<in_t, V>*>(a.in[k] + i0 + u * bs * V);
-#pragma unroll
-            for (int j = 0; j < V; ++j) args[u][k][j] = op_t(v.v[j]);
-          }
-        }
+        for (int j = 0; j < V; ++j) args[k][j] = op_t(v.v[j]);
       }
+    }
+    VecT<out_t, V> o;
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        VecT<out_t, V> o;
+    for (int j = 0; j < V; ++j) {
+      o.v[j] = convert<out_t>(apply_at(f, args, j, std::make_index_sequence<N>{}));
+    }
+    *reinterpret_cast<VecT<out_t, V>*>(a.out + i) = o;
+  } else {
+    for (int j = 0; j < V && i + j < n; ++j) {
 #pragma unroll
-        for (int j = 0; j < V; ++j) {
-          o.v[j] = convert<out_t>(apply_at(f, args[u], j, std::make_index_sequence<N>{}));
-        }
-        *reinterpret_cast<VecT<out_t, V>*>(a.out + i0 + u * bs * V) = o;
+      for (int k = 0; k < N; ++k) {
+        args[k][j] = (a.scalar_mask & (1u << k)) ? op_t(a.sval[k]) : op_t(a.in[k][i + j]);
       }
-    } else {
-      for (int u = 0; u < U; ++u) {
-        const int64_t i = i0 + u * bs * V;
-        for (int j = 0; j < V && i + j < n; ++j) {
-#pragma unroll
-          for (int k = 0; k < N; ++k) {
-            args[0][k][j] = (a.scalar_mask & (1u << k)) ? op_t(a.sval[k]) : op_t(a.in[k][i + j]);
-          }
-          a.out[i + j] = convert<out_t>(apply_at(f, args[0], j, std::make_index_sequence<N>{}));
-        }
-      }
+      a.out[i + j] = convert<out_t>(apply_at(f, args, j, std::make_index_sequence<N>{}));
     }
   }
 }
@@ -149,38 +136,38 @@ struct TileArgs {
   unsigned tmask;  // inputs staged through shared memory (bit k: input k)
 };
 
-// Tile length along dim 1: 64 where the staging tiles fit in 40 KiB of shared memory.
+// Tile edge: 64 where the staging tiles fit in 40 KiB of shared memory, else 32.
 template <class in_t, int N>
-constexpr int tile1() {
-  return N * sizeof(in_t) * kTile * (2 * kTile + 1) <= 40960 ? 2 * kTile : kTile;
+constexpr int tile_edge() {
+  return N * sizeof(in_t) * (2 * kTile) * (2 * kTile + 1) <= 40960 ? 2 * kTile : kTile;
 }
 
-// Block (x, y, z) computes the tile [x*32, +32) x [y*T1, +T1) of slice z: thread (tx, ty)
-// owns elements (tx, ty + 8j), so a warp writes 32 neighbours along dim 0, and it loads all
-// of its inputs before storing anything (T1/8 loads in flight per input). A staged input is
-// first read with the roles swapped (a warp reads 32 neighbours along dim 1, its own fast
-// dim) into a padded shared tile.
+// Block (x, y, z) computes the tile [x*T, +T) x [y*T, +T) of slice z: thread (tx, ty) owns
+// elements (tx + 32p, ty + 8j), so a warp writes 32 neighbours along dim 0, and it loads
+// all of its inputs before storing anything. A staged input is first read with the roles
+// swapped (a warp reads 32 neighbours along dim 1, its own fast dim) into a padded shared
+// tile.
 template <class out_t, class in_t, int N, class F>
 __global__ void __launch_bounds__(kTile* kTileRows)
     tiled_kernel(TileArgs<N> a, DenseArgs<out_t, in_t, N> s, F f) {
   using op_t = opmath_t<in_t>;
-  constexpr int T1 = tile1<in_t, N>(), J = T1 / kTileRows, NK = N > 0 ? N : 1;
-  __shared__ in_t tile[NK][kTile][T1 + 1];
+  constexpr int T = tile_edge<in_t, N>(), P = T / kTile, J = T / kTileRows, NK = N > 0 ? N : 1;
+  __shared__ in_t tile[NK][T][T + 1];
   const int tx = threadIdx.x, ty = threadIdx.y;
   for (int64_t z = blockIdx.z; z < a.n2; z += gridDim.z) {
-    for (int64_t by = blockIdx.y; by * T1 < a.n1; by += gridDim.y) {
-      const int64_t b0 = int64_t(blockIdx.x) * kTile, b1 = by * T1;
+    for (int64_t by = blockIdx.y; by * T < a.n1; by += gridDim.y) {
+      const int64_t b0 = int64_t(blockIdx.x) * T, b1 = by * T;
       if (a.tmask) {
 #pragma unroll
         for (int k = 0; k < N; ++k) {
           if (!(a.tmask & (1u << k))) continue;
           const char* q =
               a.data[k + 1] + (b0 + ty) * a.s0[k + 1] + (b1 + tx) * a.s1[k + 1] + z * a.s2[k + 1];
-          in_t v[kTile / kTileRows][T1 / kTile];
+          in_t v[J][P];
 #pragma unroll
-          for (int r = 0; r < kTile / kTileRows; ++r) {
+          for (int r = 0; r < J; ++r) {
 #pragma unroll
-            for (int c = 0; c < T1 / kTile; ++c) {
+            for (int c = 0; c < P; ++c) {
               bool ok = b0 + ty + r * kTileRows < a.n0 && b1 + tx + c * kTile < a.n1;
               v[r][c] = ok ? *reinterpret_cast<const in_t*>(q + r * kTileRows * a.s0[k + 1] +
                                                             c * kTile * a.s1[k + 1])
@@ -188,42 +175,50 @@ __global__ void __launch_bounds__(kTile* kTileRows)
             }
           }
 #pragma unroll
-          for (int r = 0; r < kTile / kTileRows; ++r) {
+          for (int r = 0; r < J; ++r) {
 #pragma unroll
-            for (int c = 0; c < T1 / kTile; ++c)
-              tile[k][ty + r * kTileRows][tx + c * kTile] = v[r][c];
+            for (int c = 0; c < P; ++c) tile[k][ty + r * kTileRows][tx + c * kTile] = v[r][c];
           }
         }
         __syncthreads();
       }
-      const int64_t i0 = b0 + tx;
-      const bool in0 = i0 < a.n0;
-      op_t args[NK][J];
+      op_t args[NK][P * J];
 #pragma unroll
       for (int k = 0; k < N; ++k) {
-        if (s.scalar_mask & (1u << k)) {
 #pragma unroll
-          for (int j = 0; j < J; ++j) args[k][j] = op_t(s.sval[k]);
-        } else if (a.tmask & (1u << k)) {
+        for (int p = 0; p < P; ++p) {
+          const int64_t i0 = b0 + tx + p * kTile;
+          if (s.scalar_mask & (1u << k)) {
 #pragma unroll
-          for (int j = 0; j < J; ++j) args[k][j] = op_t(tile[k][tx][ty + j * kTileRows]);
-        } else {
-          const char* p =
-              a.data[k + 1] + i0 * a.s0[k + 1] + (b1 + ty) * a.s1[k + 1] + z * a.s2[k + 1];
+            for (int j = 0; j < J; ++j) args[k][p * J + j] = op_t(s.sval[k]);
+          } else if (a.tmask & (1u << k)) {
 #pragma unroll
-          for (int j = 0; j < J; ++j) {
-            bool ok = in0 && b1 + ty + j * kTileRows < a.n1;
-            args[k][j] =
-                ok ? op_t(*reinterpret_cast<const in_t*>(p + j * kTileRows * a.s1[k + 1])) : op_t();
+            for (int j = 0; j < J; ++j) {
+              args[k][p * J + j] = op_t(tile[k][tx + p * kTile][ty + j * kTileRows]);
+            }
+          } else {
+            const char* q =
+                a.data[k + 1] + i0 * a.s0[k + 1] + (b1 + ty) * a.s1[k + 1] + z * a.s2[k + 1];
+#pragma unroll
+            for (int j = 0; j < J; ++j) {
+              bool ok = i0 < a.n0 && b1 + ty + j * kTileRows < a.n1;
+              args[k][p * J + j] =
+                  ok ? op_t(*reinterpret_cast<const in_t*>(q + j * kTileRows * a.s1[k + 1]))
+                     : op_t();
+            }
           }
         }
       }
-      char* o = a.data[0] + i0 * a.s0[0] + (b1 + ty) * a.s1[0] + z * a.s2[0];
 #pragma unroll
-      for (int j = 0; j < J; ++j) {
-        if (in0 && b1 + ty + j * kTileRows < a.n1) {
-          *reinterpret_cast<out_t*>(o + j * kTileRows * a.s1[0]) =
-              convert<out_t>(apply_at(f, args, j, std::make_index_sequence<N>{}));
+      for (int p = 0; p < P; ++p) {
+        const int64_t i0 = b0 + tx + p * kTile;
+        char* o = a.data[0] + i0 * a.s0[0] + (b1 + ty) * a.s1[0] + z * a.s2[0];
+#pragma unroll
+        for (int j = 0; j < J; ++j) {
+          if (i0 < a.n0 && b1 + ty + j * kTileRows < a.n1) {
+            *reinterpret_cast<out_t*>(o + j * kTileRows * a.s1[0]) =
+                convert<out_t>(apply_at(f, args, p * J + j, std::make_index_sequence<N>{}));
+          }
         }
       }
       if (a.tmask) __syncthreads();
@@ -288,19 +283,17 @@ void gpu_kernel(const ElementwiseIter& it, F f) {
         aligned = aligned && reinterpret_cast<uintptr_t>(d.in[k]) % (sizeof(in_t) * V) == 0;
       }
     }
+    const int64_t per_block = int64_t(kBlock) * (aligned ? V : 1);
+    const int64_t blocks = (it.numel + per_block - 1) / per_block;
+    CL_CHECK(blocks <= INT32_MAX, "elementwise op: tensor too large for one launch");
     if (aligned) {
-      dense_kernel<out_t, in_t, N, V>
-          <<<grid_for((it.numel + V * kDenseUnroll - 1) / (V * kDenseUnroll)), kBlock, 0, stream>>>(
-              it.numel, d, f);
+      dense_kernel<out_t, in_t, N, V><<<unsigned(blocks), kBlock, 0, stream>>>(it.numel, d, f);
     } else {
-      dense_kernel<out_t, in_t, N, 1>
-          <<<grid_for((it.numel + kDenseUnroll - 1) / kDenseUnroll), kBlock, 0, stream>>>(it.numel,
-                                                                                          d, f);
+      dense_kernel<out_t, in_t, N, 1><<<unsigned(blocks), kBlock, 0, stream>>>(it.numel, d, f);
     }
   } else if (TileArgs<N> t{}; make_tile_args(it, t)) {
-    constexpr int T1 = tile1<in_t, N>();
-    dim3 grid(unsigned((t.n0 + kTile - 1) / kTile),
-              unsigned(std::min<int64_t>((t.n1 + T1 - 1) / T1, 65535)),
+    constexpr int T = tile_edge<in_t, N>();
+    dim3 grid(unsigned((t.n0 + T - 1) / T), unsigned(std::min<int64_t>((t.n1 + T - 1) / T, 65535)),
               unsigned(std::min<int64_t>(t.n2, 65535)));
     tiled_kernel<out_t, in_t, N><<<grid, dim3(kTile, kTileRows), 0, stream>>>(t, d, f);
   } else {

@@ -58,27 +58,29 @@ __global__ void scatter_kernel(T* base, const int64_t* off, const T* v, int64_t 
 // with the CPU's double-precision philox::sample4 to within float rounding: the uniforms are
 // the same grid points, and the normals' inputs keep their precision (u1 split in two exact
 // parts, the angle folded into [-pi, pi) before rounding to float).
-__device__ __forceinline__ void sample4_float(int kind, float a, float b, int bits,
-                                              const philox::Out& o, float v[4]) {
-  if (kind == 0) {
+template <int KIND>
+__device__ __forceinline__ void sample4_float(float a, float b, int bits, const philox::Out& o,
+                                              float v[4]) {
+  if constexpr (KIND == 0) {
     const float scale = 1.0f / float(1u << bits);
 #pragma unroll
     for (int l = 0; l < 4; ++l) v[l] = a + (b - a) * (float(o.w[l] >> (32 - bits)) * scale);
     return;
-  }
+  } else {
 #pragma unroll
-  for (int p = 0; p < 4; p += 2) {
-    uint32_t w0 = o.w[p], w1 = o.w[p + 1];
-    // log(u1), u1 = 1 - w0 / 2^32 = m / 2^32 in (0, 1]: the high 24 bits of m are exact in
-    // float, the rest is a first-order correction (relative size < 2^-16).
-    const uint64_t m = (uint64_t(1) << 32) - w0;
-    const uint64_t mh = m >= (1u << 24) ? m & ~uint64_t(0xFF) : m;
-    float lg = logf(float(mh) * 0x1p-32f) + __fdividef(float(m - mh), float(mh));
-    float r = sqrtf(-2.0f * lg);
-    float s, c;
-    sincospif(2.0f * (float(int32_t(w1)) * 0x1p-32f), &s, &c);  // angle 2 pi w1 / 2^32
-    v[p] = a + b * r * c;
-    v[p + 1] = a + b * r * s;
+    for (int p = 0; p < 4; p += 2) {
+      uint32_t w0 = o.w[p], w1 = o.w[p + 1];
+      // log(u1), u1 = 1 - w0 / 2^32 = m / 2^32 in (0, 1]: the high 24 bits of m are exact in
+      // float, the rest is a first-order correction (relative size < 2^-16).
+      const uint64_t m = (uint64_t(1) << 32) - w0;
+      const uint64_t mh = m >= (1u << 24) ? m & ~uint64_t(0xFF) : m;
+      float lg = logf(float(mh) * 0x1p-32f) + __fdividef(float(m - mh), float(mh));
+      float r = sqrtf(-2.0f * lg);
+      float s, c;
+      sincospif(2.0f * (float(int32_t(w1)) * 0x1p-32f), &s, &c);  // angle 2 pi w1 / 2^32
+      v[p] = a + b * r * c;
+      v[p + 1] = a + b * r * s;
+    }
   }
 }
 
@@ -87,40 +89,69 @@ struct alignas(sizeof(T) * W) Vec {
   T v[W];
 };
 
+template <class T>
+__device__ __forceinline__ void store4(T* p, int64_t n, int64_t c, const Vec<T, 4>& out,
+                                       bool aligned) {
+  if (aligned && 4 * c + 4 <= n) {
+    *reinterpret_cast<Vec<T, 4>*>(p + 4 * c) = out;
+  } else {
+    for (int l = 0; l < 4 && 4 * c + l < n; ++l) p[4 * c + l] = out.v[l];
+  }
+}
+
 // One thread per Philox counter: elements 4c .. 4c+3, so one draw (and for normals one
 // log/sincos per pair) serves four values, stored as one vector when aligned. Element i
-// uses counter base + i / 4 and lane i % 4, as on the CPU.
-template <class T>
-__global__ void random_kernel(T* p, int64_t n, int kind, double a, double b, int bits,
-                              uint64_t seed, uint64_t base, bool aligned) {
-  constexpr bool kFloatMath =
-      std::is_same_v<T, float> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+// uses counter base + i / 4 and lane i % 4, as on the CPU. Uniforms and normals of the float
+// types have their own lean kernels (float math, few registers, so every thread slot of the
+// GPU is used); the rest computes in double.
+template <class T, int KIND>
+__global__ void __launch_bounds__(gpu::kBlock)
+    random_float_kernel(T* p, int64_t n, float a, float b, int bits, uint64_t seed, uint64_t base,
+                        bool aligned) {
   const int64_t counters = (n + 3) / 4;
   for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < counters;
        c += int64_t(gridDim.x) * blockDim.x) {
+    float v[4];
+    sample4_float<KIND>(a, b, bits, philox::draw(seed, base + uint64_t(c)), v);
     Vec<T, 4> out;
-    if (kFloatMath && kind != 2) {
-      float v[4];
-      sample4_float(kind, float(a), float(b), bits, philox::draw(seed, base + uint64_t(c)), v);
 #pragma unroll
-      for (int l = 0; l < 4; ++l) out.v[l] = convert<T>(v[l]);
-    } else {
-      double v[4];
-      philox::sample4(kind, a, b, bits, seed, base + uint64_t(c), v);
+    for (int l = 0; l < 4; ++l) out.v[l] = convert<T>(v[l]);
+    store4(p, n, c, out, aligned);
+  }
+}
+
+template <class T>
+__global__ void random_kernel(T* p, int64_t n, int kind, double a, double b, int bits,
+                              uint64_t seed, uint64_t base, bool aligned) {
+  const int64_t counters = (n + 3) / 4;
+  for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < counters;
+       c += int64_t(gridDim.x) * blockDim.x) {
+    double v[4];
+    philox::sample4(kind, a, b, bits, seed, base + uint64_t(c), v);
+    Vec<T, 4> out;
 #pragma unroll
-      for (int l = 0; l < 4; ++l) {
-        if constexpr (std::is_integral_v<T>) {
-          out.v[l] = T(int64_t(v[l]));
-        } else {
-          out.v[l] = convert<T>(v[l]);
-        }
+    for (int l = 0; l < 4; ++l) {
+      if constexpr (std::is_integral_v<T>) {
+        out.v[l] = T(int64_t(v[l]));
+      } else {
+        out.v[l] = convert<T>(v[l]);
       }
     }
-    if (aligned && 4 * c + 4 <= n) {
-      *reinterpret_cast<Vec<T, 4>*>(p + 4 * c) = out;
-    } else {
-      for (int l = 0; l < 4 && 4 * c + l < n; ++l) p[4 * c + l] = out.v[l];
-    }
+    store4(p, n, c, out, aligned);
+  }
+}
+
+template <class T>
+void launch_random_float(const Tensor& t, int kind, double a, double b, int bits, uint64_t seed,
+                         uint64_t base, bool aligned) {
+  T* p = reinterpret_cast<T*>(t->data());
+  unsigned g = gpu::grid_for((t->numel() + 3) / 4);
+  if (kind == 0) {
+    random_float_kernel<T, 0><<<g, gpu::kBlock, 0, stream_of(t)>>>(
+        p, t->numel(), float(a), float(b), bits, seed, base, aligned);
+  } else {
+    random_float_kernel<T, 1><<<g, gpu::kBlock, 0, stream_of(t)>>>(
+        p, t->numel(), float(a), float(b), bits, seed, base, aligned);
   }
 }
 
@@ -181,11 +212,20 @@ void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& val
 
 void random_fill(const Tensor& t, int kind, double a, double b, uint64_t seed, uint64_t base) {
   int bits = philox::uniform_bits(t->dtype);
-  CL_DISPATCH_ALL_TYPES(t->dtype, "random", [&] {
-    random_kernel<<<gpu::grid_for((t->numel() + 3) / 4), gpu::kBlock, 0, stream_of(t)>>>(
-        reinterpret_cast<scalar_t*>(t->data()), t->numel(), kind, a, b, bits, seed, base,
-        reinterpret_cast<uintptr_t>(t->data()) % (4 * sizeof(scalar_t)) == 0);
-  });
+  bool aligned = reinterpret_cast<uintptr_t>(t->data()) % (4 * t->element_size()) == 0;
+  if (kind != 2 && t->dtype == ScalarType::Float32) {
+    launch_random_float<float>(t, kind, a, b, bits, seed, base, aligned);
+  } else if (kind != 2 && t->dtype == ScalarType::Float16) {
+    launch_random_float<Half>(t, kind, a, b, bits, seed, base, aligned);
+  } else if (kind != 2 && t->dtype == ScalarType::BFloat16) {
+    launch_random_float<BFloat16>(t, kind, a, b, bits, seed, base, aligned);
+  } else {
+    CL_DISPATCH_ALL_TYPES(t->dtype, "random", [&] {
+      random_kernel<<<gpu::grid_for((t->numel() + 3) / 4), gpu::kBlock, 0, stream_of(t)>>>(
+          reinterpret_cast<scalar_t*>(t->data()), t->numel(), kind, a, b, bits, seed, base,
+          aligned);
+    });
+  }
   CL_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
