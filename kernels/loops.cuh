@@ -4,8 +4,8 @@
 // Dense operands take the vectorised path: each thread moves 16 bytes of every input
 // (aligned vector loads), and the grid covers the range in one pass. Two- and three-dim
 // loops whose output is dense along one dim (broadcast, transposed, sliced) take the tiled
-// path: 64 x 64 tiles (32 for wide types), no index division, and inputs whose fast dim is
-// the other one (x.t()) staged through shared memory so that every read and write is
+// path: 32 x 128 tiles (narrower for wide types), no index division, and inputs whose fast
+// dim is the other one (x.t()) staged through shared memory so that every read and write is
 // coalesced. Anything else takes the strided path, which decomposes the linear index per
 // dimension. Numbers ride in the kernel arguments. Bytes moved: sum over operands of
 // numel * itemsize.
@@ -136,38 +136,40 @@ struct TileArgs {
   unsigned tmask;  // inputs staged through shared memory (bit k: input k)
 };
 
-// Tile edge: 64 where the staging tiles fit in 40 KiB of shared memory, else 32.
-template <class in_t, int N>
-constexpr int tile_edge() {
-  return N * sizeof(in_t) * (2 * kTile) * (2 * kTile + 1) <= 40960 ? 2 * kTile : kTile;
+// Tile sizes: T0 along dim 0 (the output's dense dim), T1 along dim 1; smaller where the
+// staging tiles would pass 40 KiB of shared memory.
+template <class in_t, int N, int T0, int T1>
+constexpr bool tile_fits() {
+  return N * sizeof(in_t) * T0 * (T1 + 1) <= 40960;
 }
 
-// Block (x, y, z) computes the tile [x*T, +T) x [y*T, +T) of slice z: thread (tx, ty) owns
-// elements (tx + 32p, ty + 8j), so a warp writes 32 neighbours along dim 0, and it loads
+// Block (x, y, z) computes the tile [x*T0, +T0) x [y*T1, +T1) of slice z: thread (tx, ty)
+// owns elements (tx + 32p, ty + 8j), so a warp writes 32 neighbours along dim 0, and it loads
 // all of its inputs before storing anything. A staged input is first read with the roles
 // swapped (a warp reads 32 neighbours along dim 1, its own fast dim) into a padded shared
 // tile.
-template <class out_t, class in_t, int N, class F>
-__global__ void __launch_bounds__(kTile* kTileRows)
+template <class out_t, class in_t, int N, int T0, int T1, int MINB, class F>
+__global__ void __launch_bounds__(kTile* kTileRows, MINB)
     tiled_kernel(TileArgs<N> a, DenseArgs<out_t, in_t, N> s, F f) {
   using op_t = opmath_t<in_t>;
-  constexpr int T = tile_edge<in_t, N>(), P = T / kTile, J = T / kTileRows, NK = N > 0 ? N : 1;
-  __shared__ in_t tile[NK][T][T + 1];
+  constexpr int P = T0 / kTile, J = T1 / kTileRows, R = T0 / kTileRows, C = T1 / kTile;
+  constexpr int NK = N > 0 ? N : 1;
+  __shared__ in_t tile[NK][T0][T1 + 1];
   const int tx = threadIdx.x, ty = threadIdx.y;
   for (int64_t z = blockIdx.z; z < a.n2; z += gridDim.z) {
-    for (int64_t by = blockIdx.y; by * T < a.n1; by += gridDim.y) {
-      const int64_t b0 = int64_t(blockIdx.x) * T, b1 = by * T;
+    for (int64_t by = blockIdx.y; by * T1 < a.n1; by += gridDim.y) {
+      const int64_t b0 = int64_t(blockIdx.x) * T0, b1 = by * T1;
       if (a.tmask) {
 #pragma unroll
         for (int k = 0; k < N; ++k) {
           if (!(a.tmask & (1u << k))) continue;
           const char* q =
               a.data[k + 1] + (b0 + ty) * a.s0[k + 1] + (b1 + tx) * a.s1[k + 1] + z * a.s2[k + 1];
-          in_t v[J][P];
+          in_t v[R][C];
 #pragma unroll
-          for (int r = 0; r < J; ++r) {
+          for (int r = 0; r < R; ++r) {
 #pragma unroll
-            for (int c = 0; c < P; ++c) {
+            for (int c = 0; c < C; ++c) {
               bool ok = b0 + ty + r * kTileRows < a.n0 && b1 + tx + c * kTile < a.n1;
               v[r][c] = ok ? *reinterpret_cast<const in_t*>(q + r * kTileRows * a.s0[k + 1] +
                                                             c * kTile * a.s1[k + 1])
@@ -175,9 +177,9 @@ __global__ void __launch_bounds__(kTile* kTileRows)
             }
           }
 #pragma unroll
-          for (int r = 0; r < J; ++r) {
+          for (int r = 0; r < R; ++r) {
 #pragma unroll
-            for (int c = 0; c < P; ++c) tile[k][ty + r * kTileRows][tx + c * kTile] = v[r][c];
+            for (int c = 0; c < C; ++c) tile[k][ty + r * kTileRows][tx + c * kTile] = v[r][c];
           }
         }
         __syncthreads();
@@ -262,6 +264,20 @@ inline int grid_for(int64_t work_items) {
   return int(blocks < 1 ? 1 : (blocks > cap ? cap : blocks));
 }
 
+template <class out_t, class in_t, int N, int T0, int T1, int MINB, class F>
+void launch_tiled(const TileArgs<N>& t, const DenseArgs<out_t, in_t, N>& d, F f,
+                  cudaStream_t stream) {
+  if constexpr (!tile_fits<in_t, N, T0, T1>()) {  // wide types, several inputs: smaller tiles
+    launch_tiled<out_t, in_t, N, T0, T1 / 2, 1>(t, d, f, stream);
+  } else {
+    dim3 grid(unsigned((t.n0 + T0 - 1) / T0),
+              unsigned(std::min<int64_t>((t.n1 + T1 - 1) / T1, 65535)),
+              unsigned(std::min<int64_t>(t.n2, 65535)));
+    tiled_kernel<out_t, in_t, N, T0, T1, MINB>
+        <<<grid, dim3(kTile, kTileRows), 0, stream>>>(t, d, f);
+  }
+}
+
 template <class out_t, class in_t, int N, class F>
 void gpu_kernel(const ElementwiseIter& it, F f) {
   if (it.numel == 0) return;
@@ -292,10 +308,7 @@ void gpu_kernel(const ElementwiseIter& it, F f) {
       dense_kernel<out_t, in_t, N, 1><<<unsigned(blocks), kBlock, 0, stream>>>(it.numel, d, f);
     }
   } else if (TileArgs<N> t{}; make_tile_args(it, t)) {
-    constexpr int T = tile_edge<in_t, N>();
-    dim3 grid(unsigned((t.n0 + T - 1) / T), unsigned(std::min<int64_t>((t.n1 + T - 1) / T, 65535)),
-              unsigned(std::min<int64_t>(t.n2, 65535)));
-    tiled_kernel<out_t, in_t, N><<<grid, dim3(kTile, kTileRows), 0, stream>>>(t, d, f);
+    launch_tiled<out_t, in_t, N, kTile, 4 * kTile, 4>(t, d, f, stream);
   } else {
     StridedArgs<N> s{};
     s.ndim = it.ndim;

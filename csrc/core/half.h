@@ -108,7 +108,14 @@ struct alignas(2) Half {
 struct alignas(2) BFloat16 {
   uint16_t x;
   BFloat16() = default;
-  CL_HOST_DEVICE BFloat16(float f) : x(detail::float_to_bf16(f)) {}
+  CL_HOST_DEVICE BFloat16(float f) {
+#if defined(__CUDA_ARCH__)
+    __nv_bfloat16 h = __float2bfloat16_rn(f);  // one instruction from sm_80
+    x = *reinterpret_cast<uint16_t*>(&h);
+#else
+    x = detail::float_to_bf16(f);
+#endif
+  }
   CL_HOST_DEVICE operator float() const { return detail::bf16_to_float(x); }
 };
 

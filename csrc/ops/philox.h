@@ -16,9 +16,14 @@ struct Out {
 };
 
 CL_HOST_DEVICE inline uint32_t mulhilo(uint32_t a, uint32_t b, uint32_t* hi) {
+#if defined(__CUDA_ARCH__)
+  *hi = __umulhi(a, b);  // two 32-bit multiplies, not an emulated 64-bit one
+  return a * b;
+#else
   uint64_t p = uint64_t(a) * uint64_t(b);
   *hi = uint32_t(p >> 32);
   return uint32_t(p);
+#endif
 }
 
 CL_HOST_DEVICE inline Out draw(uint64_t seed, uint64_t counter) {
