@@ -553,3 +553,36 @@ def test_tiled_outputs_and_casts(dtype, device):
     np.testing.assert_array_equal(
         to_np(big.t() * 2), np.arange(40 * 70000, dtype=np.float32).reshape(40, 70000).T * 2
     )
+
+
+def test_result_layout_follows_torch(device):
+    """Strides torch 2.11 gives: the result is laid out like the first operand of the full
+    shape when that is a permuted dense tensor; contiguous() and other devices are contiguous."""
+    x = C.randn(3, 4, device=device).t()
+    y = C.randn(3, 4, device=device).t()
+    z = C.randn(4, 3, device=device)
+    a = C.randn(2, 3, 4, device=device).permute(2, 0, 1)
+    row = C.randn(3, device=device)
+    cases = {
+        "x * 2": (x * 2, (1, 4)),
+        "x.exp()": (x.exp(), (1, 4)),
+        "x + y": (x + y, (1, 4)),
+        "2 - x": (2 - x, (1, 4)),
+        "x + z": (x + z, (1, 4)),
+        "z + x": (z + x, (3, 1)),
+        "row + x": (row + x, (1, 4)),
+        "a + 1": (a + 1, (1, 12, 4)),
+        "-a": (-a, (1, 12, 4)),
+        "x > 0": (x > 0, (1, 4)),
+        "x.half()": (x.half(), (1, 4)),
+        "x.clone()": (x.clone(), (1, 4)),
+        "x.contiguous()": (x.contiguous(), (3, 1)),
+        "x.int() + 1": (x.int() + 1, (1, 4)),
+        "x[:, :2] * 2": (x[:, :2] * 2, (1, 4)),
+        "x[::2] * 2": (x[::2] * 2, (1, 2)),  # not dense: dense in the same dim order
+        "x.expand(2, 4, 3) + 0": (x.expand(2, 4, 3) + 0, (12, 1, 4)),
+    }
+    for name, (t, strides) in cases.items():
+        assert tuple(t.stride()) == strides, name
+    np.testing.assert_array_equal(to_np(x * 2), to_np(x) * 2)
+    np.testing.assert_array_equal(to_np(x + z), to_np(x) + to_np(z))

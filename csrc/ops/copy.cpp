@@ -1,5 +1,6 @@
 // copy_ in every direction (with dtype conversion and broadcasting), and the conversions
 // built on it: contiguous, clone, to, item.
+#include <algorithm>
 #include <cstring>
 
 #include "core/cuda_api.h"
@@ -67,10 +68,58 @@ void copy_(const Tensor& dst, const Tensor& src_in, bool non_blocking) {
   if (!direct) copy_same_device(dst, landing);
 }
 
-Tensor contiguous(const Tensor& t) { return t->is_contiguous() ? t : clone(t); }
+// The dims of a non-contiguous tensor from outermost to innermost in memory, as torch
+// orders an elementwise result's dims: an insertion sort by stride in which size-1 and
+// broadcast dims decide nothing. Empty when that order is the contiguous one.
+static std::vector<int64_t> dense_order(const Tensor& t) {
+  if (t->is_contiguous()) return {};
+  int64_t nd = t->dim();
+  std::vector<int64_t> order(nd);
+  for (int64_t d = 0; d < nd; ++d) order[d] = d;
+  auto decides = [&](int64_t d) { return t->sizes[d] > 1 && t->strides[d] != 0; };
+  auto swap_needed = [&](int64_t outer, int64_t inner) {
+    return decides(outer) && decides(inner) && t->strides[outer] < t->strides[inner];
+  };
+  for (int64_t i = 1; i < nd; ++i) {
+    for (int64_t j = i; j > 0 && swap_needed(order[j - 1], order[j]); --j) {
+      std::swap(order[j - 1], order[j]);
+    }
+  }
+  for (int64_t d = 0; d < nd; ++d) {
+    if (order[d] != d) return order;
+  }
+  return {};
+}
 
-Tensor clone(const Tensor& t) {
+// The output of an elementwise op, dense, with its dims in the memory order of `like` when
+// that has the output's shape (torch's rule: x.t() * 2 is x.t()-ordered in memory), else
+// contiguous.
+Tensor empty_like_layout(const Shape& shape, ScalarType dtype, Device dev, const Tensor* like) {
+  if (like && (*like)->sizes == shape) {
+    std::vector<int64_t> order = dense_order(*like);
+    if (!order.empty()) {
+      Shape sizes(order.size()), inverse(order.size());
+      for (size_t i = 0; i < order.size(); ++i) {
+        sizes[i] = shape[order[i]];
+        inverse[order[i]] = int64_t(i);
+      }
+      return permute(empty(sizes, dtype, dev), inverse);
+    }
+  }
+  return empty(shape, dtype, dev);
+}
+
+Tensor contiguous(const Tensor& t) {
+  if (t->is_contiguous()) return t;
   Tensor out = empty(t->sizes, t->dtype, t->device());
+  copy_(out, t);
+  return out;
+}
+
+// clone() and same-device conversions keep a permuted dense layout, as torch's
+// preserve_format does; copies to another device are contiguous.
+Tensor clone(const Tensor& t) {
+  Tensor out = empty_like_layout(t->sizes, t->dtype, t->device(), &t);
   copy_(out, t);
   return out;
 }
@@ -78,7 +127,8 @@ Tensor clone(const Tensor& t) {
 Tensor to(const Tensor& t, Device device, ScalarType dtype, bool non_blocking, bool copy) {
   device = resolve_device(device);
   if (!copy && device == t->device() && dtype == t->dtype) return t;
-  Tensor out = empty(t->sizes, dtype, device);
+  Tensor out = device == t->device() ? empty_like_layout(t->sizes, dtype, device, &t)
+                                     : empty(t->sizes, dtype, device);
   copy_(out, t, non_blocking);
   return out;
 }

@@ -142,13 +142,13 @@ void check_out(const Tensor& out, const Shape& shape, ScalarType result, Device 
   }
 }
 
-// Runs `launch(iter)` writing into `out` (allocated when null), through a temporary when
-// the output dtype differs from the dtype the loop produces.
+// Runs `launch(iter)` writing into `out` (allocated when null, laid out like `like`), through
+// a temporary when the output dtype differs from the dtype the loop produces.
 template <class Launch>
 Tensor run_into(const Tensor& out_in, const Shape& shape, ScalarType produced, Device dev,
-                bool inplace, Launch launch) {
+                bool inplace, const Tensor* like, Launch launch) {
   if (!out_in) {
-    Tensor out = empty(shape, produced, dev);
+    Tensor out = empty_like_layout(shape, produced, dev, like);
     launch(out);
     return out;
   }
@@ -232,7 +232,15 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
                     : ib.scalar.to_int() == 0;
     CL_CHECK(!zero, "ZeroDivisionError");
   }
-  return run_into(out, shape, produced, dev, inplace, [&](const Tensor& o) {
+  // The output takes the layout of the first operand of the full shape (torch orders the
+  // output's dims by the first operand's strides, skipping broadcast dims).
+  const Tensor* like = nullptr;
+  if (!a.is_scalar && a.tensor->sizes == shape) {
+    like = &a.tensor;
+  } else if (!b.is_scalar && b.tensor->sizes == shape) {
+    like = &b.tensor;
+  }
+  return run_into(out, shape, produced, dev, inplace, like, [&](const Tensor& o) {
     ElementwiseIter it = make_elementwise_iter(o, {ia, ib});
     it.in_dtype = ct;
     if (dev.is_cuda()) {
@@ -281,7 +289,7 @@ Tensor unary(UnaryOp op, const Tensor& a, const Tensor& out) {
   Operand oa(a);
   IterInput in = as_input(oa, ct, dev, keep);
   bool inplace = out && out.get() == a.get();
-  return run_into(out, a->sizes, produced, dev, inplace, [&](const Tensor& o) {
+  return run_into(out, a->sizes, produced, dev, inplace, &a, [&](const Tensor& o) {
     ElementwiseIter it = make_elementwise_iter(o, {in});
     it.in_dtype = ct;
     if (dev.is_cuda()) {

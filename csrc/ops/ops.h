@@ -95,6 +95,9 @@ Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi
 void copy_(const Tensor& dst, const Tensor& src, bool non_blocking = false);
 Tensor contiguous(const Tensor& t);
 Tensor clone(const Tensor& t);
+// An uninitialised dense result of `shape` with its dims in the memory order of `like` when
+// that has the same shape (x.t() gives an x.t()-ordered result, as in torch), else contiguous.
+Tensor empty_like_layout(const Shape& shape, ScalarType dtype, Device dev, const Tensor* like);
 Tensor to(const Tensor& t, Device device, ScalarType dtype, bool non_blocking, bool copy);
 Scalar item(const Tensor& t);
 
