@@ -156,15 +156,40 @@ def test_max_split_size_keeps_oversize_blocks_whole():
 
 def test_arena_grows_in_pages_and_reuses_its_tail():
     h = H(GiB)
-    a = h.alloc(3 * MiB)
+    a = h.alloc(5 * MiB // 2)
     assert cur(h, "reserved_bytes.large_pool") == 4 * MiB  # two 2 MiB pages
-    b = h.alloc(MiB + 512)  # fits the 1 MiB tail? no: grows by one page
-    assert b == a + 3 * MiB
+    b = h.alloc(5 * MiB // 4)  # fits the 1.5 MiB free tail
+    assert b == a + 5 * MiB // 2
+    assert cur(h, "reserved_bytes.large_pool") == 4 * MiB
+    c = h.alloc(MiB + 512)  # fits no free block: grows by one page
     assert cur(h, "reserved_bytes.large_pool") == 6 * MiB
-    assert cur(h, "segment.large_pool") == 1  # one contiguous run
-    h.free(a)
-    h.free(b)
+    for p in (a, b, c):
+        h.free(p)
     assert_snapshot_matches_stats(h)
+
+
+def test_growth_leaves_room_to_grow_in_place():
+    h = H(GiB)
+    a = h.alloc(31 * MiB // 2)  # 8 pages, the last one partly used
+    b = h.alloc(16 * MiB)  # after a gap of 2 MiB of address space (an eighth of a)
+    assert b == a + 18 * MiB
+    assert cur(h, "reserved_bytes.all") == 32 * MiB
+    assert cur(h, "segment.all") == 2  # the gap splits the arena's live memory
+    h.free(a)
+    calls = flat(h)["num_device_alloc"]
+    c = h.alloc(17 * MiB)  # a's place and one page mapped into the gap
+    assert c == a
+    assert flat(h)["num_device_alloc"] == calls + 1
+    assert cur(h, "segment.all") == 1  # the gap is closed
+    h.fill(c, 17 * MiB, 7)
+    h.fill(b, 16 * MiB, 8)
+    assert h.check(c, 17 * MiB, 7)
+    assert_snapshot_matches_stats(h)
+    h.free(b)
+    h.free(c)
+    h.empty_cache()
+    assert cur(h, "reserved_bytes.all") == 0
+    assert h.backend_used == 0
 
 
 def test_growth_lends_free_pages_instead_of_reserving_more():
