@@ -85,6 +85,9 @@ class CachingAllocator final : public Allocator {
   // A growth after an allocated block leaves unmapped address space worth this fraction of
   // the block after it (Note [Growth room]).
   static constexpr size_t kGapDivisor = 8;
+  // Lent address space beyond this multiple of reserved memory is unmapped
+  // (Note [Bounding lent address space]).
+  static constexpr size_t kLentLimit = 2;
   ~CachingAllocator() override;
   CL_DISALLOW_COPY_AND_MOVE(CachingAllocator);
 
@@ -186,6 +189,7 @@ class CachingAllocator final : public Allocator {
   void release_arena_memory(Pool& pool);
   void unmap_range(Segment* a, char* va, size_t len);
   void trim_arenas(Pool& pool);
+  void unmap_lent(Pool& pool);
   void garbage_collect();
   [[noreturn]] void raise_oom(size_t size);
 

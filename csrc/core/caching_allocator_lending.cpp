@@ -271,3 +271,40 @@ Block* CachingAllocator::reclaim_lent(Pool& pool, size_t size) {
   return nullptr;
 }
 }  // namespace cl
+
+namespace cl {
+
+// Note [Bounding lent address space]
+// Every lending maps a page once more, and a workload that keeps lending (buffers that keep
+// growing under a tight budget) would otherwise hold ever more mappings and address space.
+// When a pool's lent address space exceeds kLentLimit times the reserved memory, its lent
+// ranges are unmapped: once the stream has passed the work queued so far (lent addresses are
+// never handed out again, but work queued before the lending may still use them), every lent
+// page is unmapped at its lent address. The ranges become unmapped gaps that later growth
+// maps pages into again (Note [Growth room]), and whole arenas left empty return their
+// address space. One stream synchronization per kLentLimit times reserved memory lent.
+void CachingAllocator::unmap_lent(Pool& pool) {
+  backend_->synchronize_stream(pool.stream);
+  for (auto& arena : pool.arenas) {
+    Segment* a = arena.get();
+    for (auto it = a->extents.begin(); it != a->extents.end();) {
+      PhysChunk* c = it->second.chunk;
+      if (c->live_seg == a && c->live_va == it->first) {
+        ++it;
+        continue;
+      }
+      const size_t len = it->second.size;
+      unmap_range(a, it->first, len);
+      backend_->unmap(it->first, len);
+      ++stats_.num_device_free;
+      record_trace(TraceEntry::kSegmentUnmap, uintptr_t(it->first), len, pool.stream, nullptr);
+      auto m = std::find(c->maps.begin(), c->maps.end(), std::make_pair(a, it->first));
+      c->maps.erase(m);
+      it = a->extents.erase(it);
+    }
+  }
+  trim_arenas(pool);
+  recount_runs(pool);
+}
+
+}  // namespace cl

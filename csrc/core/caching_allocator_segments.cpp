@@ -179,6 +179,7 @@ size_t CachingAllocator::page_size(const Pool& pool) const {
 // cost memory.
 Block* CachingAllocator::grow_arena(Pool& pool, size_t size) {
   const size_t page = page_size(pool);
+  if (pool.lent_bytes > kLentLimit * total_reserved_) unmap_lent(pool);
   high_water_ = std::max(high_water_, size_t(stats_.allocated_bytes[kAggregate].current) + size);
   Segment* a = pool.active_arena();
   const size_t have = pool.tail_free ? pool.tail_free->size : 0;
