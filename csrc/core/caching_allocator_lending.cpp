@@ -16,13 +16,20 @@ using detail::Pool;
 using detail::Segment;
 
 // Chooses pages to lend for a growth of `need` bytes: whole pages (CUDA maps physical memory
-// only whole) lying in free blocks of the pool's arenas, from the largest holes down, never
-// more than needed. Stops as soon as it has enough, so a growth costs time in proportion to
-// the pages it moves. See Note [Lending pages].
+// only whole) lying in free blocks of the pool's arenas, never more than needed. The
+// smallest holes go first: the large ones are what later requests can still fit without
+// any mapping, and a hole that lends pages splits into smaller ones. See Note [Lending pages].
 std::vector<CachingAllocator::LendPiece> CachingAllocator::plan_lending(Pool& pool, size_t need) {
   std::vector<LendPiece> plan;
-  size_t planned = 0;
+  const size_t page = page_size(pool);
+  std::vector<Block*> holes;
   pool.arena_bins.for_each_descending([&](Block* b) {
+    if (b->size >= page) holes.push_back(b);
+    return true;
+  });
+  size_t planned = 0;
+  for (auto h = holes.rbegin(); h != holes.rend() && planned < need; ++h) {
+    Block* b = *h;
     char* hi = b->ptr + b->size;
     auto& ext = b->seg->extents;
     for (auto it = ext.lower_bound(b->ptr);
@@ -31,8 +38,7 @@ std::vector<CachingAllocator::LendPiece> CachingAllocator::plan_lending(Pool& po
       plan.push_back({b, it->first, it->second.size});
       planned += it->second.size;
     }
-    return planned < need;
-  });
+  }
   // Lend from high addresses down: lending splits a hole's block, and its low part (the
   // block that the lower pieces of the same hole name) stays free and in place.
   std::sort(plan.begin(), plan.end(),
