@@ -151,6 +151,7 @@ class CachingAllocator final : public Allocator {
   Block* alloc_plain_segment(Pool& pool, size_t size);
   Block* grow_arena(Pool& pool, size_t size);
   bool map_pages(Pool& pool, Segment* a, char* cursor, size_t need);
+  Block* grow_in_place(Pool& pool, size_t size, size_t limit);
   size_t page_size(const Pool& pool) const;
   Segment* new_arena(Pool& pool, size_t min_size);
   struct LendPiece {

@@ -15,6 +15,10 @@ using detail::PhysChunk;
 using detail::Pool;
 using detail::Segment;
 
+namespace {
+size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+}  // namespace
+
 // Chooses pages to lend for a growth of `need` bytes: whole pages (CUDA maps physical memory
 // only whole) lying in free blocks of the pool's arenas, never more than needed. The
 // smallest holes go first: the large ones are what later requests can still fit without
@@ -311,6 +315,108 @@ void CachingAllocator::unmap_lent(Pool& pool) {
   }
   trim_arenas(pool);
   recount_runs(pool);
+}
+
+}  // namespace cl
+
+namespace cl {
+
+// Growth in place (Note [Growth room]): the window of consecutive free blocks and unmapped
+// gaps of an arena that holds `size` bytes with the fewest bytes mapped into its gaps, if
+// that is at most `limit` (what growing at the end would map). Maps them and returns the
+// free block holding the window, out of the bins; nullptr when no window is cheap enough or
+// the memory is exhausted.
+Block* CachingAllocator::grow_in_place(Pool& pool, size_t size, size_t limit) {
+  const size_t page = page_size(pool);
+  auto usable = [](const Block* b) {
+    return b->state == BlockState::kFree || b->state == BlockState::kUnmapped;
+  };
+  struct Best {
+    Block* first = nullptr;  // the window's blocks, in address order
+    Block* last = nullptr;
+    bool forward = true;  // the last block (else the first) is partly used
+    size_t part = 0;      // bytes of the partly used block
+    size_t cost = 0;      // bytes to map
+  } best;
+  best.cost = limit + 1;
+  auto consider = [&](Block* b, bool forward) {
+    size_t total = 0, cost = 0;
+    for (Block* e = b; e && usable(e) && cost < best.cost; e = forward ? e->next : e->prev) {
+      if (total + e->size < size) {
+        total += e->size;
+        if (e->state == BlockState::kUnmapped) cost += e->size;
+        continue;
+      }
+      const size_t part = size - total;
+      if (e->state == BlockState::kUnmapped) cost += round_up(part, page);
+      if (cost < best.cost) {
+        best = forward ? Best{b, e, true, part, cost} : Best{e, b, false, part, cost};
+      }
+      return;
+    }
+  };
+  for (auto& a : pool.arenas) {
+    for (Block* b = a->head; b; b = b->next) {
+      if (!usable(b)) continue;
+      consider(b, true);
+      consider(b, false);
+    }
+  }
+  if (!best.first) return nullptr;
+  Segment* a = best.first->seg;
+  struct Piece {
+    Block* gap;
+    char* lo;
+    size_t len;
+  };
+  std::vector<Piece> pieces;
+  for (Block* e = best.first;; e = e->next) {
+    if (e->state == BlockState::kFree) {
+      unbin(pool, e);  // not a lending source
+    } else if (e == (best.forward ? best.last : best.first)) {
+      const size_t len = round_up(best.part, page);
+      pieces.push_back({e, best.forward ? e->ptr : e->ptr + e->size - len, len});
+    } else {
+      pieces.push_back({e, e->ptr, e->size});
+    }
+    if (e == best.last) break;
+  }
+  char* const lo = best.first->state == BlockState::kFree ? best.first->ptr : pieces[0].lo;
+  bool ok = true;
+  for (const Piece& p : pieces) {
+    if (!map_pages(pool, a, p.lo, p.len)) {
+      ok = false;
+      break;
+    }
+    Block* mid = p.gap;
+    if (p.lo > mid->ptr) mid = split_front(mid, size_t(p.lo - mid->ptr));
+    if (mid->size > p.len) split_front(mid, p.len)->state = BlockState::kUnmapped;
+    mid->state = BlockState::kFree;
+    add_runs(pool,
+             1 - int64_t(mid->prev && mid->prev->live()) - int64_t(mid->next && mid->next->live()));
+  }
+  // Merge what is free now; after a failure, put it back in the bins.
+  auto coalesce = [&](Block* r) {
+    for (Block* nb = r->prev; nb && nb->state == BlockState::kFree; nb = r->prev) {
+      if (nb->bin >= 0 || nb == pool.tail_free) unbin(pool, nb);
+      absorb(r, nb);
+    }
+    for (Block* nb = r->next; nb && nb->state == BlockState::kFree; nb = r->next) {
+      if (nb->bin >= 0 || nb == pool.tail_free) unbin(pool, nb);
+      absorb(r, nb);
+    }
+    return r;
+  };
+  Block* r = best.first;
+  while (r->ptr + r->size <= lo) r = r->next;
+  if (ok) return coalesce(r);
+  for (; r && (r->state == BlockState::kFree || r->state == BlockState::kUnmapped); r = r->next) {
+    if (r->state == BlockState::kFree && r->bin < 0 && r != pool.tail_free) {
+      r = coalesce(r);
+      place_free(pool, r);
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace cl

@@ -184,32 +184,7 @@ Block* CachingAllocator::grow_arena(Pool& pool, size_t size) {
   Segment* a = pool.active_arena();
   const size_t have = pool.tail_free ? pool.tail_free->size : 0;
   size_t need = round_up(size - std::min(have, size), page);
-  // Growth in place: a free block followed by a gap, needing fewer pages than the tail.
-  Block* best = nullptr;
-  for (auto& ar : pool.arenas) {
-    for (Block* u = ar->head; u; u = u->next) {
-      Block* f = u->prev;
-      if (u->state != BlockState::kUnmapped || !f || f->state != BlockState::kFree) continue;
-      const size_t n = round_up(size - std::min(f->size, size), page);
-      if (n < need && n <= u->size) {
-        need = n;
-        best = u;
-      }
-    }
-  }
-  if (best) {
-    Block* f = best->prev;
-    unbin(pool, f);  // not a lending source
-    if (!map_pages(pool, best->seg, best->ptr, need)) {
-      place_free(pool, f);
-      return nullptr;
-    }
-    if (best->size > need) split_front(best, need)->state = BlockState::kUnmapped;
-    best->state = BlockState::kFree;
-    if (best->next && best->next->live()) add_runs(pool, -1);  // the gap closed
-    absorb(f, best);
-    return f;
-  }
+  if (Block* b = grow_in_place(pool, size, need)) return b;
   // At the end. A new run after an allocated block starts after a gap (Note [Growth room]).
   size_t gap = 0;
   Block* before = a ? (pool.tail_free ? pool.tail_free->prev : a->last) : nullptr;
