@@ -87,7 +87,7 @@ class CachingAllocator final : public Allocator {
   static constexpr size_t kGapDivisor = 8;
   // Lent address space beyond this multiple of reserved memory is unmapped
   // (Note [Bounding lent address space]).
-  static constexpr size_t kLentLimit = 2;
+  static constexpr size_t kLentLimit = 1;
   ~CachingAllocator() override;
   CL_DISALLOW_COPY_AND_MOVE(CachingAllocator);
 
