@@ -263,6 +263,49 @@ def test_lent_pages_keep_data_intact_under_churn():
         h.free(p)
 
 
+def test_growing_buffers_keep_data_intact_while_lent_ranges_are_recycled():
+    # Buffers that grow by reallocation, and a per-step temporary sized by their total: the
+    # pattern that lends pages on and on. Lent ranges are unmapped once they reach the
+    # reserved memory; data must survive windows, growth in place and the unmapping.
+    import random
+
+    rnd = random.Random(2)
+    h = H(GiB)
+    bufs = {}  # slot -> (ptr, nbytes, value)
+
+    def new(n):
+        p = h.alloc(n)
+        v = rnd.randint(1, 255)
+        h.fill(p, n, v)
+        return p, n, v
+
+    def drop(b):
+        p, n, v = b
+        assert h.check(p, n, v), f"block {p:#x} was overwritten"
+        h.free(p)
+
+    for _ in range(400):
+        tmp = new(sum(b[1] for b in bufs.values()) // 8 + MiB)
+        slot = rnd.randrange(8)
+        old = bufs.get(slot)
+        if old is None or rnd.random() < 0.1:
+            bufs[slot] = new(rnd.randint(2, 4) * MiB + rnd.randint(0, 4096))
+        else:
+            bufs[slot] = new(old[1] * 5 // 4 + 512)
+        if old is not None:
+            drop(old)
+        if bufs[slot][1] > 12 * MiB:
+            drop(bufs.pop(slot))
+        drop(tmp)
+    assert flat(h)["num_device_free"] > 0  # lent ranges were unmapped
+    assert_snapshot_matches_stats(h)
+    for b in bufs.values():
+        drop(b)
+    h.empty_cache()
+    assert cur(h, "reserved_bytes.all") == 0
+    assert h.backend_used == 0
+
+
 def _pop_random(d, rnd):
     k = rnd.choice(list(d))
     return k, d.pop(k)
