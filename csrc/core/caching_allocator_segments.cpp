@@ -188,7 +188,8 @@ Block* CachingAllocator::grow_arena(Pool& pool, size_t size) {
   // At the end. A new run after an allocated block starts after a gap (Note [Growth room]).
   size_t gap = 0;
   Block* before = a ? (pool.tail_free ? pool.tail_free->prev : a->last) : nullptr;
-  if (have > 0 && have < page && before && before->state == BlockState::kAllocated) {
+  if (have > 0 && have < backend_->vmm_granularity() && before &&
+      before->state == BlockState::kAllocated) {
     gap = round_up(before->size / kGapDivisor, page);
   }
   if (a && a->mapped_end + gap + need > a->size) gap = 0;
