@@ -112,6 +112,15 @@ Segment* CachingAllocator::new_arena(Pool& pool, size_t min_size) {
   return a;
 }
 
+// Note [Growth budget]
+// Lending keeps reserved memory at allocated memory, but every lent page is a map call, and
+// with no free memory at all a repeating workload keeps moving pages. So while reserved
+// memory is within kGrowthSlack above the most memory ever allocated (as seen at growths),
+// growth creates new pages instead; beyond it, it lends. The free memory this leaves is what
+// lets a workload that repeats fit cached blocks and windows (Note [Reclaiming lent pages])
+// without any driver call, and it bounds peak reserved / peak allocated at 1 + kGrowthSlack
+// (plus partly used pages).
+
 // Maps `need` bytes at `cursor` in arena `a` (unmapped address space): whole free pages of the
 // pool's holes first (lending), then new pages. While reserved memory is below the growth
 // budget, new pages are preferred to lending (Note [Growth budget]). Returns false, changing
