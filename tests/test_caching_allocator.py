@@ -240,6 +240,35 @@ def test_lent_pages_are_reclaimed_without_driver_calls():
     assert h.backend_used == 0
 
 
+def test_a_window_across_several_lent_ranges_is_swapped_in_without_driver_calls():
+    h = H(256 * MiB)
+    a, b, c, d, e = (h.alloc(4 * MiB) for _ in range(5))
+    h.fill(a, 4 * MiB, 1)
+    h.fill(e, 4 * MiB, 5)
+    h.free(b)
+    h.free(d)
+    f = h.alloc(8 * MiB)  # lends the pages of both holes to the arena's end
+    assert cur(h, "reserved_bytes.all") == 20 * MiB
+    h.free(f)
+    h.free(c)
+    # 12 MiB fits no free block; [lent b][free c][lent d] holds it once b's and d's pages,
+    # free at the end, live there again.
+    calls, reserved = flat(h)["num_device_alloc"], cur(h, "reserved_bytes.all")
+    g = h.alloc(12 * MiB)
+    assert g == b
+    assert flat(h)["num_device_alloc"] == calls
+    assert cur(h, "reserved_bytes.all") == reserved
+    h.fill(g, 12 * MiB, 7)
+    assert h.check(a, 4 * MiB, 1) and h.check(e, 4 * MiB, 5)
+    assert_snapshot_matches_stats(h)
+    h2 = h.alloc(8 * MiB)  # the end's pages are lent now: this maps again
+    h.fill(h2, 8 * MiB, 9)
+    assert h.check(g, 12 * MiB, 7)
+    for p in (a, e, g, h2):
+        h.free(p)
+    assert_snapshot_matches_stats(h)
+
+
 def test_lent_pages_keep_data_intact_under_churn():
     import random
 

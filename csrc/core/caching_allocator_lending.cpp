@@ -249,7 +249,7 @@ Block* CachingAllocator::make_live(Pool& pool, Segment* a, char* lo, char* hi) {
       record_trace(TraceEntry::kSegmentMap, uintptr_t(b->ptr), b->size, pool.stream, nullptr);
       for (Block* nb : {b->prev, b->next}) {
         if (nb && nb->state == BlockState::kFree) {
-          unbin(pool, nb);
+          if (nb->bin >= 0 || nb == pool.tail_free) unbin(pool, nb);  // earlier ones are out
           absorb(b, nb);
         }
       }
