@@ -477,6 +477,24 @@ def test_arena_grows_its_free_tail_without_a_retry():
     h.free(p)
 
 
+def test_growth_lends_when_the_budget_allows_new_pages_but_the_device_has_none():
+    h = H(GiB)
+    h.free(h.alloc(100 * MiB))  # the growth budget now allows ~100 MiB of new pages
+    h.empty_cache()
+    h.capacity = 20 * MiB
+    a, b, c, d, e = (h.alloc(4 * MiB) for _ in range(5))
+    h.free(b)
+    h.free(d)
+    f = h.alloc(8 * MiB)  # no new page to be had: lends b's and d's instead
+    assert flat(h)["num_alloc_retries"] == 0
+    assert flat(h)["num_ooms"] == 0
+    assert cur(h, "reserved_bytes.all") == 20 * MiB
+    h.fill(f, 8 * MiB, 3)
+    for p in (a, c, e, f):
+        h.free(p)
+    assert_snapshot_matches_stats(h)
+
+
 def test_memory_fraction_caps_reserved_memory():
     h = H(100 * MiB)
     assert h.get_memory_fraction() == 1.0

@@ -126,29 +126,33 @@ Segment* CachingAllocator::new_arena(Pool& pool, size_t min_size) {
 // budget, new pages are preferred to lending (Note [Growth budget]). Returns false, changing
 // nothing, when the memory is exhausted.
 bool CachingAllocator::map_pages(Pool& pool, Segment* a, char* cursor, size_t need) {
+  size_t fresh = 0;
   const size_t page = page_size(pool);
   const size_t budget = size_t((1.0 + kGrowthSlack) * double(high_water_));
-  const size_t room = total_reserved_ < budget ? (budget - total_reserved_) / page * page : 0;
+  size_t room = total_reserved_ < budget ? (budget - total_reserved_) / page * page : 0;
   // Plan the lending and create the missing pages before changing anything, so that a
-  // failure leaves the arena as it was.
+  // failure leaves the arena as it was. When new pages cannot be had, lend all there is.
   std::vector<LendPiece> plan;
-  if (need > room) plan = plan_lending(pool, need - room);
-  size_t lent = 0;
-  for (const LendPiece& p : plan) lent += p.len;
-  const size_t fresh = need - lent;
   std::vector<std::pair<PhysHandle, size_t>> created;
-  if (fresh) {
-    if (fraction_set_ && total_reserved_ + fresh > allowed_max_) return false;
-    for (size_t done = 0; done < fresh;) {
+  for (;;) {
+    plan.clear();
+    if (need > room) plan = plan_lending(pool, need - room);
+    size_t lent = 0;
+    for (const LendPiece& p : plan) lent += p.len;
+    fresh = need - lent;
+    bool ok = !fraction_set_ || total_reserved_ + fresh <= allowed_max_;
+    for (size_t done = 0; ok && done < fresh;) {
       size_t n = std::min(page, fresh - done);
       PhysHandle h = backend_->create_physical(n);
-      if (!h) {
-        for (auto& c : created) backend_->release_physical(c.first, c.second);
-        return false;
-      }
-      created.emplace_back(h, n);
+      ok = h != 0;
+      if (ok) created.emplace_back(h, n);
       done += n;
     }
+    if (ok) break;
+    for (auto& c : created) backend_->release_physical(c.first, c.second);
+    created.clear();
+    if (room == 0) return false;
+    room = 0;
   }
   char* const start = cursor;
   if (!plan.empty()) cursor += lend_pages(pool, plan, a, cursor);
