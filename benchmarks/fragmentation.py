@@ -14,9 +14,12 @@ apply from the start:
     cupy                CuPy's default memory pool
     cudalite-host       cudalite's allocator over the host backend (no GPU needed)
 
-Each GPU replay runs twice in its process: "cold" from an empty cache (peaks are measured
-here), then "warm" on the cache the first pass left. Python-level times call each library's
-raw allocate/free entry points in the same loop; "c++" is cudalite's replay without Python.
+Each replay runs in its process first "cold" from an empty cache (peaks are measured here),
+then three times "warm" on the cache the previous pass left. Python-level times call each
+library's raw allocate/free entry points in the same loop; "c++" is cudalite's replay without
+Python. "drv" columns count driver calls (num_device_alloc + num_device_free: cudaMalloc,
+cudaFree, cuMemMap, cuMemUnmap) made by the cold replay and by each warm one; a cache in
+steady state makes none.
 
     python benchmarks/fragmentation.py                 # everything available
     python benchmarks/fragmentation.py --allocators cudalite,torch --traces synthetic
@@ -54,6 +57,7 @@ ENV = {
     "cudalite-host": {},
 }
 GiB = 1 << 30
+WARM_REPLAYS = 3
 
 
 def peak_live(ops):
@@ -66,6 +70,20 @@ def peak_live(ops):
         else:
             cur -= live.pop(op[1])
     return peak
+
+
+def counter(memory_stats):
+    """Driver calls (allocations and frees) made since the previous call."""
+    last = [0]
+
+    def calls():
+        st = memory_stats()
+        total = st.get("num_device_alloc", 0) + st.get("num_device_free", 0)
+        delta, last[0] = total - last[0], total
+        return delta
+
+    calls()
+    return calls
 
 
 def timed_replay(ops, alloc, free):
@@ -89,14 +107,19 @@ def worker(allocator, trace_name):
         from cudalite import _C
 
         h = _C._memory._HostCachingAllocator(256 * GiB)
+        calls = counter(h.memory_stats)
         r = h.replay(ops)
         out.update(reserved=r["peak_reserved"], allocated=r["peak_allocated"])
         out["cold_us"] = r["seconds"] / len(ops) * 1e6
-        out["device_calls"] = h.memory_stats()["num_device_alloc"]
-        try:
-            out["warm_us"] = h.replay(ops)["seconds"] / len(ops) * 1e6
-        except RuntimeError:  # the host's limit on memory mappings (vm.max_map_count)
-            out["warm_us"] = float("nan")
+        out["device_calls"] = calls()
+        out["warm_calls"], warm_us = [], []
+        for _ in range(WARM_REPLAYS):
+            try:
+                warm_us.append(h.replay(ops)["seconds"] / len(ops) * 1e6)
+            except RuntimeError:  # the host's limit on memory mappings (vm.max_map_count)
+                warm_us.append(float("nan"))
+            out["warm_calls"].append(calls())
+        out["warm_us"] = out["cpp_warm_us"] = warm_us[0]
     elif allocator.startswith("cudalite"):
         from cudalite import _C
         from cudalite.cuda import memory
@@ -104,12 +127,16 @@ def worker(allocator, trace_name):
         m = _C._memory
         memory.caching_allocator_delete(memory.caching_allocator_alloc(1))  # init
         memory.reset_peak_memory_stats()
+        calls = counter(memory.memory_stats)
         out["cold_us"] = timed_replay(ops, lambda n: m.raw_alloc(n, 0, 0), m.raw_delete)
         out["reserved"] = memory.max_memory_reserved()
         out["allocated"] = memory.max_memory_allocated()
-        out["device_calls"] = memory.memory_stats()["num_device_alloc"]
+        out["device_calls"] = calls()
         out["warm_us"] = timed_replay(ops, lambda n: m.raw_alloc(n, 0, 0), m.raw_delete)
-        out["cpp_warm_us"] = m._replay_device(ops, 0)["seconds"] / len(ops) * 1e6
+        out["warm_calls"] = [calls()]
+        for _ in range(WARM_REPLAYS - 1):
+            out["cpp_warm_us"] = m._replay_device(ops, 0)["seconds"] / len(ops) * 1e6
+            out["warm_calls"].append(calls())
     elif allocator.startswith("torch"):
         import torch
 
@@ -121,11 +148,16 @@ def worker(allocator, trace_name):
         def alloc(n):
             return c._cuda_cudaCachingAllocator_raw_alloc(n, stream)
 
+        calls = counter(torch.cuda.memory_stats)
         out["cold_us"] = timed_replay(ops, alloc, c._cuda_cudaCachingAllocator_raw_delete)
         out["reserved"] = torch.cuda.max_memory_reserved()
         out["allocated"] = torch.cuda.max_memory_allocated()
-        out["device_calls"] = torch.cuda.memory_stats()["num_device_alloc"]
+        out["device_calls"] = calls()
         out["warm_us"] = timed_replay(ops, alloc, c._cuda_cudaCachingAllocator_raw_delete)
+        out["warm_calls"] = [calls()]
+        for _ in range(WARM_REPLAYS - 1):
+            timed_replay(ops, alloc, c._cuda_cudaCachingAllocator_raw_delete)
+            out["warm_calls"].append(calls())
     elif allocator == "cupy":
         import cupy
 
@@ -182,9 +214,8 @@ def main():
     allocators = [a for a in args.allocators.split(",") if available(a)]
     results = []
     hdr = f"{'trace':10} {'allocator':17} {'reserved':>10} {'allocated':>10} {'ratio':>7}"
-    hdr += (
-        f" {'vs torch':>8} {'cold us/op':>10} {'warm us/op':>10} {'c++ warm':>9} {'drv calls':>9}"
-    )
+    hdr += f" {'vs torch':>8} {'cold us/op':>10} {'warm us/op':>10} {'c++ warm':>9}"
+    hdr += f" {'drv cold':>8}" + "".join(f" {f'drv w{i + 1}':>7}" for i in range(WARM_REPLAYS))
     print(hdr)
     for t in args.traces.split(","):
         rows = [run(a, t) for a in allocators]
@@ -204,7 +235,9 @@ def main():
             ratio = r["reserved"] / r["allocated"]
             vs = f"{ratio / torch_ratio:8.3f}" if torch_ratio else f"{'':>8}"
             cpp = f"{r['cpp_warm_us']:9.3f}" if "cpp_warm_us" in r else f"{'':>9}"
-            calls = f"{r['device_calls']:9d}" if "device_calls" in r else f"{'':>9}"
+            calls = f"{r['device_calls']:8d}" if "device_calls" in r else f"{'':>8}"
+            warm = r.get("warm_calls", [])
+            calls += "".join(f" {c:7d}" for c in warm) + " " * 8 * (WARM_REPLAYS - len(warm))
             res, alc = r["reserved"] / GiB, r["allocated"] / GiB
             print(
                 f"{t:10} {r['allocator']:17} {res:9.3f}G {alc:9.3f}G {ratio:7.4f} {vs}"

@@ -79,6 +79,15 @@ using ContextRecorder = StackContext (*)();
 class CachingAllocator final : public Allocator {
  public:
   CachingAllocator(std::unique_ptr<AllocBackend> backend, const AllocatorSettings& settings);
+  // Growth maps new pages rather than lending while reserved memory stays within this share
+  // above the most memory ever allocated (Note [Growth budget]).
+  static constexpr double kGrowthSlack = 0.02;
+  // A growth after an allocated block leaves unmapped address space worth this fraction of
+  // the block after it (Note [Growth room]).
+  static constexpr size_t kGapDivisor = 8;
+  // Lent address space beyond this multiple of reserved memory is unmapped
+  // (Note [Bounding lent address space]).
+  static constexpr size_t kLentLimit = 1;
   ~CachingAllocator() override;
   CL_DISALLOW_COPY_AND_MOVE(CachingAllocator);
 
@@ -141,6 +150,9 @@ class CachingAllocator final : public Allocator {
   bool use_arenas() const;
   Block* alloc_plain_segment(Pool& pool, size_t size);
   Block* grow_arena(Pool& pool, size_t size);
+  bool map_pages(Pool& pool, Segment* a, char* cursor, size_t need);
+  Block* grow_in_place(Pool& pool, size_t size, size_t limit);
+  size_t page_size(const Pool& pool) const;
   Segment* new_arena(Pool& pool, size_t min_size);
   struct LendPiece {
     Block* block;
@@ -151,6 +163,25 @@ class CachingAllocator final : public Allocator {
   size_t lend_pages(Pool& pool, const std::vector<LendPiece>& plan, Segment* dst, char* cursor);
   void mark_lent(Pool& pool, Block* b, char* lo, size_t len);
   Block* reclaim_lent(Pool& pool, size_t size);
+  struct Window {
+    Segment* arena = nullptr;  // a window that holds the request: [lo, hi) in arena
+    char* lo = nullptr;
+    char* hi = nullptr;
+    size_t region = 0;  // bytes it makes free, with the free ends around it
+    size_t swaps = 0;   // lent pages in it
+    size_t tail = 0;    // the window ending at the active arena's mapped end
+    char* tail_lo = nullptr;
+  };
+  struct Slot {  // one address of a free page, during find_window
+    Segment* seg;
+    char* va;
+    size_t len;
+    detail::PhysChunk* chunk;
+    bool lent = false;  // not the page's live address
+  };
+  Window find_window(Pool& pool, size_t size);
+  Block* free_at(char* va, size_t len) const;
+  Block* make_live(Pool& pool, Segment* a, char* lo, char* hi);
   void recount_runs(Pool& pool);
   void add_runs(Pool& pool, int64_t delta);
   bool release_available_cached_blocks(Pool& pool, size_t size);
@@ -159,6 +190,7 @@ class CachingAllocator final : public Allocator {
   void release_arena_memory(Pool& pool);
   void unmap_range(Segment* a, char* va, size_t len);
   void trim_arenas(Pool& pool);
+  void unmap_lent(Pool& pool);
   void garbage_collect();
   [[noreturn]] void raise_oom(size_t size);
 
@@ -186,8 +218,13 @@ class CachingAllocator final : public Allocator {
 
   std::unordered_map<void*, Block*> raw_;
   std::vector<std::unique_ptr<detail::PhysChunk>> chunks_;
+  // Scratch of find_window.
+  std::vector<Block*> frees_;
+  std::vector<Slot> slots_;
+  uint64_t scan_id_ = 0;
 
   size_t total_reserved_ = 0;  // bytes held from the backend
+  size_t high_water_ = 0;      // the most memory allocated (and requested) at a growth
   bool fraction_set_ = false;
   double fraction_ = 1.0;
   size_t allowed_max_ = 0;

@@ -112,41 +112,49 @@ Segment* CachingAllocator::new_arena(Pool& pool, size_t min_size) {
   return a;
 }
 
-// Maps pages at the end of the pool's active arena so that its free tail holds `size`
-// bytes, lending free pages from holes first; returns the tail block (not in any bin).
-Block* CachingAllocator::grow_arena(Pool& pool, size_t size) {
-  const size_t g = backend_->vmm_granularity();
-  const size_t page = pool.small ? g : round_up(std::max(settings_.large_segment_size, g), g);
-  Segment* a = pool.active_arena();
-  size_t have = pool.tail_free ? pool.tail_free->size : 0;
-  size_t need = round_up(size - std::min(have, size), page);
-  if (!a || a->mapped_end + need > a->size) {
-    a = new_arena(pool, round_up(size, page));
-    if (!a) return nullptr;
-    need = round_up(size, page);
-  }
+// Note [Growth budget]
+// Lending keeps reserved memory at allocated memory, but every lent page is a map call, and
+// with no free memory at all a repeating workload keeps moving pages. So while reserved
+// memory is within kGrowthSlack above the most memory ever allocated (as seen at growths),
+// growth creates new pages instead; beyond it, it lends. The free memory this leaves is what
+// lets a workload that repeats fit cached blocks and windows (Note [Reclaiming lent pages])
+// without any driver call, and it bounds peak reserved / peak allocated at 1 + kGrowthSlack
+// (plus partly used pages).
+
+// Maps `need` bytes at `cursor` in arena `a` (unmapped address space): whole free pages of the
+// pool's holes first (lending), then new pages. While reserved memory is below the growth
+// budget, new pages are preferred to lending (Note [Growth budget]). Returns false, changing
+// nothing, when the memory is exhausted.
+bool CachingAllocator::map_pages(Pool& pool, Segment* a, char* cursor, size_t need) {
+  size_t fresh = 0;
+  const size_t page = page_size(pool);
+  const size_t budget = size_t((1.0 + kGrowthSlack) * double(high_water_));
+  size_t room = total_reserved_ < budget ? (budget - total_reserved_) / page * page : 0;
   // Plan the lending and create the missing pages before changing anything, so that a
-  // failure leaves the arena as it was.
-  std::vector<LendPiece> plan = plan_lending(pool, need);
-  size_t lent = 0;
-  for (const LendPiece& p : plan) lent += p.len;
-  const size_t fresh = need - lent;
+  // failure leaves the arena as it was. When new pages cannot be had, lend all there is.
+  std::vector<LendPiece> plan;
   std::vector<std::pair<PhysHandle, size_t>> created;
-  if (fresh) {
-    if (fraction_set_ && total_reserved_ + fresh > allowed_max_) return nullptr;
-    for (size_t done = 0; done < fresh;) {
+  for (;;) {
+    plan.clear();
+    if (need > room) plan = plan_lending(pool, need - room);
+    size_t lent = 0;
+    for (const LendPiece& p : plan) lent += p.len;
+    fresh = need - lent;
+    bool ok = !fraction_set_ || total_reserved_ + fresh <= allowed_max_;
+    for (size_t done = 0; ok && done < fresh;) {
       size_t n = std::min(page, fresh - done);
       PhysHandle h = backend_->create_physical(n);
-      if (!h) {
-        for (auto& c : created) backend_->release_physical(c.first, c.second);
-        return nullptr;
-      }
-      created.emplace_back(h, n);
+      ok = h != 0;
+      if (ok) created.emplace_back(h, n);
       done += n;
     }
+    if (ok) break;
+    for (auto& c : created) backend_->release_physical(c.first, c.second);
+    created.clear();
+    if (room == 0) return false;
+    room = 0;
   }
-  char* const start = a->base + a->mapped_end;
-  char* cursor = start;
+  char* const start = cursor;
   if (!plan.empty()) cursor += lend_pages(pool, plan, a, cursor);
   for (auto& hc : created) {
     chunks_.push_back(std::make_unique<PhysChunk>());
@@ -165,23 +173,73 @@ Block* CachingAllocator::grow_arena(Pool& pool, size_t size) {
   stats_.reserved_bytes.increase(pool.small, int64_t(fresh));
   backend_->set_access(start, need);
   record_trace(TraceEntry::kSegmentMap, uintptr_t(start), need, pool.stream, nullptr);
+  return true;
+}
 
+size_t CachingAllocator::page_size(const Pool& pool) const {
+  const size_t g = backend_->vmm_granularity();
+  return pool.small ? g : round_up(std::max(settings_.large_segment_size, g), g);
+}
+
+// Note [Growth room]
+// A request that fits no cached block (and no window, Note [Reclaiming lent pages]) is
+// placed where it needs the fewest new mappings: at the arena's end, extending its free tail,
+// or in place, extending a free block into the unmapped gap that follows it. Gaps are left
+// on purpose: a growth that starts after an allocated block first skips address space worth
+// an eighth of that block, so that when the block is freed, a slightly larger request (a
+// buffer that grows step by step) fits there by mapping a page or two instead of moving to
+// the end and mapping all of its pages again. Address space is plentiful; only mapped pages
+// cost memory.
+Block* CachingAllocator::grow_arena(Pool& pool, size_t size) {
+  const size_t page = page_size(pool);
+  if (pool.lent_bytes > kLentLimit * total_reserved_) unmap_lent(pool);
+  high_water_ = std::max(high_water_, size_t(stats_.allocated_bytes[kAggregate].current) + size);
+  Segment* a = pool.active_arena();
+  const size_t have = pool.tail_free ? pool.tail_free->size : 0;
+  size_t need = round_up(size - std::min(have, size), page);
+  if (Block* b = grow_in_place(pool, size, need)) return b;
+  // At the end. A new run after an allocated block starts after a gap (Note [Growth room]).
+  size_t gap = 0;
+  Block* before = a ? (pool.tail_free ? pool.tail_free->prev : a->last) : nullptr;
+  if (have > 0 && have < backend_->vmm_granularity() && before &&
+      before->state == BlockState::kAllocated) {
+    gap = round_up(before->size / kGapDivisor, page);
+  }
+  if (a && a->mapped_end + gap + need > a->size) gap = 0;
+  if (!a || a->mapped_end + need > a->size) {
+    a = new_arena(pool, round_up(size, page));
+    if (!a) return nullptr;
+    need = round_up(size, page);
+  }
+  if (gap) need = round_up(size, page);
+  char* const start = a->base + a->mapped_end + gap;
+  if (!map_pages(pool, a, start, need)) return nullptr;
+  auto append = [&](Block* nb) {
+    nb->seg = a;
+    nb->owner = this;
+    nb->prev = a->last;
+    if (a->last) {
+      a->last->next = nb;
+    } else {
+      a->head = nb;
+    }
+    a->last = nb;
+    a->mapped_end += nb->size;
+  };
+  if (gap) {
+    Block* u = store_.get();
+    u->ptr = a->base + a->mapped_end;
+    u->size = gap;
+    u->state = BlockState::kUnmapped;
+    append(u);
+  }
   // The mapped range starts a new live run unless it continues the one before it.
   if (!a->last || !a->last->live()) add_runs(pool, 1);
   Block* nb = store_.get();
   nb->ptr = start;
   nb->size = need;
-  nb->seg = a;
-  nb->owner = this;
   nb->state = BlockState::kFree;
-  nb->prev = a->last;
-  if (a->last) {
-    a->last->next = nb;
-  } else {
-    a->head = nb;
-  }
-  a->last = nb;
-  a->mapped_end += need;
+  append(nb);
   Block* tail = pool.tail_free;
   pool.tail_free = nullptr;
   if (tail && tail->seg == a && tail->next == nb) {
@@ -191,155 +249,6 @@ Block* CachingAllocator::grow_arena(Pool& pool, size_t size) {
     pool.arena_bins.insert(tail);
   }
   return nb;
-}
-
-// Chooses pages to lend for a growth of `need` bytes: whole pages (CUDA maps physical memory
-// only whole) lying in free blocks of the pool's arenas, from the largest holes down, never
-// more than needed. Stops as soon as it has enough, so a growth costs time in proportion to
-// the pages it moves. See Note [Lending pages].
-std::vector<CachingAllocator::LendPiece> CachingAllocator::plan_lending(Pool& pool, size_t need) {
-  std::vector<LendPiece> plan;
-  size_t planned = 0;
-  pool.arena_bins.for_each_descending([&](Block* b) {
-    char* hi = b->ptr + b->size;
-    auto& ext = b->seg->extents;
-    for (auto it = ext.lower_bound(b->ptr);
-         it != ext.end() && it->first + it->second.size <= hi && planned < need; ++it) {
-      if (planned + it->second.size > need) continue;
-      plan.push_back({b, it->first, it->second.size});
-      planned += it->second.size;
-    }
-    return planned < need;
-  });
-  // Lend from high addresses down: lending splits a hole's block, and its low part (the
-  // block that the lower pieces of the same hole name) stays free and in place.
-  std::sort(plan.begin(), plan.end(),
-            [](const LendPiece& x, const LendPiece& y) { return x.lo > y.lo; });
-  return plan;
-}
-
-// Lends the planned pages: maps each again at `cursor` in arena `dst` and marks its old
-// address lent. Returns the bytes mapped.
-size_t CachingAllocator::lend_pages(Pool& pool, const std::vector<LendPiece>& plan, Segment* dst,
-                                    char* cursor) {
-  char* const start = cursor;
-  for (const LendPiece& p : plan) {
-    Segment* src = p.block->seg;
-    PhysChunk* c = src->extents.at(p.lo).chunk;
-    mark_lent(pool, p.block, p.lo, p.len);
-    backend_->map(cursor, p.len, c->handle);
-    dst->extents[cursor] = Extent{p.len, c};
-    c->maps.emplace_back(dst, cursor);
-    c->live_seg = dst;
-    c->live_va = cursor;
-    ++stats_.num_device_alloc;
-    cursor += p.len;
-  }
-  return size_t(cursor - start);
-}
-
-// Marks [lo, lo + len) of the free block b lent, splitting b around it.
-void CachingAllocator::mark_lent(Pool& pool, Block* b, char* lo, size_t len) {
-  unbin(pool, b);
-  Block* mid = b;
-  if (lo > b->ptr) {
-    mid = split_front(b, size_t(lo - b->ptr));
-    place_free(pool, b);
-  }
-  if (mid->size > len) place_free(pool, split_front(mid, len));
-  mid->state = BlockState::kLent;
-  // A live run loses [lo, lo + len): it splits in two, shrinks, or disappears.
-  add_runs(pool,
-           int64_t(mid->prev && mid->prev->live()) + int64_t(mid->next && mid->next->live()) - 1);
-  for (Block* nb : {mid->prev, mid->next}) {
-    if (nb && nb->state == BlockState::kLent) absorb(mid, nb);
-  }
-  pool.lent_bytes += len;
-  record_trace(TraceEntry::kSegmentUnmap, uintptr_t(lo), len, pool.stream, nullptr);
-}
-
-// Note [Reclaiming lent pages]
-// Lent address ranges split an arena's free memory into runs that cannot merge. When a
-// request fits no cached block, a lent range whose pages are all free at their live address,
-// together with its free neighbours, may fit it: the pages then change roles, living again at
-// the lent range and lent at their other address. Both addresses stay mapped, so this costs
-// no driver call, and in loops whose shapes vary it keeps the cache from growing (or lending)
-// again every iteration. The smallest fitting candidate is taken.
-Block* CachingAllocator::reclaim_lent(Pool& pool, size_t size) {
-  if (pool.lent_bytes == 0) return nullptr;
-  std::vector<Block*> frees;  // the pool's free arena blocks, by address
-  pool.arena_bins.for_each_descending([&](Block* b) {
-    frees.push_back(b);
-    return true;
-  });
-  if (pool.tail_free) frees.push_back(pool.tail_free);
-  std::sort(frees.begin(), frees.end(),
-            [](const Block* x, const Block* y) { return x->ptr < y->ptr; });
-  // The free block holding [va, va + len), if any. A block of `frees` may have lost its high
-  // part to an earlier flip; flips go from high addresses down, so what is left is in front.
-  auto free_at = [&](char* va, size_t len) -> Block* {
-    auto it = std::upper_bound(frees.begin(), frees.end(), va,
-                               [](char* v, const Block* b) { return v < b->ptr; });
-    if (it == frees.begin()) return nullptr;
-    Block* b = *(it - 1);
-    return b->state == BlockState::kFree && va + len <= b->ptr + b->size ? b : nullptr;
-  };
-  Block* best = nullptr;
-  size_t best_region = std::numeric_limits<size_t>::max();
-  for (auto& a : pool.arenas) {
-    for (Block* l = a->head; l; l = l->next) {
-      if (l->state != BlockState::kLent) continue;
-      Block* prev = l->prev && l->prev->state == BlockState::kFree ? l->prev : nullptr;
-      Block* next = l->next && l->next->state == BlockState::kFree ? l->next : nullptr;
-      size_t region = l->size + (prev ? prev->size : 0) + (next ? next->size : 0);
-      if (region < size || region >= best_region) continue;
-      char* lo = prev ? prev->ptr : l->ptr;
-      char* hi = next ? next->ptr + next->size : l->ptr + l->size;
-      bool ok = true;
-      for (auto it = a->extents.lower_bound(l->ptr);
-           ok && it != a->extents.end() && it->first < l->ptr + l->size; ++it) {
-        const PhysChunk* c = it->second.chunk;
-        bool inside = c->live_seg == a.get() && c->live_va >= lo && c->live_va < hi;
-        ok = !inside && free_at(c->live_va, it->second.size);
-      }
-      if (ok) {
-        best = l;
-        best_region = region;
-      }
-    }
-  }
-  if (!best) return nullptr;
-  struct Flip {
-    char* live;
-    size_t len;
-    PhysChunk* chunk;
-    char* here;
-  };
-  std::vector<Flip> flips;
-  Segment* a = best->seg;
-  for (auto it = a->extents.lower_bound(best->ptr);
-       it != a->extents.end() && it->first < best->ptr + best->size; ++it) {
-    flips.push_back({it->second.chunk->live_va, it->second.size, it->second.chunk, it->first});
-  }
-  std::sort(flips.begin(), flips.end(),
-            [](const Flip& x, const Flip& y) { return x.live > y.live; });
-  for (const Flip& f : flips) {
-    mark_lent(pool, free_at(f.live, f.len), f.live, f.len);
-    f.chunk->live_seg = a;
-    f.chunk->live_va = f.here;
-  }
-  pool.lent_bytes -= best->size;
-  best->state = BlockState::kFree;
-  add_runs(pool, 1 - int64_t(best->prev && best->prev->live()) -
-                     int64_t(best->next && best->next->live()));
-  record_trace(TraceEntry::kSegmentMap, uintptr_t(best->ptr), best->size, pool.stream, nullptr);
-  for (Block* nb : {best->prev, best->next}) {
-    if (nb && nb->state == BlockState::kFree) {
-      unbin(pool, nb);
-      absorb(best, nb);
-    }
-  }
-  return best;
 }
 
 // stats.segment counts what snapshot() reports as segments: plain segments, plus the runs

@@ -214,6 +214,8 @@ struct PhysChunk {
   std::vector<std::pair<Segment*, char*>> maps;  // where it is mapped
   Segment* live_seg = nullptr;                   // the mapping that is not lent
   char* live_va = nullptr;
+  uint64_t scan_id = 0;  // the last find_window scan that saw it, and where
+  size_t scan_pos = 0;
 };
 
 // One map() call: [va, va + size) shows all of chunk.
