@@ -109,6 +109,14 @@ def elementwise(quick):
     bandwidth(
         t, "transposed x.t() * 2", 2 * n * 4, {lib: (lambda lib=lib: mt[lib] * 2) for lib in mt}
     )
+    tc = {"cudalite": lambda: mt["cudalite"].contiguous()}
+    if torch:
+        tc["torch"] = lambda: mt["torch"].contiguous()
+    if cupy:
+        tc["cupy"] = lambda: cupy.ascontiguousarray(mt["cupy"])
+    bandwidth(t, "transposing copy x.t().contiguous()", 2 * n * 4, tc)
+    sl = {lib: (lambda lib=lib: m[lib][:, 1:] + 1) for lib in m}
+    bandwidth(t, "sliced x[:, 1:] + 1", 2 * (n - rows) * 4, sl)
     return t
 
 
