@@ -449,6 +449,10 @@ void CachingAllocator::reset_accumulated_stats() {
 void CachingAllocator::empty_cache() {
   std::lock_guard<std::mutex> lock(mu_);
   release_cached_blocks();
+  // A fresh start: the growth budget (Note [Growth budget]) is measured from what is live
+  // now, not from an earlier phase's peak, which would let reserved memory grow far past
+  // the new phase's peak without lending.
+  high_water_ = size_t(stats_.allocated_bytes[kAggregate].current);
 }
 
 MemorySnapshot CachingAllocator::snapshot() {
