@@ -81,9 +81,9 @@ TEST(Ops, BroadcastAddAndPromotion) {
 }
 
 TEST(Philox, DependsOnlyOnSeedOffsetAndIndex) {
-  double a = philox::sample(0, 0.0, 1.0, false, 42, 7, 13);
-  double b = philox::sample(0, 0.0, 1.0, false, 42, 7, 13);
-  double c = philox::sample(0, 0.0, 1.0, false, 43, 7, 13);
+  double a = philox::sample(0, 0.0, 1.0, 24, 42, 7, 13);
+  double b = philox::sample(0, 0.0, 1.0, 24, 42, 7, 13);
+  double c = philox::sample(0, 0.0, 1.0, 24, 43, 7, 13);
   EXPECT_EQ(a, b);
   EXPECT_NE(a, c);
   EXPECT_GE(a, 0.0);
