@@ -99,9 +99,7 @@ __device__ __forceinline__ void sample4_float(float a, float b, int bits, const 
 }
 
 template <class T, int W>
-struct alignas(sizeof(T) * W) Vec {
-  T v[W];
-};
+using Vec = gpu::VecT<T, W>;
 
 template <class T>
 __device__ __forceinline__ void store4(T* p, int64_t n, int64_t c, const Vec<T, 4>& out,

@@ -14,6 +14,7 @@
 
 #include "core/cuda_api.h"
 #include "cuda/cuda_check.h"
+#include "kernels/loops.cuh"
 #include "ops/kernels.h"
 #include "ops/reduce_ops.h"
 
@@ -126,16 +127,9 @@ __global__ void thread_rows(const T* x, int64_t outer, int64_t inner, void* out,
   Red::store(acc, out, idx, r);
 }
 
+using gpu::vec_width;
 template <class T, int V>
-struct alignas(sizeof(T) * V) Vec {
-  T v[V];
-};
-
-template <class T>
-constexpr int vec_width() {
-  constexpr int w = int(16 / sizeof(T));
-  return w > 8 ? 8 : w;
-}
+using Vec = gpu::VecT<T, V>;
 
 constexpr int kUnroll = 4;  // vectors loaded per thread before any is combined
 
