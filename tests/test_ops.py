@@ -581,8 +581,19 @@ def test_result_layout_follows_torch(device):
         "x[:, :2] * 2": (x[:, :2] * 2, (1, 4)),
         "x[::2] * 2": (x[::2] * 2, (1, 2)),  # not dense: dense in the same dim order
         "x.expand(2, 4, 3) + 0": (x.expand(2, 4, 3) + 0, (12, 1, 4)),
+        "where(x > 0, x, 0.0)": (C.where(x > 0, x, 0.0), (1, 4)),
+        "where(z > 0, x, 0.0)": (C.where(z > 0, x, 0.0), (3, 1)),
+        "empty_like(x)": (C.empty_like(x), (1, 4)),
+        "zeros_like(x)": (C.zeros_like(x), (1, 4)),
+        "ones_like(x)": (C.ones_like(x), (1, 4)),
+        "full_like(x, 2)": (C.full_like(x, 2.0), (1, 4)),
+        "rand_like(x)": (C.rand_like(x), (1, 4)),
+        "randn_like(x)": (C.randn_like(x), (1, 4)),
+        "zeros_like(z)": (C.zeros_like(z), (3, 1)),
     }
     for name, (t, strides) in cases.items():
         assert tuple(t.stride()) == strides, name
     np.testing.assert_array_equal(to_np(x * 2), to_np(x) * 2)
     np.testing.assert_array_equal(to_np(x + z), to_np(x) + to_np(z))
+    np.testing.assert_array_equal(to_np(C.full_like(x, 2.0)), np.full((4, 3), 2.0, np.float32))
+    np.testing.assert_array_equal(to_np(C.where(x > 0, x, 0.0)), np.maximum(to_np(x), 0))

@@ -208,6 +208,12 @@ void bind_creation(py::module_& m) {
       },
       py::arg("shape"), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
       py::arg("pin_memory") = false);
+  // empty_like & co.: torch's preserve_format (a permuted input gives a permuted result).
+  m.def("_empty_like", [](const Tensor& like, py::handle dtype, py::handle device) {
+    ScalarType dt = dtype.is_none() ? like->dtype : to_dtype(dtype);
+    Device dev = device.is_none() ? like->device() : to_device(device);
+    return empty_like_layout(like->sizes, dt, dev, &like);
+  });
   m.def("_full", [](py::handle shape, py::handle value, py::handle dtype, py::handle device) {
     Scalar v = to_scalar(value);
     ScalarType dt = dtype.is_none() ? v.natural_dtype() : to_dtype(dtype);

@@ -316,7 +316,12 @@ Tensor where(const Tensor& cond, const Operand& a, const Operand& b) {
   IterInput ic = as_input(oc, ct, dev, keep);
   IterInput ia = as_input(a, ct, dev, keep);
   IterInput ib = as_input(b, ct, dev, keep);
-  Tensor out = empty(shape, ct, dev);
+  // Laid out like the first full-shape operand, the condition first (torch's operand order).
+  const Tensor* like = cond->sizes == shape                       ? &cond
+                       : !a.is_scalar && a.tensor->sizes == shape ? &a.tensor
+                       : !b.is_scalar && b.tensor->sizes == shape ? &b.tensor
+                                                                  : nullptr;
+  Tensor out = empty_like_layout(shape, ct, dev, like);
   ElementwiseIter it = make_elementwise_iter(out, {ic, ia, ib});
   it.in_dtype = ct;
   if (dev.is_cuda()) {
