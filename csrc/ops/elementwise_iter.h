@@ -2,8 +2,9 @@
 // handed to the CPU loops (ops/cpu_loops.h) or the CUDA loops (kernels/loops.cuh).
 //
 // Operand 0 is the output. Inputs already have the compute dtype; numbers ride along as
-// scalars (no memory). Dims are stored innermost first, broadcast dims have stride 0, and
-// adjacent dims that are contiguous in every operand are merged.
+// scalars (no memory). Dims are stored in the output's memory order, innermost first;
+// broadcast dims have stride 0, and adjacent dims that are contiguous in every operand are
+// merged.
 #pragma once
 
 #include <cstdint>
