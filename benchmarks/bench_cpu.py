@@ -90,6 +90,18 @@ def main():
         tx, ty, tz = torch.from_numpy(x_np), torch.from_numpy(y_np), torch.empty(n)
         row["torch"] = nbytes / per_call(lambda: torch.add(tx, ty, out=tz), repeat=5) / 1e9
     bw.add("add(out=), 16 Mi float32", **row)
+    # Transposed operands: the loop runs in the output's memory order (one dense run here).
+    mt_np, zt_np = x_np.reshape(4096, -1).T, np.empty_like(x_np).reshape(4096, -1).T
+    mt, zt = x.reshape(4096, -1).t(), z.reshape(4096, -1).t()
+    nbytes = 2 * 4 * n
+    row = dict(
+        cudalite=nbytes / per_call(lambda: cudalite.mul(mt, 2, out=zt), repeat=5) / 1e9,
+        numpy=nbytes / per_call(lambda: np.multiply(mt_np, 2, out=zt_np), repeat=5) / 1e9,
+    )
+    if torch:
+        tmt, tzt = tx.reshape(4096, -1).t(), tz.reshape(4096, -1).t()
+        row["torch"] = nbytes / per_call(lambda: torch.mul(tmt, 2, out=tzt), repeat=5) / 1e9
+    bw.add("mul(x.t(), 2, out=z.t()), 16 Mi float32", **row)
 
     mm = Table("CPU matmul (GFLOP/s)", unit="GFLOP/s", higher_is_better=True)
     m_np = rng.standard_normal((1024, 1024), np.float32)
