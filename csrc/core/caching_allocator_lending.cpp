@@ -13,11 +13,8 @@ using detail::BlockState;
 using detail::Extent;
 using detail::PhysChunk;
 using detail::Pool;
+using detail::round_up;
 using detail::Segment;
-
-namespace {
-size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
-}  // namespace
 
 // Chooses pages to lend for a growth of `need` bytes: whole pages (CUDA maps physical memory
 // only whole) lying in free blocks of the pool's arenas, never more than needed. The

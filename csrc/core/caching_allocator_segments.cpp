@@ -23,10 +23,10 @@ using detail::BlockState;
 using detail::Extent;
 using detail::PhysChunk;
 using detail::Pool;
+using detail::round_up;
 using detail::Segment;
 
 namespace {
-size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 size_t align_down(uintptr_t p, size_t m) { return p / m * m; }
 
 // torch's segment sizes: small requests share 2 MiB segments, medium ones 20 MiB segments,

@@ -21,6 +21,8 @@ struct Pool;
 struct Segment;
 struct Block;
 
+inline size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
 // A stack captured when history recording is on (Python frames, innermost first).
 struct StackFrame {
   std::string filename;
