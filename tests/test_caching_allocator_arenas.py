@@ -1,0 +1,195 @@
+"""Arenas on the host backend: growth in pages, growth in place, lending free pages from holes,
+reclaiming lent ranges through windows, and data integrity while pages move (allocator.md,
+"Arenas" to "Steady state"). Runs everywhere, no GPU needed.
+"""
+
+from _alloc_helpers import GiB, H, MiB, assert_snapshot_matches_stats, cur, flat
+
+# ---------------------------------------------------------------------------------------
+# Arenas: growth, lending, windows.
+
+
+def test_arena_grows_in_pages_and_reuses_its_tail():
+    h = H(GiB)
+    a = h.alloc(5 * MiB // 2)
+    assert cur(h, "reserved_bytes.large_pool") == 4 * MiB  # two 2 MiB pages
+    b = h.alloc(5 * MiB // 4)  # fits the 1.5 MiB free tail
+    assert b == a + 5 * MiB // 2
+    assert cur(h, "reserved_bytes.large_pool") == 4 * MiB
+    c = h.alloc(MiB + 512)  # fits no free block: grows by one page
+    assert cur(h, "reserved_bytes.large_pool") == 6 * MiB
+    for p in (a, b, c):
+        h.free(p)
+    assert_snapshot_matches_stats(h)
+
+
+def test_growth_leaves_room_to_grow_in_place():
+    h = H(GiB)
+    a = h.alloc(31 * MiB // 2)  # 8 pages, the last one partly used
+    b = h.alloc(16 * MiB)  # after a gap of 2 MiB of address space (an eighth of a)
+    assert b == a + 18 * MiB
+    assert cur(h, "reserved_bytes.all") == 32 * MiB
+    assert cur(h, "segment.all") == 2  # the gap splits the arena's live memory
+    h.free(a)
+    calls = flat(h)["num_device_alloc"]
+    c = h.alloc(17 * MiB)  # a's place and one page mapped into the gap
+    assert c == a
+    assert flat(h)["num_device_alloc"] == calls + 1
+    assert cur(h, "segment.all") == 1  # the gap is closed
+    h.fill(c, 17 * MiB, 7)
+    h.fill(b, 16 * MiB, 8)
+    assert h.check(c, 17 * MiB, 7)
+    assert_snapshot_matches_stats(h)
+    h.free(b)
+    h.free(c)
+    h.empty_cache()
+    assert cur(h, "reserved_bytes.all") == 0
+    assert h.backend_used == 0
+
+
+def test_growth_lends_free_pages_instead_of_reserving_more():
+    h = H(256 * MiB)
+    a, b, c, d = (h.alloc(8 * MiB) for _ in range(4))
+    for p, v in ((a, 1), (c, 3), (d, 4)):
+        h.fill(p, 8 * MiB, v)
+    h.free(b)  # an 8 MiB hole that no later request fits
+    e = h.alloc(12 * MiB)
+    # 8 MiB of the new range are the hole's pages mapped again: only 4 MiB are new.
+    assert cur(h, "reserved_bytes.all") == 36 * MiB
+    h.fill(e, 12 * MiB, 5)
+    for p, v in ((a, 1), (c, 3), (d, 4)):
+        assert h.check(p, 8 * MiB, v)
+    # Live runs: [a] and [c d e], the lent hole between them is not reserved memory.
+    assert cur(h, "segment.all") == 2
+    assert_snapshot_matches_stats(h)
+    for p in (a, c, d, e):
+        h.free(p)
+    h.empty_cache()
+    assert cur(h, "reserved_bytes.all") == 0
+    assert h.backend_used == 0
+    assert_snapshot_matches_stats(h)
+
+
+def test_lent_pages_are_reclaimed_without_driver_calls():
+    h = H(256 * MiB)
+    a, b, c, d = (h.alloc(8 * MiB) for _ in range(4))
+    h.fill(d, 8 * MiB, 4)
+    h.free(b)
+    e = h.alloc(12 * MiB)  # lends b's pages to the arena's end
+    h.free(e)
+    h.free(a)
+    h.free(c)
+    # 20 MiB fits no free block, but a + (lent) b + c does once b's pages live there again.
+    calls, reserved = flat(h)["num_device_alloc"], cur(h, "reserved_bytes.all")
+    f = h.alloc(20 * MiB)
+    assert f == a
+    assert flat(h)["num_device_alloc"] == calls
+    assert cur(h, "reserved_bytes.all") == reserved
+    h.fill(f, 20 * MiB, 6)
+    assert h.check(d, 8 * MiB, 4)
+    assert_snapshot_matches_stats(h)
+    h.free(f)
+    h.free(d)
+    h.empty_cache()
+    assert cur(h, "reserved_bytes.all") == 0
+    assert h.backend_used == 0
+
+
+def test_a_window_across_several_lent_ranges_is_swapped_in_without_driver_calls():
+    h = H(256 * MiB)
+    a, b, c, d, e = (h.alloc(4 * MiB) for _ in range(5))
+    h.fill(a, 4 * MiB, 1)
+    h.fill(e, 4 * MiB, 5)
+    h.free(b)
+    h.free(d)
+    f = h.alloc(8 * MiB)  # lends the pages of both holes to the arena's end
+    assert cur(h, "reserved_bytes.all") == 20 * MiB
+    h.free(f)
+    h.free(c)
+    # 12 MiB fits no free block; [lent b][free c][lent d] holds it once b's and d's pages,
+    # free at the end, live there again.
+    calls, reserved = flat(h)["num_device_alloc"], cur(h, "reserved_bytes.all")
+    g = h.alloc(12 * MiB)
+    assert g == b
+    assert flat(h)["num_device_alloc"] == calls
+    assert cur(h, "reserved_bytes.all") == reserved
+    h.fill(g, 12 * MiB, 7)
+    assert h.check(a, 4 * MiB, 1) and h.check(e, 4 * MiB, 5)
+    assert_snapshot_matches_stats(h)
+    h2 = h.alloc(8 * MiB)  # the end's pages are lent now: this maps again
+    h.fill(h2, 8 * MiB, 9)
+    assert h.check(g, 12 * MiB, 7)
+    for p in (a, e, g, h2):
+        h.free(p)
+    assert_snapshot_matches_stats(h)
+
+
+def test_lent_pages_keep_data_intact_under_churn():
+    import random
+
+    rnd = random.Random(1)
+    h = H(512 * MiB)
+    live = {}
+    for step in range(3000):
+        if live and (rnd.random() < 0.5 or len(live) > 40):
+            p, (n, v) = live.popitem() if rnd.random() < 0.5 else _pop_random(live, rnd)
+            assert h.check(p, n, v), f"step {step}: block {p:#x} was overwritten"
+            h.free(p)
+        else:
+            n = rnd.randint(1, 12) * MiB + rnd.randint(0, 4096)
+            p = h.alloc(n)
+            v = rnd.randint(1, 255)
+            h.fill(p, n, v)
+            live[p] = (n, v)
+    assert flat(h)["num_device_alloc"] > 0
+    assert_snapshot_matches_stats(h)
+    for p in list(live):
+        h.free(p)
+
+
+def test_growing_buffers_keep_data_intact_while_lent_ranges_are_recycled():
+    # Buffers that grow by reallocation, and a per-step temporary sized by their total: the
+    # pattern that lends pages on and on. Lent ranges are unmapped once they reach the
+    # reserved memory; data must survive windows, growth in place and the unmapping.
+    import random
+
+    rnd = random.Random(2)
+    h = H(GiB)
+    bufs = {}  # slot -> (ptr, nbytes, value)
+
+    def new(n):
+        p = h.alloc(n)
+        v = rnd.randint(1, 255)
+        h.fill(p, n, v)
+        return p, n, v
+
+    def drop(b):
+        p, n, v = b
+        assert h.check(p, n, v), f"block {p:#x} was overwritten"
+        h.free(p)
+
+    for _ in range(400):
+        tmp = new(sum(b[1] for b in bufs.values()) // 8 + MiB)
+        slot = rnd.randrange(8)
+        old = bufs.get(slot)
+        if old is None or rnd.random() < 0.1:
+            bufs[slot] = new(rnd.randint(2, 4) * MiB + rnd.randint(0, 4096))
+        else:
+            bufs[slot] = new(old[1] * 5 // 4 + 512)
+        if old is not None:
+            drop(old)
+        if bufs[slot][1] > 12 * MiB:
+            drop(bufs.pop(slot))
+        drop(tmp)
+    assert flat(h)["num_device_free"] > 0  # lent ranges were unmapped
+    assert_snapshot_matches_stats(h)
+    for b in bufs.values():
+        drop(b)
+    h.empty_cache()
+    assert cur(h, "reserved_bytes.all") == 0
+    assert h.backend_used == 0
+
+
+def _pop_random(d, rnd):
+    k = rnd.choice(list(d))
+    return k, d.pop(k)
