@@ -221,44 +221,40 @@ def _like(t, dtype, device):
     return (t.dtype if dtype is None else dtype), (t.device if device is None else device)
 
 
-def _in_layout(input, t):
-    """``t`` laid out like ``input`` (torch's preserve_format for the *_like functions)."""
-    if input.is_contiguous():
-        return t
-    out = _C._empty_like(input, t.dtype, t.device)
-    if out.is_contiguous():
-        return t
-    _C._copy_(out, t, False)
-    return out
+def _empty_like_input(input, dtype, device, pin_memory):
+    """Uninitialised, laid out like ``input`` (torch's preserve_format); pinned ones are
+    contiguous."""
+    if pin_memory:
+        return _C._empty(list(input.shape), dtype, device, True)
+    return _C._empty_like(input, dtype, device)
+
+
+def _filled_like(input, value, dtype, device, requires_grad, pin_memory):
+    t = _empty_like_input(input, dtype, device, pin_memory)
+    _C._fill_(t, value)
+    return _finish(t, requires_grad)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """An uninitialised tensor with ``input``'s size, dtype and device."""
     dt, dev = _like(input, dtype, device)
-    if pin_memory:
-        return _finish(_C._empty(list(input.shape), dt, dev, True), requires_grad)
-    return _finish(_C._empty_like(input, dt, dev), requires_grad)
+    return _finish(_empty_like_input(input, dt, dev, pin_memory), requires_grad)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Zeros with ``input``'s size, dtype and device."""
-    dt, dev = _like(input, dtype, device)
-    t = _in_layout(input, _C._full(list(input.shape), 0, dt, dev))
-    return _finish(t, requires_grad, pin_memory)
+    return _filled_like(input, 0, *_like(input, dtype, device), requires_grad, pin_memory)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Ones with ``input``'s size, dtype and device."""
-    dt, dev = _like(input, dtype, device)
-    t = _in_layout(input, _C._full(list(input.shape), 1, dt, dev))
-    return _finish(t, requires_grad, pin_memory)
+    return _filled_like(input, 1, *_like(input, dtype, device), requires_grad, pin_memory)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """``fill_value`` with ``input``'s size, dtype and device."""
     dt, dev = _like(input, dtype, device)
-    t = _in_layout(input, _C._full(list(input.shape), fill_value, dt, dev))
-    return _finish(t, requires_grad, pin_memory)
+    return _filled_like(input, fill_value, dt, dev, requires_grad, pin_memory)
 
 
 def _random(size, dtype, device, fill, requires_grad, pin_memory=False):
@@ -363,16 +359,16 @@ def check_random_bounds(dtype, low, high):
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Uniform random numbers with ``input``'s size, dtype and device."""
-    dt, dev = _like(input, dtype, device)
-    t = rand(list(input.shape), dtype=dt, device=dev, pin_memory=pin_memory)
-    return _finish(t if pin_memory else _in_layout(input, t), requires_grad)
+    t = _empty_like_input(input, *_like(input, dtype, device), pin_memory)
+    _C._uniform_(t, 0.0, 1.0)
+    return _finish(t, requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Normal random numbers with ``input``'s size, dtype and device."""
-    dt, dev = _like(input, dtype, device)
-    t = randn(list(input.shape), dtype=dt, device=dev, pin_memory=pin_memory)
-    return _finish(t if pin_memory else _in_layout(input, t), requires_grad)
+    t = _empty_like_input(input, *_like(input, dtype, device), pin_memory)
+    _C._normal_(t, 0.0, 1.0)
+    return _finish(t, requires_grad)
 
 
 def randint_like(
