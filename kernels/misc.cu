@@ -7,6 +7,7 @@
 #include "kernels/loops.cuh"
 #include "ops/kernels.h"
 #include "ops/philox.h"
+#include "ops/philox_float.h"
 
 namespace cl::cuda {
 namespace {
@@ -56,8 +57,7 @@ __global__ void scatter_kernel(T* base, const int64_t* off, const T* v, int64_t 
 
 // Uniforms and normals for float, float16 and bfloat16 outputs, in float math. They agree
 // with the CPU's double-precision philox::sample4 to within float rounding: the uniforms are
-// the same grid points, and the normals' inputs keep their precision (u1 split in two exact
-// parts, the angle reduced to a quadrant in integer arithmetic).
+// the same grid points, and the normals come from philox_float.h.
 template <int KIND>
 __device__ __forceinline__ void sample4_float(float a, float b, int bits, const philox::Out& o,
                                               float v[4]) {
@@ -69,31 +69,10 @@ __device__ __forceinline__ void sample4_float(float a, float b, int bits, const 
   } else {
 #pragma unroll
     for (int p = 0; p < 4; p += 2) {
-      uint32_t w0 = o.w[p], w1 = o.w[p + 1];
-      // log(u1), u1 = 1 - w0 / 2^32 = m / 2^32 in (0, 1]: the high 24 bits of m are exact in
-      // float, the rest is a first-order correction (relative size < 2^-16). m = 2^32 (w0 = 0)
-      // doesn't fit 32 bits and is spelled out.
-      const uint32_t m = 0u - w0;
-      const uint32_t mh = m >= (1u << 24) ? m & ~0xFFu : m;
-      const float fmh = w0 == 0 ? 0x1p32f : __uint2float_rn(mh);
-      float lg = logf(fmh * 0x1p-32f) + __fdividef(__uint2float_rn(m - mh), fmh);
-      float r = sqrtf(-2.0f * lg);
-      // sin and cos of 2 pi w1 / 2^32: the quadrant q and the remainder (in [-1/8, 1/8) of a
-      // turn) come from the integer exactly; Taylor polynomials to x^9 / x^10 on |x| <= pi/4.
-      const uint32_t q = (w1 + (1u << 29)) >> 30;
-      const float x = float(int32_t(w1 - (q << 30))) * (1.5707963267948966f * 0x1p-30f);
-      const float x2 = x * x;
-      const float sn =
-          x * (1.0f +
-               x2 * (-1.0f / 6 + x2 * (1.0f / 120 + x2 * (-1.0f / 5040 + x2 * (1.0f / 362880)))));
-      const float cs =
-          1.0f +
-          x2 * (-0.5f + x2 * (1.0f / 24 +
-                              x2 * (-1.0f / 720 + x2 * (1.0f / 40320 - x2 * (1.0f / 3628800)))));
-      const float s = q == 0 ? sn : q == 1 ? cs : q == 2 ? -sn : -cs;
-      const float c = q == 0 ? cs : q == 1 ? -sn : q == 2 ? -cs : sn;
-      v[p] = a + b * r * c;
-      v[p + 1] = a + b * r * s;
+      float z0, z1;
+      philox::normal_pair_float(o.w[p], o.w[p + 1], &z0, &z1);
+      v[p] = fmaf(b, z0, a);
+      v[p + 1] = fmaf(b, z1, a);
     }
   }
 }

@@ -1,0 +1,152 @@
+// Host cost of one kernel launch by each route cudalite could take, on the device machine:
+//   nvcc -O2 -std=c++17 -o /tmp/launch_overhead benchmarks/cpp/launch_overhead.cu -lcuda
+//   /tmp/launch_overhead
+// Each figure is the median over 15 runs of 20,000 back-to-back calls (host time per call,
+// synchronised at the end), beside the GPU's time per kernel, so that a queue-bound loop
+// shows as such.
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+struct Args {  // the size of the dense elementwise kernel's arguments (two inputs)
+  float* out;
+  const float* in[2];
+  float sval[2];
+  unsigned mask;
+};
+
+struct Bytes {  // a small host-to-device copy carried in the kernel's parameters
+  unsigned char b[16];
+};
+__global__ void store_bytes(unsigned char* dst, Bytes v, int n) {
+  if (threadIdx.x < n) dst[threadIdx.x] = v.b[threadIdx.x];
+}
+
+__global__ void tiny(long long n, Args a) {
+  if (threadIdx.x < n) a.out[threadIdx.x] = a.in[0][threadIdx.x] + a.in[1][threadIdx.x];
+}
+
+template <class F>
+double per_call_us(F f, int n = 20000) {
+  std::vector<double> v;
+  for (int r = 0; r < 15; ++r) {
+    cudaDeviceSynchronize();
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i) f();
+    cudaDeviceSynchronize();
+    v.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+        n);
+  }
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int main() {
+  float* d = nullptr;
+  cudaMalloc(&d, 1024);
+  Args a{d, {d + 1, d + 2}, {0, 0}, 0};
+  long long n = 1;
+  cudaStream_t s0 = nullptr, s1 = nullptr;
+  cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking);
+  tiny<<<1, 32>>>(n, a);
+  cudaDeviceSynchronize();
+
+  CUfunction fn = nullptr;
+  cudaGetFuncBySymbol(reinterpret_cast<cudaFunction_t*>(&fn), reinterpret_cast<void*>(&tiny));
+  void* params[] = {&n, &a};
+  int dev = 0;
+
+  std::printf("%-52s %8s\n", "route", "us/call");
+  std::printf("%-52s %8.3f\n", "<<<>>> on the legacy default stream",
+              per_call_us([&] { tiny<<<1, 32, 0, s0>>>(n, a); }));
+  std::printf("%-52s %8.3f\n", "<<<>>> on a non-blocking stream",
+              per_call_us([&] { tiny<<<1, 32, 0, s1>>>(n, a); }));
+  std::printf("%-52s %8.3f\n", "cudaLaunchKernel, legacy stream", per_call_us([&] {
+                cudaLaunchKernel(reinterpret_cast<void*>(&tiny), dim3(1), dim3(32), params, 0, s0);
+              }));
+  std::printf("%-52s %8.3f\n", "cuLaunchKernel (driver), legacy stream", per_call_us([&] {
+                cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr);
+              }));
+  std::printf("%-52s %8.3f\n", "cuLaunchKernel (driver), non-blocking stream", per_call_us([&] {
+                cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, reinterpret_cast<CUstream>(s1), params,
+                               nullptr);
+              }));
+  std::printf("%-52s %8.3f\n", "<<<>>> + cudaGetDevice + cudaGetLastError", per_call_us([&] {
+                cudaGetDevice(&dev);
+                tiny<<<1, 32, 0, s0>>>(n, a);
+                cudaGetLastError();
+              }));
+  std::printf("%-52s %8.3f\n", "cudaGetDevice alone",
+              per_call_us([&] { cudaGetDevice(&dev); }, 200000));
+  std::printf("%-52s %8.3f\n", "cudaGetLastError alone",
+              per_call_us([&] { cudaGetLastError(); }, 200000));
+
+  // Blocking 4-byte host-to-device copies (what cpu_tensor.cuda() needs), each ending with
+  // the stream synchronisation that torch's blocking copy does.
+  float* pinned = nullptr;
+  cudaHostAlloc(&pinned, 64, cudaHostAllocDefault);
+  float pageable[16] = {1.0f};
+  Bytes bytes{};
+  std::printf("blocking 4-byte host-to-device copy:\n");
+  std::printf("%-52s %8.3f\n", "  cudaMemcpyAsync from pinned + cudaStreamSynchronize",
+              per_call_us(
+                  [&] {
+                    cudaMemcpyAsync(d, pinned, 4, cudaMemcpyHostToDevice, s0);
+                    cudaStreamSynchronize(s0);
+                  },
+                  5000));
+  std::printf("%-52s %8.3f\n", "  cudaMemcpyAsync from pageable + cudaStreamSynchronize",
+              per_call_us(
+                  [&] {
+                    cudaMemcpyAsync(d, pageable, 4, cudaMemcpyHostToDevice, s0);
+                    cudaStreamSynchronize(s0);
+                  },
+                  5000));
+  std::printf(
+      "%-52s %8.3f\n", "  cudaMemcpyAsync from pageable, no synchronisation",
+      per_call_us([&] { cudaMemcpyAsync(d, pageable, 4, cudaMemcpyHostToDevice, s0); }, 5000));
+  std::printf("%-52s %8.3f\n", "  bytes as kernel parameters + cudaStreamSynchronize",
+              per_call_us(
+                  [&] {
+                    store_bytes<<<1, 32, 0, s0>>>(reinterpret_cast<unsigned char*>(d), bytes, 4);
+                    cudaStreamSynchronize(s0);
+                  },
+                  5000));
+  std::printf(
+      "%-52s %8.3f\n", "  bytes as kernel parameters, no synchronisation",
+      per_call_us(
+          [&] { store_bytes<<<1, 32, 0, s0>>>(reinterpret_cast<unsigned char*>(d), bytes, 4); },
+          5000));
+  std::printf("%-52s %8.3f\n", "  cuMemsetD32Async + cudaStreamSynchronize",
+              per_call_us(
+                  [&] {
+                    cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(d), 0x3f800000u, 1, nullptr);
+                    cudaStreamSynchronize(s0);
+                  },
+                  5000));
+  std::printf("%-52s %8.3f\n", "4-byte device-to-host: cudaMemcpyAsync to pinned + sync",
+              per_call_us(
+                  [&] {
+                    cudaMemcpyAsync(pinned, d, 4, cudaMemcpyDeviceToHost, s0);
+                    cudaStreamSynchronize(s0);
+                  },
+                  5000));
+
+  // GPU time per kernel, back to back (events): the floor a launch-bound loop can reach.
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  cudaEventRecord(e0, s0);
+  for (int i = 0; i < 20000; ++i) tiny<<<1, 32, 0, s0>>>(n, a);
+  cudaEventRecord(e1, s0);
+  cudaEventSynchronize(e1);
+  float ms = 0;
+  cudaEventElapsedTime(&ms, e0, e1);
+  std::printf("%-52s %8.3f\n", "GPU time per kernel, back to back (events)", ms * 1000 / 20000);
+  return 0;
+}
