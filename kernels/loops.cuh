@@ -21,6 +21,7 @@
 #include "core/cuda_api.h"
 #include "core/half.h"
 #include "cuda/cuda_check.h"
+#include "kernels/launch.cuh"
 #include "ops/elementwise_iter.h"
 
 namespace cl::gpu {
@@ -273,8 +274,8 @@ void launch_tiled(const TileArgs<N>& t, const DenseArgs<out_t, in_t, N>& d, F f,
     dim3 grid(unsigned((t.n0 + T0 - 1) / T0),
               unsigned(std::min<int64_t>((t.n1 + T1 - 1) / T1, 65535)),
               unsigned(std::min<int64_t>(t.n2, 65535)));
-    tiled_kernel<out_t, in_t, N, T0, T1, MINB>
-        <<<grid, dim3(kTile, kTileRows), 0, stream>>>(t, d, f);
+    launch<tiled_kernel<out_t, in_t, N, T0, T1, MINB, F>>(grid, dim3(kTile, kTileRows), stream, t,
+                                                          d, f);
   }
 }
 
@@ -303,9 +304,9 @@ void gpu_kernel(const ElementwiseIter& it, F f) {
     const int64_t blocks = (it.numel + per_block - 1) / per_block;
     CL_CHECK(blocks <= INT32_MAX, "elementwise op: tensor too large for one launch");
     if (aligned) {
-      dense_kernel<out_t, in_t, N, V><<<unsigned(blocks), kBlock, 0, stream>>>(it.numel, d, f);
+      launch<dense_kernel<out_t, in_t, N, V, F>>(unsigned(blocks), kBlock, stream, it.numel, d, f);
     } else {
-      dense_kernel<out_t, in_t, N, 1><<<unsigned(blocks), kBlock, 0, stream>>>(it.numel, d, f);
+      launch<dense_kernel<out_t, in_t, N, 1, F>>(unsigned(blocks), kBlock, stream, it.numel, d, f);
     }
   } else if (TileArgs<N> t{}; make_tile_args(it, t)) {
     launch_tiled<out_t, in_t, N, kTile, 4 * kTile, 4>(t, d, f, stream);
@@ -318,11 +319,11 @@ void gpu_kernel(const ElementwiseIter& it, F f) {
       for (int dd = 0; dd < it.ndim; ++dd) s.strides[k][dd] = it.strides[k][dd];
     }
     if (it.numel <= int64_t(UINT32_MAX)) {
-      strided_kernel<out_t, in_t, N, uint32_t>
-          <<<grid_for(it.numel), kBlock, 0, stream>>>(it.numel, s, d, f);
+      launch<strided_kernel<out_t, in_t, N, uint32_t, F>>(grid_for(it.numel), kBlock, stream,
+                                                          it.numel, s, d, f);
     } else {
-      strided_kernel<out_t, in_t, N, int64_t>
-          <<<grid_for(it.numel), kBlock, 0, stream>>>(it.numel, s, d, f);
+      launch<strided_kernel<out_t, in_t, N, int64_t, F>>(grid_for(it.numel), kBlock, stream,
+                                                         it.numel, s, d, f);
     }
   }
   CL_CUDA_KERNEL_LAUNCH_CHECK();

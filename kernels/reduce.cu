@@ -206,7 +206,7 @@ void launch(const Tensor& in, int64_t outer, int64_t inner, const Tensor& out, c
   int64_t* ix = idx ? reinterpret_cast<int64_t*>(idx->data()) : nullptr;
   if (inner <= 32 && outer >= 1024) {
     int64_t blocks = (outer + kThreads - 1) / kThreads;
-    thread_rows<T, Red><<<unsigned(blocks), kThreads, 0, stream>>>(x, outer, inner, o, ix);
+    gpu::launch<thread_rows<T, Red>>(unsigned(blocks), kThreads, stream, x, outer, inner, o, ix);
     CL_CUDA_KERNEL_LAUNCH_CHECK();
     return;
   }
@@ -227,11 +227,11 @@ void launch(const Tensor& in, int64_t outer, int64_t inner, const Tensor& out, c
         empty({int64_t(outer * splits * int64_t(sizeof(acc_t)))}, ScalarType::UInt8, in->device());
   }
   acc_t* pp = partial ? reinterpret_cast<acc_t*>(partial->data()) : nullptr;
-  block_rows<T, Red>
-      <<<unsigned(outer * splits), kThreads, 0, stream>>>(x, inner, chunk, int(splits), o, ix, pp);
+  gpu::launch<block_rows<T, Red>>(unsigned(outer * splits), kThreads, stream, x, inner, chunk,
+                                  int(splits), o, ix, pp);
   CL_CUDA_KERNEL_LAUNCH_CHECK();
   if (splits > 1) {
-    finish_rows<Red><<<unsigned(outer), kThreads, 0, stream>>>(pp, int(splits), o, ix);
+    gpu::launch<finish_rows<Red>>(unsigned(outer), kThreads, stream, pp, int(splits), o, ix);
     CL_CUDA_KERNEL_LAUNCH_CHECK();
   }
 }
@@ -310,13 +310,13 @@ void launch_cols_v(const T* x, int64_t outer, int64_t inner, int64_t cols, const
   int64_t* ix = idx ? reinterpret_cast<int64_t*>(idx->data()) : nullptr;
   dim3 grid(static_cast<unsigned>(xblocks), static_cast<unsigned>(outer),
             static_cast<unsigned>(splits));
-  col_partial<T, Red, V>
-      <<<grid, kThreads, 0, stream>>>(x, inner, cols, chunk, out->data(), ix, pp, int(splits));
+  gpu::launch<col_partial<T, Red, V>>(grid, kThreads, stream, x, inner, cols, chunk, out->data(),
+                                      ix, pp, int(splits));
   CL_CUDA_KERNEL_LAUNCH_CHECK();
   if (splits > 1) {
     int64_t n = outer * cols;
-    col_finish<Red><<<unsigned((n + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
-        pp, n, int(splits), out->data(), ix);
+    gpu::launch<col_finish<Red>>(unsigned((n + kThreads - 1) / kThreads), kThreads, stream, pp, n,
+                                 int(splits), out->data(), ix);
     CL_CUDA_KERNEL_LAUNCH_CHECK();
   }
 }

@@ -100,6 +100,13 @@ int main() {
                     cudaStreamSynchronize(s0);
                   },
                   5000));
+  std::printf("%-52s %8.3f\n", "  cuMemcpyHtoDAsync from pinned + cuStreamSynchronize",
+              per_call_us(
+                  [&] {
+                    cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(d), pinned, 4, nullptr);
+                    cuStreamSynchronize(nullptr);
+                  },
+                  5000));
   std::printf("%-52s %8.3f\n", "  cudaMemcpyAsync from pageable + cudaStreamSynchronize",
               per_call_us(
                   [&] {
