@@ -322,6 +322,29 @@ def test_inplace_ops(device):
     assert f.dtype is C.float32 and f.tolist() == [2.5, 3.5]
 
 
+def test_inplace_methods_fast_path_and_fallbacks(device):
+    """add_/sub_/mul_/div_ are one C++ call with default keywords; alpha, rounding_mode, a
+    bool alpha and bad operands take the full path, with torch's results and errors."""
+    t = C.tensor([4.0, 7.0], device=device)
+    assert t.add_(1) is t and t.sub_(C.ones(2, device=device)) is t
+    assert t.mul_(2) is t and t.div_(4) is t
+    assert t.tolist() == [2.0, 3.5]
+    t.add_(C.ones(2, device=device), alpha=3)
+    t.sub_(1, alpha=2.0)
+    t.div_(2, rounding_mode="floor")
+    assert t.tolist() == [1.0, 2.0]
+    with pytest.raises(RuntimeError, match="Boolean alpha only supported for Boolean results"):
+        t.add_(1, alpha=True)  # not the int 1 of the fast path: torch's check applies
+    assert t.tolist() == [1.0, 2.0]
+    for call in (lambda: t.add_("x"), lambda: t.mul_(None), lambda: t.div_([1])):
+        with pytest.raises(TypeError, match="must be Tensor"):
+            call()
+    i = C.tensor([5, 7], device=device)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast"):
+        i.div_(2)
+    assert i.tolist() == [5, 7]
+
+
 def test_inplace_view_writes_base(device):
     x = C.zeros(3, 4, device=device)
     x[:, 1].add_(5)

@@ -57,6 +57,31 @@ py::object inplace(py::handle self_h, py::handle other) {
   return py::reinterpret_borrow<py::object>(self_h);
 }
 
+// Tensor.add_/sub_/mul_/div_ in one call (no Python frame) when the keyword is at its
+// default and the operand is a tensor or a number: the in-place dunder's case. Anything else
+// (alpha, rounding_mode, bad operands, autograd) goes to the full Python method, which
+// _tensor_math registers with _set_inplace_slow.
+py::dict* g_inplace_slow = nullptr;
+
+bool is_int_one(py::handle h) {
+  return PyLong_CheckExact(h.ptr()) && PyLong_AsLongLong(h.ptr()) == 1;
+}
+
+template <BinaryOp OP>
+py::object inplace_method(const char* name, py::handle self, py::handle other, const char* key,
+                          py::handle value, bool fast) {
+  if (fast) {
+    py::object r = inplace<OP>(self, other);
+    if (r.ptr() != Py_NotImplemented) return r;
+  }
+  CL_CHECK(g_inplace_slow, "cudalite: in-place methods used before cudalite was imported");
+  py::object slow = (*g_inplace_slow)[name];
+  if (!key) return slow(self, other);
+  py::dict kw;
+  kw[key] = value;
+  return slow(self, other, **kw);
+}
+
 }  // namespace
 
 Scalar to_scalar(py::handle h) {
@@ -135,6 +160,31 @@ void bind_ops(py::module_& m) {
   CL_BIN("or", BitOr)
   CL_BIN("xor", BitXor)
 #undef CL_BIN
+  tcls.def(
+          "add_",
+          [](py::handle s, py::handle o, py::handle alpha) {
+            return inplace_method<BinaryOp::Add>("add_", s, o, "alpha", alpha, is_int_one(alpha));
+          },
+          py::arg("other"), py::kw_only(), py::arg("alpha") = 1)
+      .def(
+          "sub_",
+          [](py::handle s, py::handle o, py::handle alpha) {
+            return inplace_method<BinaryOp::Sub>("sub_", s, o, "alpha", alpha, is_int_one(alpha));
+          },
+          py::arg("other"), py::kw_only(), py::arg("alpha") = 1)
+      .def(
+          "mul_",
+          [](py::handle s, py::handle o) {
+            return inplace_method<BinaryOp::Mul>("mul_", s, o, nullptr, py::none(), true);
+          },
+          py::arg("other"))
+      .def(
+          "div_",
+          [](py::handle s, py::handle o, py::handle mode) {
+            return inplace_method<BinaryOp::Div>("div_", s, o, "rounding_mode", mode,
+                                                 mode.is_none());
+          },
+          py::arg("other"), py::kw_only(), py::arg("rounding_mode") = py::none());
   tcls.def("__eq__", &fwd<BinaryOp::Eq>, py::is_operator())
       .def("__ne__", &fwd<BinaryOp::Ne>, py::is_operator())
       .def("__lt__", &fwd<BinaryOp::Lt>, py::is_operator())
@@ -168,6 +218,7 @@ void bind_ops(py::module_& m) {
   m.def("_set_autograd_hook", [](py::object f) {
     g_autograd_hook = f.is_none() ? nullptr : new py::object(std::move(f));
   });
+  m.def("_set_inplace_slow", [](py::dict d) { g_inplace_slow = new py::dict(std::move(d)); });
   m.def("_set_grad_enabled", &set_grad_enabled);
   m.def("_is_grad_enabled", &grad_enabled);
   m.def(
