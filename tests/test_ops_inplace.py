@@ -1,0 +1,128 @@
+"""In-place ops and out=: results, aliasing, the fast method path and their errors (what
+PyTorch 2.11 returns and raises)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import cudalite as C
+from conftest import to_np
+
+
+def test_inplace_ops(device):
+    a = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
+    t = C.tensor(a, device=device)
+    ptr = t.data_ptr()
+    t += 1
+    t *= C.tensor([2.0, 3.0], device=device)
+    t -= 0.5
+    t /= 2
+    t.add_(C.ones(2, device=device), alpha=2).sub_(1).mul_(3).div_(2)
+    t.exp_().log_().sqrt_().neg_().abs_()
+    want = np.sqrt((((((a + 1) * [2.0, 3.0]) - 0.5) / 2) + 2 - 1) * 3 / 2)
+    np.testing.assert_allclose(to_np(t), want, rtol=1e-5)
+    assert t.data_ptr() == ptr
+    i = C.tensor([1, 2], dtype=C.int32, device=device)
+    i += 2
+    i *= 3
+    i //= 2
+    i %= 4
+    assert i.dtype is C.int32
+    np.testing.assert_array_equal(to_np(i), (((np.array([1, 2], np.int32) + 2) * 3) // 2) % 4)
+    f = C.tensor([1.5, 2.5], device=device)
+    f += C.tensor([1.0], dtype=C.float64, device=device)  # float64 -> float32 is allowed
+    assert f.dtype is C.float32 and f.tolist() == [2.5, 3.5]
+
+
+def test_inplace_methods_fast_path_and_fallbacks(device):
+    """add_/sub_/mul_/div_ are one C++ call with default keywords; alpha, rounding_mode, a
+    bool alpha and bad operands take the full path, with torch's results and errors."""
+    t = C.tensor([4.0, 7.0], device=device)
+    assert t.add_(1) is t and t.sub_(C.ones(2, device=device)) is t
+    assert t.mul_(2) is t and t.div_(4) is t
+    assert t.tolist() == [2.0, 3.5]
+    t.add_(C.ones(2, device=device), alpha=3)
+    t.sub_(1, alpha=2.0)
+    t.div_(2, rounding_mode="floor")
+    assert t.tolist() == [1.0, 2.0]
+    with pytest.raises(RuntimeError, match="Boolean alpha only supported for Boolean results"):
+        t.add_(1, alpha=True)  # not the int 1 of the fast path: torch's check applies
+    assert t.tolist() == [1.0, 2.0]
+    for call in (lambda: t.add_("x"), lambda: t.mul_(None), lambda: t.div_([1])):
+        with pytest.raises(TypeError, match="must be Tensor"):
+            call()
+    i = C.tensor([5, 7], device=device)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast"):
+        i.div_(2)
+    assert i.tolist() == [5, 7]
+
+
+def test_inplace_view_writes_base(device):
+    x = C.zeros(3, 4, device=device)
+    x[:, 1].add_(5)
+    x.t()[2].mul_(0).add_(1)
+    a = np.zeros((3, 4), dtype=np.float32)
+    a[:, 1] += 5
+    a.T[2] = 1
+    np.testing.assert_array_equal(to_np(x), a)
+
+
+@pytest.mark.parametrize(
+    "dtype, call, result",
+    [
+        ("int32", lambda t: t.add_(1.5), "Float"),
+        ("int32", lambda t: t.__iadd__(1.5), "Float"),
+        ("int32", lambda t: t.__itruediv__(2), "Float"),
+        ("int32", lambda t: t.mul_(C.tensor([1.5])), "Float"),
+        ("int32", lambda t: t.sqrt_(), "Float"),
+        ("int64", lambda t: t.exp_(), "Float"),
+        ("bool", lambda t: t.add_(1), "Long"),
+        ("float32", lambda t: t.add_(C.tensor([1.0], dtype=C.float64).expand(2)), None),
+    ],
+)
+def test_inplace_cast_errors(dtype, call, result):
+    t = C.tensor([1, 2], dtype=getattr(C, dtype))
+    if result is None:
+        call(t)
+        return
+    short = {"int32": "Int", "int64": "Long", "bool": "Bool"}[dtype]
+    msg = f"result type {result} can't be cast to the desired output type {short}"
+    with pytest.raises(RuntimeError, match=f"^{msg}$"):
+        call(t)
+
+
+def test_inplace_broadcast_error(device):
+    y = C.zeros(3, 1, device=device)
+    msg = "output with shape [3, 1] doesn't match the broadcast shape [3, 4]"
+    with pytest.raises(RuntimeError, match=f"^{re.escape(msg)}$"):
+        y.add_(C.ones(3, 4, device=device))
+    y.add_(C.ones(1, device=device))
+    assert y.tolist() == [[1.0], [1.0], [1.0]]
+
+
+def test_out_argument(device):
+    a = C.tensor([1.0, 2.0], device=device)
+    o = C.empty(2, device=device)
+    assert C.add(a, 1, out=o) is o
+    assert o.tolist() == [2.0, 3.0]
+    o64 = C.empty(2, dtype=C.float64, device=device)
+    C.add(C.tensor([1, 2], device=device), 1, out=o64)
+    assert o64.dtype is C.float64 and o64.tolist() == [2.0, 3.0]
+    ob = C.empty(2, dtype=C.float32, device=device)
+    C.eq(C.tensor([1, 2], device=device), 1, out=ob)
+    assert ob.tolist() == [1.0, 0.0]
+    e = C.empty(0, device=device)
+    assert C.exp(a, out=e) is e and e.shape == (2,)
+    with pytest.warns(
+        UserWarning,
+        match=re.escape("An output with one or more elements was resized since it had shape [3]"),
+    ):
+        C.add(a, 1, out=C.empty(3, device=device))
+    msg = "result type Float can't be cast to the desired output type Long"
+    with pytest.raises(RuntimeError, match=f"^{msg}$"):
+        C.add(a, 1, out=C.empty(2, dtype=C.int64, device=device))
+    with pytest.raises(RuntimeError, match=f"^{msg}$"):
+        C.exp(C.tensor([1, 2], device=device), out=C.empty(2, dtype=C.int64, device=device))
