@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks on the device machine (after scripts/gpu_check.sh installed the package).
-# Usage: bash scripts/gpu_bench.sh [benchmark.py ...]  (default: all of them)
+# Usage: bash scripts/gpu_bench.sh [benchmark.py | cpp/name.cu ...]  (default: all Python ones)
+# A .cu benchmark (benchmarks/cpp/) is compiled with nvcc and run.
 set -uo pipefail
 OUT=${OUT:-/tmp/cudalite-out}
 mkdir -p "$OUT"
@@ -9,6 +10,12 @@ benches=("$@")
 [ ${#benches[@]} -eq 0 ] && benches=(bench_cuda_basics.py bench_allocator.py bench_transfers.py bench_gpu_math.py bench_training.py bench_cpu.py)
 for b in "${benches[@]}"; do
   echo "### $b"
-  timeout 240 python3 "benchmarks/$b" > "$OUT/${b%.py}.log" 2>&1
-  grep -v "^$" "$OUT/${b%.py}.log" | grep -v "^==" | tail -40
+  log="$OUT/$(basename "${b%.*}").log"
+  if [[ $b == *.cu ]]; then
+    nvcc -O2 -std=c++17 -arch=sm_90 -o "/tmp/$(basename "${b%.cu}")" "benchmarks/$b" -lcuda &&
+      timeout 240 "/tmp/$(basename "${b%.cu}")" > "$log" 2>&1
+  else
+    timeout 240 python3 "benchmarks/$b" > "$log" 2>&1
+  fi
+  grep -v "^$" "$log" | grep -v "^==" | tail -40
 done
