@@ -18,33 +18,13 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
+#include "core/half.h"
 #include "core/macros.h"
 
 namespace cl::philox {
 
 namespace detail {
-
-CL_HOST_DEVICE inline uint32_t float_bits(float x) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(x);
-#else
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
-#endif
-}
-
-CL_HOST_DEVICE inline float bits_float(uint32_t u) {
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(u);
-#else
-  float x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-#endif
-}
 
 // 1 / sqrt(y) for a normal y > 0: the hardware's approximation (relative error < 2^-22.9).
 CL_HOST_DEVICE inline float rsqrt_approx(float y) {
@@ -64,8 +44,8 @@ CL_HOST_DEVICE inline float log_one_minus(uint32_t w0) {
   const bool near1 = w0 <= 0x55555555u;                    // u1 >= 2/3
   const float x = float(near1 ? w0 : 0u - w0) * 0x1p-32f;  // t = -x, or u1 = x
   // x = 2^k * mant with mant in [2/3, 4/3) (only for u1 < 2/3; x >= 2^-32 is normal).
-  const int32_t k = near1 ? 0 : int32_t(detail::float_bits(x) - 0x3f2aaaabu) >> 23;
-  const float mant = detail::bits_float(detail::float_bits(x) - (uint32_t(k) << 23));
+  const int32_t k = near1 ? 0 : int32_t(cl::detail::f32_bits(x) - 0x3f2aaaabu) >> 23;
+  const float mant = cl::detail::bits_f32(cl::detail::f32_bits(x) - (uint32_t(k) << 23));
   const float f = near1 ? -x : mant - 1.0f;
   // log1p(f) = f + f^2 P(f) on [-1/3, 1/3]
   float p = 0.13856412f;
