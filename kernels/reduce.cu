@@ -210,9 +210,8 @@ void launch(const Tensor& in, int64_t outer, int64_t inner, const Tensor& out, c
     CL_CUDA_KERNEL_LAUNCH_CHECK();
     return;
   }
-  // Split long rows so that the GPU is full in one wave: 8 blocks of 256 threads per
-  // multiprocessor (the kernel takes 32 registers), each with kUnroll vectors in flight.
-  int64_t want_blocks = 132 * 8;
+  // Split long rows so that about 4 blocks per multiprocessor are busy.
+  int64_t want_blocks = 132 * 4;
   int64_t splits = 1;
   if (outer < want_blocks) {
     splits = (want_blocks + outer - 1) / outer;
