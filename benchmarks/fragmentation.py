@@ -6,7 +6,8 @@ and sequence length change every step, and an inference server whose key/value b
 by reallocation. Allocators, each in its own subprocess so that its environment variables
 apply from the start:
 
-    cudalite            default settings (arenas with page lending)
+    cudalite            default settings (arenas with page lending, 4 MiB large-pool pages)
+    cudalite-2MiB       large_segment_size_mb:2 (pages of the hardware granularity)
     cudalite-20MiB      large_segment_size_mb:20 (fewer, larger pages, as torch's)
     cudalite-classic    expandable_segments:False (torch's segment sizes)
     torch               PyTorch's default caching allocator
@@ -46,6 +47,7 @@ TRACES = {
 }
 ENV = {
     "cudalite": {},
+    "cudalite-2MiB": {"CUDALITE_ALLOC_CONF": "large_segment_size_mb:2"},
     "cudalite-20MiB": {"CUDALITE_ALLOC_CONF": "large_segment_size_mb:20"},
     "cudalite-classic": {"CUDALITE_ALLOC_CONF": "expandable_segments:False"},
     "torch": {},

@@ -8,6 +8,9 @@ MiB = 1 << 20
 GiB = 1 << 30
 H = _C._memory._HostCachingAllocator
 CLASSIC = "expandable_segments:False"  # torch's default cudaMalloc-style segments
+# Large-pool pages of the hardware granularity (the default is 4 MiB): tests of the arena
+# mechanics count pages in these units.
+PAGES_2MIB = "large_segment_size_mb:2"
 
 
 def flat(h):

@@ -11,7 +11,16 @@ import re
 
 import pytest
 
-from _alloc_helpers import CLASSIC, GiB, H, MiB, assert_snapshot_matches_stats, cur, flat
+from _alloc_helpers import (
+    CLASSIC,
+    PAGES_2MIB,
+    GiB,
+    H,
+    MiB,
+    assert_snapshot_matches_stats,
+    cur,
+    flat,
+)
 from cudalite import _C
 
 # ---------------------------------------------------------------------------------------
@@ -156,7 +165,7 @@ def test_max_split_size_keeps_oversize_blocks_whole():
 
 
 def test_empty_cache_keeps_memory_in_use():
-    h = H(GiB)
+    h = H(GiB, PAGES_2MIB)
     a = h.alloc(4 * MiB)
     b = h.alloc(4 * MiB)
     h.fill(b, 4 * MiB, 7)
@@ -283,7 +292,7 @@ def test_allocation_retries_after_freeing_the_cache():
 
 
 def test_arena_grows_its_free_tail_without_a_retry():
-    h = H(64 * MiB)
+    h = H(64 * MiB, PAGES_2MIB)
     h.free(h.alloc(40 * MiB))
     p = h.alloc(50 * MiB)  # the free 40 MiB tail grows by 10 MiB
     st = flat(h)

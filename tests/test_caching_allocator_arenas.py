@@ -3,14 +3,14 @@ reclaiming lent ranges through windows, and data integrity while pages move (all
 "Arenas" to "Steady state"). Runs everywhere, no GPU needed.
 """
 
-from _alloc_helpers import GiB, H, MiB, assert_snapshot_matches_stats, cur, flat
+from _alloc_helpers import PAGES_2MIB, GiB, H, MiB, assert_snapshot_matches_stats, cur, flat
 
 # ---------------------------------------------------------------------------------------
 # Arenas: growth, lending, windows.
 
 
 def test_arena_grows_in_pages_and_reuses_its_tail():
-    h = H(GiB)
+    h = H(GiB, PAGES_2MIB)
     a = h.alloc(5 * MiB // 2)
     assert cur(h, "reserved_bytes.large_pool") == 4 * MiB  # two 2 MiB pages
     b = h.alloc(5 * MiB // 4)  # fits the 1.5 MiB free tail
@@ -24,7 +24,7 @@ def test_arena_grows_in_pages_and_reuses_its_tail():
 
 
 def test_growth_leaves_room_to_grow_in_place():
-    h = H(GiB)
+    h = H(GiB, PAGES_2MIB)
     a = h.alloc(31 * MiB // 2)  # 8 pages, the last one partly used
     b = h.alloc(16 * MiB)  # after a gap of 2 MiB of address space (an eighth of a)
     assert b == a + 18 * MiB

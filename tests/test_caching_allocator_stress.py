@@ -36,11 +36,12 @@ def test_fragmentation_ratio_at_most_1_03(name):
     assert default["peak_reserved"] <= classic["peak_reserved"]
 
 
-# Driver calls (maps and unmaps) per operation allowed in a warm replay after the first.
+# Driver calls (maps and unmaps) per operation allowed in a warm replay after the first two.
 # Training runs on its mappings; growing KV-cache buffers under a 2% budget still move pages
-# (docs/allocator.md, "Steady state"); before, that trace made 3.3 calls per operation warm
-# and exhausted the host's mappings on its second warm replay.
-WARM_CALLS_PER_OP = {"synthetic": 0.05, "training": 0.001, "kvcache": 1.0}
+# (docs/allocator.md, "Steady state": about 0.35 per operation with 4 MiB pages, 0.65 with
+# 2 MiB); before those rules, that trace made 3.3 calls per operation warm and exhausted the
+# host's mappings on its second warm replay.
+WARM_CALLS_PER_OP = {"synthetic": 0.05, "training": 0.001, "kvcache": 0.5}
 
 
 def driver_calls(h):
@@ -54,7 +55,8 @@ def test_warm_replays_make_few_driver_calls(name):
     h = H(256 * GiB)
     cold = h.replay(ops)
     assert cold["peak_reserved"] / cold["peak_allocated"] <= 1.03
-    h.replay(ops)  # first warm replay: settles the cache the cold one left
+    for _ in range(2):  # the first warm replays settle the cache the cold one left
+        h.replay(ops)
     for _ in range(3):
         before = driver_calls(h)
         warm = h.replay(ops)

@@ -334,7 +334,7 @@ def test_settings_from_the_environment():
     assert classic.returncode == 0, classic.stderr
     assert int(classic.stdout) == 20 * MiB  # torch's 20 MiB segment for a 3 MiB request
     default = _subprocess(code)
-    assert int(default.stdout) == 4 * MiB  # two 2 MiB pages
+    assert int(default.stdout) == 4 * MiB  # one 4 MiB large-pool page
     bad = _subprocess(code, CUDALITE_ALLOC_CONF="expandable_segments:maybe")
     assert bad.returncode != 0 and "Expected 'True' or 'False'" in bad.stderr
 

@@ -34,7 +34,7 @@ struct AllocatorSettings {
   // cudalite's key: the page (physical allocation) size of large-pool arenas. Pages are the
   // unit arenas grow and lend in: small pages waste least, large pages take fewer driver
   // calls (torch's expandable segments use 20 MiB). Rounded up to the device granularity.
-  size_t large_segment_size = 2 * kMiB;
+  size_t large_segment_size = 4 * kMiB;
   bool release_lock_on_cudamalloc = false;
   // Pinned-memory keys, accepted for compatibility with torch's syntax.
   bool pinned_use_cuda_host_register = false;
