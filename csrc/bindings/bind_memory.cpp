@@ -15,8 +15,6 @@
 
 namespace cl::bind {
 
-namespace {
-
 py::dict stat_dict(const Stat& s) {
   py::dict d;
   d["current"] = s.current;
@@ -25,6 +23,8 @@ py::dict stat_dict(const Stat& s) {
   d["freed"] = s.freed;
   return d;
 }
+
+namespace {
 
 // torch.cuda.memory_stats_as_nested_dict's layout.
 py::dict stats_dict(const DeviceStats& st) {

@@ -110,15 +110,6 @@ void bind_event(py::module_& c) {
       .def("ipc_handle", [](Event& e) { return py::bytes(e.ipc_handle()); });
 }
 
-py::dict stat_dict(const HostStat& s) {
-  py::dict d;
-  d["current"] = s.current;
-  d["peak"] = s.peak;
-  d["allocated"] = s.allocated;
-  d["freed"] = s.freed;
-  return d;
-}
-
 py::dict duration_dict(const HostDurationStat& s) {
   py::dict d;
   d["total"] = s.total;

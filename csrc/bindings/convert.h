@@ -8,6 +8,7 @@
 
 #include "core/device.h"
 #include "core/dtype.h"
+#include "core/memory_stats.h"
 #include "core/tensor.h"
 #include "ops/ops.h"
 
@@ -42,6 +43,8 @@ Shape to_shape(py::handle h);
 Shape shape_from_args(const py::args& args);
 // A cudalite.Size (a tuple subclass defined in Python) for these sizes.
 py::object make_size(const Shape& s);
+// A memory statistic as torch's {"current", "peak", "allocated", "freed"} (bind_memory.cpp).
+py::dict stat_dict(const Stat& s);
 
 void bind_errors(py::module_& m);
 void bind_dtype(py::module_& m);

@@ -7,17 +7,6 @@
 
 namespace cl {
 
-void HostStat::increase(int64_t v) {
-  current += v;
-  allocated += v;
-  peak = std::max(peak, current);
-}
-
-void HostStat::decrease(int64_t v) {
-  current -= v;
-  freed += v;
-}
-
 void HostDurationStat::add(int64_t us) {
   total += us;
   ++count;
@@ -202,9 +191,9 @@ HostMemoryStats HostBlockCache::stats() {
 
 void HostBlockCache::reset_peak_stats() {
   std::lock_guard<std::mutex> lock(mu_);
-  for (HostStat* s : {&stats_.allocations, &stats_.allocated_bytes, &stats_.active_requests,
-                      &stats_.active_bytes}) {
-    s->peak = s->current;
+  for (Stat* s : {&stats_.allocations, &stats_.allocated_bytes, &stats_.active_requests,
+                  &stats_.active_bytes}) {
+    s->reset_peak();
   }
   for (HostDurationStat* d : {&stats_.host_alloc_time, &stats_.host_free_time}) {
     d->max = d->min = 0;
@@ -213,9 +202,9 @@ void HostBlockCache::reset_peak_stats() {
 
 void HostBlockCache::reset_accumulated_stats() {
   std::lock_guard<std::mutex> lock(mu_);
-  for (HostStat* s : {&stats_.allocations, &stats_.allocated_bytes, &stats_.active_requests,
-                      &stats_.active_bytes}) {
-    s->allocated = s->freed = 0;
+  for (Stat* s : {&stats_.allocations, &stats_.allocated_bytes, &stats_.active_requests,
+                  &stats_.active_bytes}) {
+    s->reset_accumulated();
   }
   for (HostDurationStat* d : {&stats_.host_alloc_time, &stats_.host_free_time}) {
     d->total = d->count = 0;

@@ -27,15 +27,10 @@
 #include <vector>
 
 #include "core/allocator.h"
+#include "core/memory_stats.h"
 
 namespace cl {
 
-// torch's Stat: a gauge with its peak and the running totals of its increases/decreases.
-struct HostStat {
-  int64_t current = 0, peak = 0, allocated = 0, freed = 0;
-  void increase(int64_t v);
-  void decrease(int64_t v);
-};
 // torch's DurationStat, in microseconds.
 struct HostDurationStat {
   int64_t total = 0, max = 0, min = 0, count = 0;
@@ -43,10 +38,10 @@ struct HostDurationStat {
 };
 // The fields of torch.cuda.host_memory_stats().
 struct HostMemoryStats {
-  HostStat allocations;      // blocks owned (in use + cached)
-  HostStat allocated_bytes;  // their bytes
-  HostStat active_requests;  // blocks handed out and not yet reusable
-  HostStat active_bytes;     // their bytes
+  Stat allocations;      // blocks owned (in use + cached)
+  Stat allocated_bytes;  // their bytes
+  Stat active_requests;  // blocks handed out and not yet reusable
+  Stat active_bytes;     // their bytes
   int64_t num_host_alloc = 0;
   int64_t num_host_free = 0;
   HostDurationStat host_alloc_time;
