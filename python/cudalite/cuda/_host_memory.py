@@ -5,8 +5,26 @@ The statistics have torch's keys and meanings (``torch.cuda.host_memory_stats``)
 are sized without torch's power-of-two rounding (see ``docs/pinned_memory.md``).
 """
 
+import collections
+
 from cudalite import _C
 from cudalite.cuda._lazy import is_initialized
+
+
+def _flatten_stats(nested):
+    """torch's flat statistics: dotted keys ("a.b.c") of a nested dict, sorted."""
+    result = []
+
+    def add(prefix, obj):
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                add(f"{prefix}.{k}" if prefix else k, v)
+        else:
+            result.append((prefix, obj))
+
+    add("", nested)
+    result.sort()
+    return collections.OrderedDict(result)
 
 
 def host_memory_stats() -> dict:
@@ -36,22 +54,7 @@ def host_memory_stats() -> dict:
 
     Block sizes are the request rounded up by less than 1/8 (not to a power of two).
     """
-    import collections
-
-    result = []
-
-    def _recurse_add_to_result(prefix, obj):
-        if isinstance(obj, dict):
-            if len(prefix) > 0:
-                prefix += "."
-            for k, v in obj.items():
-                _recurse_add_to_result(prefix + k, v)
-        else:
-            result.append((prefix, obj))
-
-    _recurse_add_to_result("", host_memory_stats_as_nested_dict())
-    result.sort()
-    return collections.OrderedDict(result)
+    return _flatten_stats(host_memory_stats_as_nested_dict())
 
 
 def host_memory_stats_as_nested_dict() -> dict:

@@ -5,7 +5,6 @@ snapshot format (PyTorch's memory_viz viewer opens ``_dump_snapshot`` files) and
 The allocator behind them is described in ``docs/allocator.md``.
 """
 
-import collections
 import pickle
 import sys
 import warnings
@@ -13,6 +12,7 @@ from typing import Any
 
 from cudalite import _C
 from cudalite.cuda._host_memory import (
+    _flatten_stats,
     host_empty_cache,
     host_memory_stats,
     host_memory_stats_as_nested_dict,
@@ -269,21 +269,7 @@ def memory_stats(device=None) -> dict[str, Any]:
             statistics for the current device, given by
             :func:`~cudalite.cuda.current_device`, if :attr:`device` is ``None`` (default).
     """
-    result = []
-
-    def _recurse_add_to_result(prefix, obj):
-        if isinstance(obj, dict):
-            if len(prefix) > 0:
-                prefix += "."
-            for k, v in obj.items():
-                _recurse_add_to_result(prefix + k, v)
-        else:
-            result.append((prefix, obj))
-
-    stats = memory_stats_as_nested_dict(device=device)
-    _recurse_add_to_result("", stats)
-    result.sort()
-    return collections.OrderedDict(result)
+    return _flatten_stats(memory_stats_as_nested_dict(device=device))
 
 
 def memory_stats_as_nested_dict(device=None) -> dict[str, Any]:
