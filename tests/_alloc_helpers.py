@@ -68,3 +68,12 @@ def assert_snapshot_matches_stats(h):
         for b in seg["blocks"]:
             assert b["address"] == addr
             addr += b["size"]
+
+
+def assert_all_returned(h, *ptrs):
+    """Frees ``ptrs``, empties the cache and checks that no memory is left reserved."""
+    for p in ptrs:
+        h.free(p)
+    h.empty_cache()
+    assert cur(h, "reserved_bytes.all") == 0
+    assert h.backend_used == 0

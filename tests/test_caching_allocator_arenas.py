@@ -3,7 +3,16 @@ reclaiming lent ranges through windows, and data integrity while pages move (all
 "Arenas" to "Steady state"). Runs everywhere, no GPU needed.
 """
 
-from _alloc_helpers import PAGES_2MIB, GiB, H, MiB, assert_snapshot_matches_stats, cur, flat
+from _alloc_helpers import (
+    PAGES_2MIB,
+    GiB,
+    H,
+    MiB,
+    assert_all_returned,
+    assert_snapshot_matches_stats,
+    cur,
+    flat,
+)
 
 # ---------------------------------------------------------------------------------------
 # Arenas: growth, lending, windows.
@@ -40,11 +49,7 @@ def test_growth_leaves_room_to_grow_in_place():
     h.fill(b, 16 * MiB, 8)
     assert h.check(c, 17 * MiB, 7)
     assert_snapshot_matches_stats(h)
-    h.free(b)
-    h.free(c)
-    h.empty_cache()
-    assert cur(h, "reserved_bytes.all") == 0
-    assert h.backend_used == 0
+    assert_all_returned(h, b, c)
 
 
 def test_growth_lends_free_pages_instead_of_reserving_more():
@@ -62,11 +67,7 @@ def test_growth_lends_free_pages_instead_of_reserving_more():
     # Live runs: [a] and [c d e], the lent hole between them is not reserved memory.
     assert cur(h, "segment.all") == 2
     assert_snapshot_matches_stats(h)
-    for p in (a, c, d, e):
-        h.free(p)
-    h.empty_cache()
-    assert cur(h, "reserved_bytes.all") == 0
-    assert h.backend_used == 0
+    assert_all_returned(h, a, c, d, e)
     assert_snapshot_matches_stats(h)
 
 
@@ -88,11 +89,7 @@ def test_lent_pages_are_reclaimed_without_driver_calls():
     h.fill(f, 20 * MiB, 6)
     assert h.check(d, 8 * MiB, 4)
     assert_snapshot_matches_stats(h)
-    h.free(f)
-    h.free(d)
-    h.empty_cache()
-    assert cur(h, "reserved_bytes.all") == 0
-    assert h.backend_used == 0
+    assert_all_returned(h, f, d)
 
 
 def test_a_window_across_several_lent_ranges_is_swapped_in_without_driver_calls():
