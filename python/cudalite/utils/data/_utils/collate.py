@@ -16,6 +16,20 @@ default_collate_err_msg_format = (
 )
 
 
+def _same_sequence(template, items):
+    """``items`` in a sequence like ``template``: a copy of it for mutable sequences, its type
+    otherwise, and a list when that type can't be built so (torch's rule)."""
+    try:
+        if isinstance(template, collections.abc.MutableSequence):
+            clone = copy.copy(template)
+            for i, item in enumerate(items):
+                clone[i] = item
+            return clone
+        return type(template)(items)
+    except TypeError:
+        return list(items)
+
+
 def _is_numpy(obj):
     t = type(obj)
     return t.__module__ == "numpy" and t.__name__ not in ("str_", "string_")
@@ -54,15 +68,7 @@ def default_convert(data):
     if isinstance(data, tuple):
         return [default_convert(d) for d in data]  # torch's backwards compatibility
     if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
-        try:
-            if isinstance(data, collections.abc.MutableSequence):
-                clone = copy.copy(data)
-                for i, d in enumerate(data):
-                    clone[i] = default_convert(d)
-                return clone
-            return elem_type([default_convert(d) for d in data])
-        except TypeError:
-            return [default_convert(d) for d in data]
+        return _same_sequence(data, [default_convert(d) for d in data])
     return data
 
 
@@ -127,15 +133,7 @@ def default_collate(batch):
         transposed = list(zip(*batch, strict=False))
         if isinstance(elem, tuple):
             return [default_collate(samples) for samples in transposed]
-        try:
-            if isinstance(elem, collections.abc.MutableSequence):
-                clone = copy.copy(elem)
-                for i, samples in enumerate(transposed):
-                    clone[i] = default_collate(samples)
-                return clone
-            return elem_type([default_collate(samples) for samples in transposed])
-        except TypeError:
-            return [default_collate(samples) for samples in transposed]
+        return _same_sequence(elem, [default_collate(samples) for samples in transposed])
     raise TypeError(default_collate_err_msg_format.format(elem_type))
 
 
