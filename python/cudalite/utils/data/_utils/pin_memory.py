@@ -8,6 +8,8 @@ namedtuples, tuples and sequences) into page-locked memory, so that
 import collections.abc
 import copy
 
+from cudalite.utils.data._utils.collate import _same_sequence
+
 
 def pin_memory(data, device=None):
     """Page-locked copies of the tensors in ``data`` (anything else unchanged)."""
@@ -33,15 +35,7 @@ def pin_memory(data, device=None):
             return type(data)(*(pin_memory(sample, device) for sample in data))
         return type(data)(pin_memory(sample, device) for sample in data)
     if isinstance(data, collections.abc.Sequence):
-        try:
-            if isinstance(data, collections.abc.MutableSequence):
-                clone = copy.copy(data)
-                for i, item in enumerate(data):
-                    clone[i] = pin_memory(item, device)
-                return clone
-            return type(data)([pin_memory(sample, device) for sample in data])
-        except TypeError:
-            return [pin_memory(sample, device) for sample in data]
+        return _same_sequence(data, [pin_memory(sample, device) for sample in data])
     return data
 
 
