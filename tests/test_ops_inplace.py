@@ -60,6 +60,36 @@ def test_inplace_methods_fast_path_and_fallbacks(device):
     assert i.tolist() == [5, 7]
 
 
+def test_arithmetic_entry_points_argument_errors(device):
+    """The dunders and add_/sub_/mul_/div_ are CPython methods (bind_arith.cpp): wrong
+    argument counts, missing arguments and foreign `self` raise TypeError, and C++ errors
+    keep their Python types; a Parameter (a Tensor subclass) takes the same path."""
+    t = C.tensor([1.0, 2.0], device=device)
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'other'"):
+        t.add_()
+    with pytest.raises(TypeError, match="positional argument"):
+        t.mul_(1, 2)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'beta'"):
+        t.sub_(1, beta=2)
+    with pytest.raises(TypeError, match="expected 1 argument, got 2"):
+        C.Tensor.__add__(t, 1, 2)
+    with pytest.raises(TypeError, match="'__add__' .*'Tensor' objects doesn't apply to a 'int'"):
+        C.Tensor.__add__(1, t)
+    with pytest.raises(TypeError, match="unsupported operand"):
+        t + "x"
+    assert C.Tensor.__add__(t, "x") is NotImplemented
+    with pytest.raises(RuntimeError, match="must match the size of tensor b"):
+        t.add_(C.ones(3, device=device))
+    if device == "cpu":  # torch's text for integer division by zero, as a RuntimeError
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            C.tensor([1], device=device) // 0
+    assert t.tolist() == [1.0, 2.0]
+    p = C.nn.Parameter(C.tensor([1.0, 2.0], device=device), requires_grad=False)
+    assert (p + 1).tolist() == [2.0, 3.0] and (-p).tolist() == [-1.0, -2.0]
+    assert p.add_(1) is p and p.tolist() == [2.0, 3.0]
+    assert (t == None) is False and (t != None) is True  # noqa: E711
+
+
 def test_inplace_view_writes_base(device):
     x = C.zeros(3, 4, device=device)
     x[:, 1].add_(5)

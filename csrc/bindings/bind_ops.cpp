@@ -1,5 +1,5 @@
-// Op entry points for the Python layer, and the arithmetic dunders of Tensor (in C++ so
-// that `a + b` costs one call).
+// Op entry points for the Python layer, and Tensor's remaining operator dunders (the
+// arithmetic ones are in bind_arith.cpp).
 #include "bindings/convert.h"
 #include "core/cuda_api.h"
 #include "core/error.h"
@@ -20,67 +20,6 @@ py::object scalar_to_py(const Scalar& s) {
 }
 
 Tensor opt_tensor(py::handle h) { return h.is_none() ? Tensor() : as_tensor(h); }
-
-// Set by cudalite.autograd: called as hook(op_name, kind, self, other) for arithmetic
-// dunders when grad mode is on and a tensor operand requires grad; kind is "fwd", "rev" or
-// "inplace". Everything else takes the C++ path with no Python in between.
-py::object* g_autograd_hook = nullptr;
-
-bool needs_grad(const Tensor& self, const std::optional<Operand>& o) {
-  if (!g_autograd_hook || !grad_enabled()) return false;
-  return self->requires_grad || (o && !o->is_scalar && o->tensor->requires_grad);
-}
-
-template <BinaryOp OP>
-py::object fwd(py::handle self_h, py::handle other) {
-  auto o = to_operand(other);
-  if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-  Tensor self = as_tensor(self_h);
-  if (needs_grad(self, o)) return (*g_autograd_hook)(binary_op_name(OP), "fwd", self_h, other);
-  return py::cast(binary(OP, Operand(self), *o));
-}
-template <BinaryOp OP>
-py::object rev(py::handle self_h, py::handle other) {
-  auto o = to_operand(other);
-  if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-  Tensor self = as_tensor(self_h);
-  if (needs_grad(self, o)) return (*g_autograd_hook)(binary_op_name(OP), "rev", self_h, other);
-  return py::cast(binary(OP, *o, Operand(self)));
-}
-template <BinaryOp OP>
-py::object inplace(py::handle self_h, py::handle other) {
-  auto o = to_operand(other);
-  if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-  Tensor self = as_tensor(self_h);
-  if (needs_grad(self, o)) return (*g_autograd_hook)(binary_op_name(OP), "inplace", self_h, other);
-  binary(OP, Operand(self), *o, self);
-  return py::reinterpret_borrow<py::object>(self_h);
-}
-
-// Tensor.add_/sub_/mul_/div_ in one call (no Python frame) when the keyword is at its
-// default and the operand is a tensor or a number: the in-place dunder's case. Anything else
-// (alpha, rounding_mode, bad operands, autograd) goes to the full Python method, which
-// _tensor_math registers with _set_inplace_slow.
-py::dict* g_inplace_slow = nullptr;
-
-bool is_int_one(py::handle h) {
-  return PyLong_CheckExact(h.ptr()) && PyLong_AsLongLong(h.ptr()) == 1;
-}
-
-template <BinaryOp OP>
-py::object inplace_method(const char* name, py::handle self, py::handle other, const char* key,
-                          py::handle value, bool fast) {
-  if (fast) {
-    py::object r = inplace<OP>(self, other);
-    if (r.ptr() != Py_NotImplemented) return r;
-  }
-  CL_CHECK(g_inplace_slow, "cudalite: in-place methods used before cudalite was imported");
-  py::object slow = (*g_inplace_slow)[name];
-  if (!key) return slow(self, other);
-  py::dict kw;
-  kw[key] = value;
-  return slow(self, other, **kw);
-}
 
 }  // namespace
 
@@ -141,64 +80,8 @@ void warn_if_resized(const Tensor& out, const Shape& before) {
 }  // namespace
 
 void bind_ops(py::module_& m) {
-  py::handle cls = tensor_type();
-  auto def = [&](const char* name, py::cpp_function f) { py::setattr(cls, name, f); };
-  (void)def;
-  PyTensor tcls = py::reinterpret_borrow<PyTensor>(cls);
-#define CL_BIN(name, OP)                                            \
-  tcls.def("__" name "__", &fwd<BinaryOp::OP>, py::is_operator());  \
-  tcls.def("__r" name "__", &rev<BinaryOp::OP>, py::is_operator()); \
-  tcls.def("__i" name "__", &inplace<BinaryOp::OP>, py::is_operator());
-  CL_BIN("add", Add)
-  CL_BIN("sub", Sub)
-  CL_BIN("mul", Mul)
-  CL_BIN("truediv", Div)
-  CL_BIN("floordiv", FloorDiv)
-  CL_BIN("mod", Rem)
-  CL_BIN("pow", Pow)
-  CL_BIN("and", BitAnd)
-  CL_BIN("or", BitOr)
-  CL_BIN("xor", BitXor)
-#undef CL_BIN
-  tcls.def(
-          "add_",
-          [](py::handle s, py::handle o, py::handle alpha) {
-            return inplace_method<BinaryOp::Add>("add_", s, o, "alpha", alpha, is_int_one(alpha));
-          },
-          py::arg("other"), py::kw_only(), py::arg("alpha") = 1)
-      .def(
-          "sub_",
-          [](py::handle s, py::handle o, py::handle alpha) {
-            return inplace_method<BinaryOp::Sub>("sub_", s, o, "alpha", alpha, is_int_one(alpha));
-          },
-          py::arg("other"), py::kw_only(), py::arg("alpha") = 1)
-      .def(
-          "mul_",
-          [](py::handle s, py::handle o) {
-            return inplace_method<BinaryOp::Mul>("mul_", s, o, nullptr, py::none(), true);
-          },
-          py::arg("other"))
-      .def(
-          "div_",
-          [](py::handle s, py::handle o, py::handle mode) {
-            return inplace_method<BinaryOp::Div>("div_", s, o, "rounding_mode", mode,
-                                                 mode.is_none());
-          },
-          py::arg("other"), py::kw_only(), py::arg("rounding_mode") = py::none());
-  tcls.def("__eq__", &fwd<BinaryOp::Eq>, py::is_operator())
-      .def("__ne__", &fwd<BinaryOp::Ne>, py::is_operator())
-      .def("__lt__", &fwd<BinaryOp::Lt>, py::is_operator())
-      .def("__le__", &fwd<BinaryOp::Le>, py::is_operator())
-      .def("__gt__", &fwd<BinaryOp::Gt>, py::is_operator())
-      .def("__ge__", &fwd<BinaryOp::Ge>, py::is_operator())
-      .def("__neg__",
-           [](py::handle h) -> py::object {
-             Tensor t = as_tensor(h);
-             if (needs_grad(t, std::nullopt))
-               return (*g_autograd_hook)("neg", "fwd", h, py::none());
-             return py::cast(unary(UnaryOp::Neg, t));
-           })
-      .def("__abs__", [](const Tensor& t) { return unary(UnaryOp::Abs, t); })
+  PyTensor tcls = py::reinterpret_borrow<PyTensor>(tensor_type());
+  tcls.def("__abs__", [](const Tensor& t) { return unary(UnaryOp::Abs, t); })
       .def("__invert__",
            [](const Tensor& t) {
              CL_CHECK_TYPE(!is_floating(t->dtype),
@@ -215,10 +98,6 @@ void bind_ops(py::module_& m) {
   for (int i = 0; i <= int(UnaryOp::IsFinite); ++i) unames.append(unary_op_name(UnaryOp(i)));
   m.attr("_binary_op_names") = bnames;
   m.attr("_unary_op_names") = unames;
-  m.def("_set_autograd_hook", [](py::object f) {
-    g_autograd_hook = f.is_none() ? nullptr : new py::object(std::move(f));
-  });
-  m.def("_set_inplace_slow", [](py::dict d) { g_inplace_slow = new py::dict(std::move(d)); });
   m.def("_set_grad_enabled", &set_grad_enabled);
   m.def("_is_grad_enabled", &grad_enabled);
   m.def(

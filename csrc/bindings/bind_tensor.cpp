@@ -1,5 +1,6 @@
-// The tensor class: metadata, views and shape functions. Ops are in bind_ops.cpp; the
-// Python layer (python/cudalite/_tensor.py) adds the methods that are compositions.
+// The tensor class: metadata, views and shape functions. Ops are in bind_ops.cpp and
+// bind_arith.cpp; the Python layer (python/cudalite/_tensor.py) adds the methods that are
+// compositions.
 #include "bindings/convert.h"
 #include "core/cuda_api.h"
 #include "core/error.h"
@@ -29,6 +30,12 @@ Shape dims_from_args(const py::args& args) { return shape_from_args(args); }
 }  // namespace
 
 py::handle tensor_type() { return g_tensor_type; }
+
+py::object wrap_tensor(Tensor t) {
+  static const py::detail::type_info* info = py::detail::get_type_info(typeid(TensorImpl));
+  return py::reinterpret_steal<py::object>(py::detail::type_caster_generic::cast(
+      t.get(), py::return_value_policy::take_ownership, py::handle(), info, nullptr, nullptr, &t));
+}
 bool is_tensor(py::handle h) {
   return PyObject_TypeCheck(h.ptr(), (PyTypeObject*)g_tensor_type.ptr());
 }

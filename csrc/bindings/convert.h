@@ -26,7 +26,19 @@ DType* dtype_object(ScalarType t);
 using PyTensor = py::class_<TensorImpl, std::shared_ptr<TensorImpl>>;
 py::handle tensor_type();
 bool is_tensor(py::handle h);
-inline Tensor as_tensor(py::handle h) { return h.cast<Tensor>(); }
+// The TensorImpl of a Tensor (or subclass) is read straight from pybind11's instance: the
+// generic cast looks the type up twice, which a one-element `a + b` notices. Anything else
+// (or a subclass whose __init__ never ran) takes the generic cast and its error.
+inline Tensor as_tensor(py::handle h) {
+  if (is_tensor(h)) {
+    auto v_h = reinterpret_cast<py::detail::instance*>(h.ptr())->get_value_and_holder();
+    if (v_h.holder_constructed()) return v_h.template holder<Tensor>();
+  }
+  return h.cast<Tensor>();
+}
+// A new reference to the Python Tensor for `t` (None for a null one): what py::cast does,
+// with the class's type record looked up once.
+py::object wrap_tensor(Tensor t);
 
 // Accepts a cudalite.device, "cuda:1", or an int (a CUDA ordinal).
 Device to_device(py::handle h);
@@ -51,6 +63,7 @@ void bind_dtype(py::module_& m);
 void bind_device(py::module_& m);
 void bind_tensor(py::module_& m);
 void bind_ops(py::module_& m);
+void bind_arith(py::module_& m);  // after bind_ops
 void bind_creation(py::module_& m);
 void bind_numpy(py::module_& m);
 void bind_cuda(py::module_& m);

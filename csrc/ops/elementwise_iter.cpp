@@ -16,6 +16,35 @@ ElementwiseIter make_elementwise_iter(const Tensor& out, Span<IterInput> inputs)
   int nd = int(out->dim());
   CL_CHECK(nd <= kMaxDims, "tensors with more than ", kMaxDims, " dims are not supported");
 
+  // Fast path, the common case: every tensor is contiguous with the output's shape, so the
+  // loop is one dense dim (none for a single element), which is what the general path below
+  // would make of it.
+  bool dense = out->is_contiguous() && it.numel > 0;
+  for (size_t k = 0; dense && k < inputs.size(); ++k) {
+    const Tensor* t = inputs[k].tensor;
+    dense = !t || ((*t)->is_contiguous() && (*t)->sizes == out->sizes);
+  }
+  if (dense) {
+    it.data[0] = out->data();
+    it.ndim = it.numel > 1 ? 1 : 0;
+    if (it.ndim) it.shape[0] = it.numel;
+    it.strides[0][0] = it.ndim ? int64_t(out->element_size()) : 0;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      int op = int(k) + 1;
+      const IterInput& in = inputs[k];
+      if (!in.tensor) {
+        it.is_scalar[op] = true;
+        it.scalars[op] = in.scalar;
+        it.strides[op][0] = 0;
+        continue;
+      }
+      it.in_dtype = (*in.tensor)->dtype;
+      it.data[op] = (*in.tensor)->data();
+      it.strides[op][0] = it.ndim ? int64_t((*in.tensor)->element_size()) : 0;
+    }
+    return it;
+  }
+
   // Per-operand strides in bytes, innermost first, aligned to the output's dims.
   int64_t st[kMaxOperands][kMaxDims] = {};
   int64_t shape[kMaxDims];

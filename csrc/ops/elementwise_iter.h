@@ -23,8 +23,10 @@ struct ElementwiseIter {
   int ndim = 0;
   int noperands = 0;  // output included
   int64_t numel = 0;
-  int64_t shape[kMaxDims] = {};
-  int64_t strides[kMaxOperands][kMaxDims] = {};  // bytes, innermost first
+  // Entries past ndim (and past noperands) are left unset: filling them cost a one-element
+  // op a tenth of its host time.
+  int64_t shape[kMaxDims];
+  int64_t strides[kMaxOperands][kMaxDims];  // bytes, innermost first; 0 for scalars
   char* data[kMaxOperands] = {};
   bool is_scalar[kMaxOperands] = {};
   Scalar scalars[kMaxOperands];

@@ -105,29 +105,29 @@ for _alias, _target in _ALIASES.items():
     _methods[_alias] = _methods[_target]
 
 
-# add_/sub_/mul_/div_ are C++ methods (bind_ops.cpp) that take the in-place dunder in one
+# add_/sub_/mul_/div_ are C++ methods (bind_arith.cpp) that take the in-place dunder in one
 # call; what they don't take (alpha, rounding_mode, other operands) comes here.
-def _div_slow(self, other, *, rounding_mode=None):
+def div_(self, other, *, rounding_mode=None):
     _ops.check_args("div_", self, other, True)
     return _ops.div(self, other, rounding_mode=rounding_mode, out=self)
 
 
-def _sub_slow(self, other, *, alpha=1):
+def sub_(self, other, *, alpha=1):
     _ops.check_args("sub_", self, other, True)
     return _ops.sub(self, other, alpha=alpha, out=self)
 
 
-def _add_slow(self, other, *, alpha=1):
+def add_(self, other, *, alpha=1):
     _ops.check_args("add_", self, other, True)
     return _ops.add(self, other, alpha=alpha, out=self)
 
 
-def _mul_slow(self, other):
+def mul_(self, other):
     _ops.check_args("mul_", self, other, True)
     return _ops.mul(self, other, out=self)
 
 
-_C._set_inplace_slow({"add_": _add_slow, "sub_": _sub_slow, "mul_": _mul_slow, "div_": _div_slow})
+_C._set_inplace_slow({"add_": add_, "sub_": sub_, "mul_": mul_, "div_": div_})
 for _n in ("add_", "sub_", "mul_", "div_"):
     _methods[_n] = _C.Tensor.__dict__[_n]
 

@@ -1,0 +1,171 @@
+// Tensor's arithmetic entry points: the binary dunders (a + b, 2 * a, a += b, a < b, ...),
+// unary minus, and the in-place methods add_/sub_/mul_/div_.
+//
+// Note [Arithmetic entry points]
+// A one-element `a + b` on the GPU is launch-bound: the launch itself costs about 3 us, and
+// what cudalite does around it decides how far below torch's time it lands. So these are
+// plain CPython methods (METH_FASTCALL descriptors set on the pybind11 class) rather than
+// pybind11 functions, whose dispatcher (overload loop, argument casters) costs as much as the
+// op's own checks. Operands are read with as_tensor and results wrapped with wrap_tensor
+// (bindings/convert.h). C++ exceptions reach Python through pybind11's registered
+// translators, exactly as from any other binding.
+#include <string>
+#include <vector>
+
+#include "bindings/convert.h"
+#include "core/error.h"
+
+namespace cl::bind {
+
+namespace {
+
+// Set by cudalite.autograd: called as hook(op_name, kind, self, other) for arithmetic
+// dunders when grad mode is on and a tensor operand requires grad; kind is "fwd", "rev" or
+// "inplace". Everything else takes the C++ path with no Python in between.
+py::object* g_autograd_hook = nullptr;
+
+// The full Python methods add_/sub_/mul_/div_ (cudalite/_tensor_math.py registers them with
+// _set_inplace_slow): keywords, bad operands and autograd go there.
+py::dict* g_inplace_slow = nullptr;
+
+bool needs_grad(const Tensor& self, const std::optional<Operand>& o) {
+  if (!g_autograd_hook || !grad_enabled()) return false;
+  return self->requires_grad || (o && !o->is_scalar && o->tensor->requires_grad);
+}
+
+py::object not_implemented() { return py::reinterpret_borrow<py::object>(Py_NotImplemented); }
+
+template <BinaryOp OP>
+py::object fwd(py::handle self_h, py::handle other) {
+  auto o = to_operand(other);
+  if (!o) return not_implemented();
+  Tensor self = as_tensor(self_h);
+  if (needs_grad(self, o)) return (*g_autograd_hook)(binary_op_name(OP), "fwd", self_h, other);
+  return wrap_tensor(binary(OP, Operand(self), *o));
+}
+
+template <BinaryOp OP>
+py::object rev(py::handle self_h, py::handle other) {
+  auto o = to_operand(other);
+  if (!o) return not_implemented();
+  Tensor self = as_tensor(self_h);
+  if (needs_grad(self, o)) return (*g_autograd_hook)(binary_op_name(OP), "rev", self_h, other);
+  return wrap_tensor(binary(OP, *o, Operand(self)));
+}
+
+template <BinaryOp OP>
+py::object inplace(py::handle self_h, py::handle other) {
+  auto o = to_operand(other);
+  if (!o) return not_implemented();
+  Tensor self = as_tensor(self_h);
+  if (needs_grad(self, o)) return (*g_autograd_hook)(binary_op_name(OP), "inplace", self_h, other);
+  binary(OP, Operand(self), *o, self);
+  return py::reinterpret_borrow<py::object>(self_h);
+}
+
+// Runs `f` (returning a py::object) as a CPython method body: a new reference, or nullptr
+// with the Python error set.
+template <class F>
+PyObject* guarded(F&& f) {
+  try {
+    return f().release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+  }
+  return nullptr;
+}
+
+template <py::object (*F)(py::handle, py::handle)>
+PyObject* one_arg(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 1) {
+    PyErr_Format(PyExc_TypeError, "expected 1 argument, got %zd", nargs);
+    return nullptr;
+  }
+  return guarded([&] { return F(self, args[0]); });
+}
+
+PyObject* neg(PyObject* self, PyObject*) {
+  return guarded([&] {
+    Tensor t = as_tensor(self);
+    if (needs_grad(t, std::nullopt))
+      return (*g_autograd_hook)("neg", "fwd", py::handle(self), py::none());
+    return wrap_tensor(unary(UnaryOp::Neg, t));
+  });
+}
+
+// a.add_(b) etc.: one tensor or number and no keywords is the in-place dunder's case; the
+// rest (alpha=, rounding_mode=, bad arguments, autograd) is the Python method's.
+template <BinaryOp OP>
+PyObject* inplace_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                         PyObject* kwnames) {
+  return guarded([&]() -> py::object {
+    if (nargs == 1 && !kwnames) {
+      py::object r = inplace<OP>(self, args[0]);
+      if (r.ptr() != Py_NotImplemented) return r;
+    }
+    CL_CHECK(g_inplace_slow, "cudalite: in-place methods used before cudalite was imported");
+    py::object slow = (*g_inplace_slow)[py::str(std::string(binary_op_name(OP)) + "_")];
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    std::vector<PyObject*> full(size_t(1 + nargs + nkw));
+    full[0] = self;
+    for (Py_ssize_t i = 0; i < nargs + nkw; ++i) full[size_t(1 + i)] = args[i];
+    PyObject* r = PyObject_Vectorcall(slow.ptr(), full.data(), size_t(1 + nargs), kwnames);
+    if (!r) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(r);
+  });
+}
+
+PyCFunction fast(PyObject* (*f)(PyObject*, PyObject* const*, Py_ssize_t)) {
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
+}
+PyCFunction fast_kw(PyObject* (*f)(PyObject*, PyObject* const*, Py_ssize_t, PyObject*)) {
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
+}
+
+#define CL_DUNDERS(name, OP)                                                         \
+  {"__" name "__", fast(&one_arg<&fwd<BinaryOp::OP>>), METH_FASTCALL, nullptr},      \
+      {"__r" name "__", fast(&one_arg<&rev<BinaryOp::OP>>), METH_FASTCALL, nullptr}, \
+      {"__i" name "__", fast(&one_arg<&inplace<BinaryOp::OP>>), METH_FASTCALL, nullptr},
+#define CL_COMPARE(name, OP) \
+  {"__" name "__", fast(&one_arg<&fwd<BinaryOp::OP>>), METH_FASTCALL, nullptr},
+#define CL_INPLACE(name, OP, doc) \
+  {name, fast_kw(&inplace_method<BinaryOp::OP>), METH_FASTCALL | METH_KEYWORDS, doc},
+
+PyMethodDef g_methods[] = {
+    CL_DUNDERS("add", Add) CL_DUNDERS("sub", Sub) CL_DUNDERS("mul", Mul) CL_DUNDERS(
+        "truediv", Div) CL_DUNDERS("floordiv", FloorDiv) CL_DUNDERS("mod", Rem)
+        CL_DUNDERS("pow", Pow) CL_DUNDERS("and", BitAnd) CL_DUNDERS("or", BitOr) CL_DUNDERS(
+            "xor", BitXor) CL_COMPARE("eq", Eq) CL_COMPARE("ne", Ne) CL_COMPARE("lt", Lt)
+            CL_COMPARE("le", Le) CL_COMPARE("gt", Gt) CL_COMPARE("ge", Ge) CL_INPLACE(
+                "add_", Add, "add_(other, *, alpha=1) -> Tensor: in-place add")
+                CL_INPLACE("sub_", Sub, "sub_(other, *, alpha=1) -> Tensor: in-place subtract")
+                    CL_INPLACE("mul_", Mul, "mul_(other) -> Tensor: in-place multiply")
+                        CL_INPLACE("div_", Div,
+                                   "div_(other, *, rounding_mode=None) -> Tensor: in-place divide"){
+                            "__neg__", neg, METH_NOARGS, nullptr},
+    {nullptr, nullptr, 0, nullptr}};
+
+#undef CL_DUNDERS
+#undef CL_COMPARE
+#undef CL_INPLACE
+
+}  // namespace
+
+void bind_arith(py::module_& m) {
+  py::handle cls = tensor_type();
+  auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  for (PyMethodDef* d = g_methods; d->ml_name; ++d) {
+    // Setting the attribute on the type also points its number slots (nb_add, ...) here.
+    py::object descr = py::reinterpret_steal<py::object>(PyDescr_NewMethod(type, d));
+    if (!descr) throw py::error_already_set();
+    py::setattr(cls, d->ml_name, descr);
+  }
+  m.def("_set_autograd_hook", [](py::object f) {
+    g_autograd_hook = f.is_none() ? nullptr : new py::object(std::move(f));
+  });
+  m.def("_set_inplace_slow", [](py::dict d) { g_inplace_slow = new py::dict(std::move(d)); });
+}
+
+}  // namespace cl::bind
