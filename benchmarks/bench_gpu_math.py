@@ -7,13 +7,15 @@ reductions >= 0.97x the better of torch and CuPy; randn/rand >= torch; Linear(40
 on 8192 rows >= 0.97x torch (TF32 off); launch-bound 1-element ops: a + b <= 3.5 us,
 a.add_(b) <= 3.0 us, a.sum() <= 4.0 us.
 
-    python benchmarks/bench_gpu_math.py [--quick]
+    python benchmarks/bench_gpu_math.py [--quick] [--launch (the launch-bound tables only)]
 """
 
 from __future__ import annotations
 
 import os
+import statistics
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import cudalite  # noqa: E402
@@ -216,18 +218,51 @@ def launch_bound():
     return t
 
 
+def host_cost(calls=200, repeat=7):
+    """The host's time per call alone: the same calls timed while the GPU is still busy with
+    an 8192-square matmul queued before them, so that neither the GPU nor a full launch
+    queue paces the loop (the table above is the slower of host and GPU)."""
+    t = Table("launch-bound, host time per call while the GPU is busy")
+    for name, f in {
+        "a + b": lambda a, b: a + b,
+        "a.add_(b)": lambda a, b: a.add_(b),
+        "a.sum()": lambda a, b: a.sum(),
+    }.items():
+        row = {}
+        for lib in libs():
+            if lib == "cupy" and name == "a.add_(b)":
+                continue
+            a, b, big = make(lib, 1), make(lib, 1), make(lib, 0, shape=(8192, 8192))
+            sync = syncs()[lib]
+            times = []
+            for _ in range(repeat + 1):
+                f(a, b)
+                big @ big
+                t0 = time.perf_counter()
+                for _ in range(calls):
+                    f(a, b)
+                times.append((time.perf_counter() - t0) / calls)
+                sync()
+            row[lib] = statistics.median(times[1:])
+            del big
+        t.add(name, **row)
+    return t
+
+
 def main():
     if not cudalite.cuda.is_available():
         print("no CUDA GPU visible: nothing to measure")
         return
     quick = "--quick" in sys.argv
-    for section in (
-        launch_bound,
-        lambda: elementwise(quick),
-        lambda: reductions(quick),
-        lambda: random_fill(quick),
-        linear,
-    ):
+    sections = [launch_bound, host_cost]
+    if "--launch" not in sys.argv:
+        sections += [
+            lambda: elementwise(quick),
+            lambda: reductions(quick),
+            lambda: random_fill(quick),
+            linear,
+        ]
+    for section in sections:
         print(section().render(), flush=True)
 
 

@@ -26,6 +26,12 @@ __global__ void store_bytes(unsigned char* dst, Bytes v, int n) {
   if (threadIdx.x < n) dst[threadIdx.x] = v.b[threadIdx.x];
 }
 
+__global__ void spin(long long cycles) {  // holds the GPU busy
+  long long t0 = clock64();
+  while (clock64() - t0 < cycles) {
+  }
+}
+
 __global__ void tiny(long long n, Args a) {
   if (threadIdx.x < n) a.out[threadIdx.x] = a.in[0][threadIdx.x] + a.in[1][threadIdx.x];
 }
@@ -143,6 +149,34 @@ int main() {
                     cudaStreamSynchronize(s0);
                   },
                   5000));
+
+  // The host's cost alone and the GPU's alone: 300 launches queued behind a 20 ms spin
+  // kernel, timed on the host while they queue, then with events as the GPU runs them.
+  {
+    cudaEvent_t q0, q1;
+    cudaEventCreate(&q0);
+    cudaEventCreate(&q1);
+    std::vector<double> host, gpu;
+    for (int r = 0; r < 7; ++r) {
+      spin<<<1, 1, 0, s0>>>(40'000'000LL);
+      cudaEventRecord(q0, s0);
+      auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < 300; ++i)
+        cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr);
+      host.push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+          300);
+      cudaEventRecord(q1, s0);
+      cudaEventSynchronize(q1);
+      float qms = 0;
+      cudaEventElapsedTime(&qms, q0, q1);
+      gpu.push_back(qms * 1000 / 300);
+    }
+    std::sort(host.begin(), host.end());
+    std::sort(gpu.begin(), gpu.end());
+    std::printf("%-52s %8.3f\n", "cuLaunchKernel host cost, GPU busy (queue not full)", host[3]);
+    std::printf("%-52s %8.3f\n", "GPU time per queued kernel (events)", gpu[3]);
+  }
 
   // GPU time per kernel, back to back (events): the floor a launch-bound loop can reach.
   cudaEvent_t e0, e1;

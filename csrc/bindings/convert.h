@@ -26,15 +26,24 @@ DType* dtype_object(ScalarType t);
 using PyTensor = py::class_<TensorImpl, std::shared_ptr<TensorImpl>>;
 py::handle tensor_type();
 bool is_tensor(py::handle h);
-// The TensorImpl of a Tensor (or subclass) is read straight from pybind11's instance: the
-// generic cast looks the type up twice, which a one-element `a + b` notices. Anything else
-// (or a subclass whose __init__ never ran) takes the generic cast and its error.
+// The TensorImpl of a Tensor (or subclass), read straight from pybind11's instance: the
+// generic holder caster looks the type up twice per argument, which a one-element op
+// notices. False for anything else (or a subclass whose __init__ never ran).
+inline bool load_tensor(py::handle h, Tensor& out) {
+  if (!is_tensor(h)) return false;
+  auto v_h = reinterpret_cast<py::detail::instance*>(h.ptr())->get_value_and_holder();
+  if (!v_h.holder_constructed()) return false;
+  out = v_h.template holder<Tensor>();
+  return true;
+}
+// As load_tensor; anything else raises pybind11's cast error (a RuntimeError in Python).
 inline Tensor as_tensor(py::handle h) {
-  if (is_tensor(h)) {
-    auto v_h = reinterpret_cast<py::detail::instance*>(h.ptr())->get_value_and_holder();
-    if (v_h.holder_constructed()) return v_h.template holder<Tensor>();
+  Tensor t;
+  if (!load_tensor(h, t)) {
+    throw py::cast_error("Unable to cast Python instance of type " +
+                         std::string(py::str(py::type::of(h).attr("__name__"))) + " to Tensor");
   }
-  return h.cast<Tensor>();
+  return t;
 }
 // A new reference to the Python Tensor for `t` (None for a null one): what py::cast does,
 // with the class's type record looked up once.
@@ -72,3 +81,19 @@ void bind_interop(py::module_& m);
 void bind_memory(py::module_& m);
 
 }  // namespace cl::bind
+
+// Every binding's Tensor arguments and results (const Tensor&, std::vector<Tensor>, return
+// values) go through load_tensor and wrap_tensor rather than pybind11's generic holder
+// caster: the same objects, without the per-call type lookups.
+namespace pybind11::detail {
+template <>  // still the class's holder (class_ checks this through the caster by default)
+struct is_holder_type<cl::TensorImpl, cl::Tensor> : std::true_type {};
+template <>
+struct type_caster<cl::Tensor> {
+  PYBIND11_TYPE_CASTER(cl::Tensor, const_name("Tensor"));
+  bool load(handle src, bool) { return cl::bind::load_tensor(src, value); }
+  static handle cast(const cl::Tensor& t, return_value_policy, handle) {
+    return cl::bind::wrap_tensor(t).release();
+  }
+};
+}  // namespace pybind11::detail
