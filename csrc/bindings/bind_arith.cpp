@@ -9,7 +9,9 @@
 // op's own checks. Operands are read with as_tensor and results wrapped with wrap_tensor
 // (bindings/convert.h). C++ exceptions reach Python through pybind11's registered
 // translators, exactly as from any other binding.
+#include <exception>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bindings/convert.h"
@@ -63,6 +65,12 @@ py::object inplace(py::handle self_h, py::handle other) {
   return py::reinterpret_borrow<py::object>(self_h);
 }
 
+// A C++ exception caught in a method body is rethrown inside this pybind11 function, whose
+// dispatcher turns it into the Python exception every other binding would raise (through
+// the module's registered translators).
+thread_local std::exception_ptr t_pending;
+py::object* g_rethrow = nullptr;
+
 // Runs `f` (returning a py::object) as a CPython method body: a new reference, or nullptr
 // with the Python error set.
 template <class F>
@@ -72,7 +80,8 @@ PyObject* guarded(F&& f) {
   } catch (py::error_already_set& e) {
     e.restore();
   } catch (...) {
-    py::detail::try_translate_exceptions();
+    t_pending = std::current_exception();
+    Py_XDECREF(PyObject_CallObject(g_rethrow->ptr(), nullptr));
   }
   return nullptr;
 }
@@ -162,6 +171,11 @@ void bind_arith(py::module_& m) {
     if (!descr) throw py::error_already_set();
     py::setattr(cls, d->ml_name, descr);
   }
+  m.def("_rethrow_pending", [] {
+    std::exception_ptr e = std::exchange(t_pending, nullptr);
+    if (e) std::rethrow_exception(e);
+  });
+  g_rethrow = new py::object(m.attr("_rethrow_pending"));
   m.def("_set_autograd_hook", [](py::object f) {
     g_autograd_hook = f.is_none() ? nullptr : new py::object(std::move(f));
   });
