@@ -35,34 +35,27 @@ bool needs_grad(const Tensor& self, const std::optional<Operand>& o) {
   return self->requires_grad || (o && !o->is_scalar && o->tensor->requires_grad);
 }
 
-py::object not_implemented() { return py::reinterpret_borrow<py::object>(Py_NotImplemented); }
+// self OP other ("fwd"), other OP self ("rev", the reflected dunder) or self OP= other
+// ("inplace"); NotImplemented for an operand that is neither a tensor nor a number.
+enum class Form { Fwd, Rev, Inplace };
 
-template <BinaryOp OP>
-py::object fwd(py::handle self_h, py::handle other) {
+template <BinaryOp OP, Form F>
+py::object arith(py::handle self_h, py::handle other) {
   auto o = to_operand(other);
-  if (!o) return not_implemented();
+  if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
   Tensor self = as_tensor(self_h);
-  if (needs_grad(self, o)) return (*g_autograd_hook)(binary_op_name(OP), "fwd", self_h, other);
-  return wrap_tensor(binary(OP, Operand(self), *o));
-}
-
-template <BinaryOp OP>
-py::object rev(py::handle self_h, py::handle other) {
-  auto o = to_operand(other);
-  if (!o) return not_implemented();
-  Tensor self = as_tensor(self_h);
-  if (needs_grad(self, o)) return (*g_autograd_hook)(binary_op_name(OP), "rev", self_h, other);
-  return wrap_tensor(binary(OP, *o, Operand(self)));
-}
-
-template <BinaryOp OP>
-py::object inplace(py::handle self_h, py::handle other) {
-  auto o = to_operand(other);
-  if (!o) return not_implemented();
-  Tensor self = as_tensor(self_h);
-  if (needs_grad(self, o)) return (*g_autograd_hook)(binary_op_name(OP), "inplace", self_h, other);
-  binary(OP, Operand(self), *o, self);
-  return py::reinterpret_borrow<py::object>(self_h);
+  if (needs_grad(self, o)) {
+    static constexpr const char* kForm[] = {"fwd", "rev", "inplace"};
+    return (*g_autograd_hook)(binary_op_name(OP), kForm[int(F)], self_h, other);
+  }
+  if constexpr (F == Form::Fwd) {
+    return wrap_tensor(binary(OP, Operand(self), *o));
+  } else if constexpr (F == Form::Rev) {
+    return wrap_tensor(binary(OP, *o, Operand(self)));
+  } else {
+    binary(OP, Operand(self), *o, self);
+    return py::reinterpret_borrow<py::object>(self_h);
+  }
 }
 
 // A C++ exception caught in a method body is rethrown inside this pybind11 function, whose
@@ -111,7 +104,7 @@ PyObject* inplace_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs
                          PyObject* kwnames) {
   return guarded([&]() -> py::object {
     if (nargs == 1 && !kwnames) {
-      py::object r = inplace<OP>(self, args[0]);
+      py::object r = arith<OP, Form::Inplace>(self, args[0]);
       if (r.ptr() != Py_NotImplemented) return r;
     }
     CL_CHECK(g_inplace_slow, "cudalite: in-place methods used before cudalite was imported");
@@ -126,21 +119,23 @@ PyObject* inplace_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs
   });
 }
 
-PyCFunction fast(PyObject* (*f)(PyObject*, PyObject* const*, Py_ssize_t)) {
-  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
-}
-PyCFunction fast_kw(PyObject* (*f)(PyObject*, PyObject* const*, Py_ssize_t, PyObject*)) {
+// A METH_FASTCALL function as the PyCFunction that PyMethodDef stores.
+template <class Fn>
+PyCFunction as_cfunction(Fn* f) {
   return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
 }
 
-#define CL_DUNDERS(name, OP)                                                         \
-  {"__" name "__", fast(&one_arg<&fwd<BinaryOp::OP>>), METH_FASTCALL, nullptr},      \
-      {"__r" name "__", fast(&one_arg<&rev<BinaryOp::OP>>), METH_FASTCALL, nullptr}, \
-      {"__i" name "__", fast(&one_arg<&inplace<BinaryOp::OP>>), METH_FASTCALL, nullptr},
+#define CL_DUNDERS(name, OP)                                                                    \
+  {"__" name "__", as_cfunction(&one_arg<&arith<BinaryOp::OP, Form::Fwd>>), METH_FASTCALL,      \
+   nullptr},                                                                                    \
+      {"__r" name "__", as_cfunction(&one_arg<&arith<BinaryOp::OP, Form::Rev>>), METH_FASTCALL, \
+       nullptr},                                                                                \
+      {"__i" name "__", as_cfunction(&one_arg<&arith<BinaryOp::OP, Form::Inplace>>),            \
+       METH_FASTCALL, nullptr},
 #define CL_COMPARE(name, OP) \
-  {"__" name "__", fast(&one_arg<&fwd<BinaryOp::OP>>), METH_FASTCALL, nullptr},
+  {"__" name "__", as_cfunction(&one_arg<&arith<BinaryOp::OP, Form::Fwd>>), METH_FASTCALL, nullptr},
 #define CL_INPLACE(name, OP, doc) \
-  {name, fast_kw(&inplace_method<BinaryOp::OP>), METH_FASTCALL | METH_KEYWORDS, doc},
+  {name, as_cfunction(&inplace_method<BinaryOp::OP>), METH_FASTCALL | METH_KEYWORDS, doc},
 
 PyMethodDef g_methods[] = {
     CL_DUNDERS("add", Add) CL_DUNDERS("sub", Sub) CL_DUNDERS("mul", Mul) CL_DUNDERS(

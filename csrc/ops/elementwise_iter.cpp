@@ -16,6 +16,20 @@ ElementwiseIter make_elementwise_iter(const Tensor& out, Span<IterInput> inputs)
   int nd = int(out->dim());
   CL_CHECK(nd <= kMaxDims, "tensors with more than ", kMaxDims, " dims are not supported");
 
+  // Data pointers, numbers and the input dtype.
+  it.data[0] = out->data();
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    int op = int(k) + 1;
+    const IterInput& in = inputs[k];
+    if (!in.tensor) {
+      it.is_scalar[op] = true;
+      it.scalars[op] = in.scalar;
+    } else {
+      it.in_dtype = (*in.tensor)->dtype;
+      it.data[op] = (*in.tensor)->data();
+    }
+  }
+
   // Fast path, the common case: every tensor is contiguous with the output's shape, so the
   // loop is one dense dim (none for a single element), which is what the general path below
   // would make of it.
@@ -25,22 +39,11 @@ ElementwiseIter make_elementwise_iter(const Tensor& out, Span<IterInput> inputs)
     dense = !t || ((*t)->is_contiguous() && (*t)->sizes == out->sizes);
   }
   if (dense) {
-    it.data[0] = out->data();
     it.ndim = it.numel > 1 ? 1 : 0;
     if (it.ndim) it.shape[0] = it.numel;
-    it.strides[0][0] = it.ndim ? int64_t(out->element_size()) : 0;
-    for (size_t k = 0; k < inputs.size(); ++k) {
-      int op = int(k) + 1;
-      const IterInput& in = inputs[k];
-      if (!in.tensor) {
-        it.is_scalar[op] = true;
-        it.scalars[op] = in.scalar;
-        it.strides[op][0] = 0;
-        continue;
-      }
-      it.in_dtype = (*in.tensor)->dtype;
-      it.data[op] = (*in.tensor)->data();
-      it.strides[op][0] = it.ndim ? int64_t((*in.tensor)->element_size()) : 0;
+    for (int op = 0; op < it.noperands; ++op) {
+      const Tensor* t = op == 0 ? &out : inputs[size_t(op - 1)].tensor;
+      it.strides[op][0] = it.ndim && t ? int64_t((*t)->element_size()) : 0;
     }
     return it;
   }
@@ -52,18 +55,10 @@ ElementwiseIter make_elementwise_iter(const Tensor& out, Span<IterInput> inputs)
     shape[d] = out->sizes[nd - 1 - d];
     st[0][d] = out->strides[nd - 1 - d] * int64_t(out->element_size());
   }
-  it.data[0] = out->data();
   for (size_t k = 0; k < inputs.size(); ++k) {
+    if (!inputs[k].tensor) continue;
     int op = int(k) + 1;
-    const IterInput& in = inputs[k];
-    if (!in.tensor) {
-      it.is_scalar[op] = true;
-      it.scalars[op] = in.scalar;
-      continue;
-    }
-    const Tensor& t = *in.tensor;
-    it.in_dtype = t->dtype;
-    it.data[op] = t->data();
+    const Tensor& t = *inputs[k].tensor;
     int tn = int(t->dim());
     CL_CHECK(tn <= nd, "input has more dims than the output");
     for (int d = 0; d < tn; ++d) {
