@@ -71,6 +71,15 @@ def test_growth_lends_free_pages_instead_of_reserving_more():
     assert_snapshot_matches_stats(h)
 
 
+def alloc_without_driver_calls(h, n):
+    """h.alloc(n), checking that it made no driver allocation and reserved nothing more."""
+    calls, reserved = flat(h)["num_device_alloc"], cur(h, "reserved_bytes.all")
+    p = h.alloc(n)
+    assert flat(h)["num_device_alloc"] == calls
+    assert cur(h, "reserved_bytes.all") == reserved
+    return p
+
+
 def test_lent_pages_are_reclaimed_without_driver_calls():
     h = H(256 * MiB)
     a, b, c, d = (h.alloc(8 * MiB) for _ in range(4))
@@ -81,11 +90,8 @@ def test_lent_pages_are_reclaimed_without_driver_calls():
     h.free(a)
     h.free(c)
     # 20 MiB fits no free block, but a + (lent) b + c does once b's pages live there again.
-    calls, reserved = flat(h)["num_device_alloc"], cur(h, "reserved_bytes.all")
-    f = h.alloc(20 * MiB)
+    f = alloc_without_driver_calls(h, 20 * MiB)
     assert f == a
-    assert flat(h)["num_device_alloc"] == calls
-    assert cur(h, "reserved_bytes.all") == reserved
     h.fill(f, 20 * MiB, 6)
     assert h.check(d, 8 * MiB, 4)
     assert_snapshot_matches_stats(h)
@@ -105,11 +111,8 @@ def test_a_window_across_several_lent_ranges_is_swapped_in_without_driver_calls(
     h.free(c)
     # 12 MiB fits no free block; [lent b][free c][lent d] holds it once b's and d's pages,
     # free at the end, live there again.
-    calls, reserved = flat(h)["num_device_alloc"], cur(h, "reserved_bytes.all")
-    g = h.alloc(12 * MiB)
+    g = alloc_without_driver_calls(h, 12 * MiB)
     assert g == b
-    assert flat(h)["num_device_alloc"] == calls
-    assert cur(h, "reserved_bytes.all") == reserved
     h.fill(g, 12 * MiB, 7)
     assert h.check(a, 4 * MiB, 1) and h.check(e, 4 * MiB, 5)
     assert_snapshot_matches_stats(h)

@@ -52,6 +52,21 @@ double per_call_us(F f, int n = 20000) {
   return v[v.size() / 2];
 }
 
+// One printed row: what was timed and its median cost per call.
+template <class F>
+void row(const char* what, F f, int n = 20000) {
+  std::printf("%-52s %8.3f\n", what, per_call_us(f, n));
+}
+
+// `f` followed by the synchronisation a blocking copy ends with.
+template <class F>
+auto synced(cudaStream_t s, F f) {
+  return [=] {
+    f();
+    cudaStreamSynchronize(s);
+  };
+}
+
 int main() {
   float* d = nullptr;
   cudaMalloc(&d, 1024);
@@ -68,29 +83,24 @@ int main() {
   int dev = 0;
 
   std::printf("%-52s %8s\n", "route", "us/call");
-  std::printf("%-52s %8.3f\n", "<<<>>> on the legacy default stream",
-              per_call_us([&] { tiny<<<1, 32, 0, s0>>>(n, a); }));
-  std::printf("%-52s %8.3f\n", "<<<>>> on a non-blocking stream",
-              per_call_us([&] { tiny<<<1, 32, 0, s1>>>(n, a); }));
-  std::printf("%-52s %8.3f\n", "cudaLaunchKernel, legacy stream", per_call_us([&] {
-                cudaLaunchKernel(reinterpret_cast<void*>(&tiny), dim3(1), dim3(32), params, 0, s0);
-              }));
-  std::printf("%-52s %8.3f\n", "cuLaunchKernel (driver), legacy stream", per_call_us([&] {
-                cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr);
-              }));
-  std::printf("%-52s %8.3f\n", "cuLaunchKernel (driver), non-blocking stream", per_call_us([&] {
-                cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, reinterpret_cast<CUstream>(s1), params,
-                               nullptr);
-              }));
-  std::printf("%-52s %8.3f\n", "<<<>>> + cudaGetDevice + cudaGetLastError", per_call_us([&] {
-                cudaGetDevice(&dev);
-                tiny<<<1, 32, 0, s0>>>(n, a);
-                cudaGetLastError();
-              }));
-  std::printf("%-52s %8.3f\n", "cudaGetDevice alone",
-              per_call_us([&] { cudaGetDevice(&dev); }, 200000));
-  std::printf("%-52s %8.3f\n", "cudaGetLastError alone",
-              per_call_us([&] { cudaGetLastError(); }, 200000));
+  row("<<<>>> on the legacy default stream", [&] { tiny<<<1, 32, 0, s0>>>(n, a); });
+  row("<<<>>> on a non-blocking stream", [&] { tiny<<<1, 32, 0, s1>>>(n, a); });
+  row("cudaLaunchKernel, legacy stream",
+      [&] { cudaLaunchKernel(reinterpret_cast<void*>(&tiny), dim3(1), dim3(32), params, 0, s0); });
+  row("cuLaunchKernel (driver), legacy stream",
+      [&] { cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr); });
+  row("cuLaunchKernel (driver), non-blocking stream", [&] {
+    cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, reinterpret_cast<CUstream>(s1), params, nullptr);
+  });
+  row("<<<>>> + cudaGetDevice + cudaGetLastError", [&] {
+    cudaGetDevice(&dev);
+    tiny<<<1, 32, 0, s0>>>(n, a);
+    cudaGetLastError();
+  });
+  row(
+      "cudaGetDevice alone", [&] { cudaGetDevice(&dev); }, 200000);
+  row(
+      "cudaGetLastError alone", [&] { cudaGetLastError(); }, 200000);
 
   // Blocking 4-byte host-to-device copies (what cpu_tensor.cuda() needs), each ending with
   // the stream synchronisation that torch's blocking copy does.
@@ -98,57 +108,31 @@ int main() {
   cudaHostAlloc(&pinned, 64, cudaHostAllocDefault);
   float pageable[16] = {1.0f};
   Bytes bytes{};
+  auto* dbytes = reinterpret_cast<unsigned char*>(d);
+  auto h2d = [&](const void* src) { cudaMemcpyAsync(d, src, 4, cudaMemcpyHostToDevice, s0); };
+  auto store = [&] { store_bytes<<<1, 32, 0, s0>>>(dbytes, bytes, 4); };
   std::printf("blocking 4-byte host-to-device copy:\n");
-  std::printf("%-52s %8.3f\n", "  cudaMemcpyAsync from pinned + cudaStreamSynchronize",
-              per_call_us(
-                  [&] {
-                    cudaMemcpyAsync(d, pinned, 4, cudaMemcpyHostToDevice, s0);
-                    cudaStreamSynchronize(s0);
-                  },
-                  5000));
-  std::printf("%-52s %8.3f\n", "  cuMemcpyHtoDAsync from pinned + cuStreamSynchronize",
-              per_call_us(
-                  [&] {
-                    cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(d), pinned, 4, nullptr);
-                    cuStreamSynchronize(nullptr);
-                  },
-                  5000));
-  std::printf("%-52s %8.3f\n", "  cudaMemcpyAsync from pageable + cudaStreamSynchronize",
-              per_call_us(
-                  [&] {
-                    cudaMemcpyAsync(d, pageable, 4, cudaMemcpyHostToDevice, s0);
-                    cudaStreamSynchronize(s0);
-                  },
-                  5000));
-  std::printf(
-      "%-52s %8.3f\n", "  cudaMemcpyAsync from pageable, no synchronisation",
-      per_call_us([&] { cudaMemcpyAsync(d, pageable, 4, cudaMemcpyHostToDevice, s0); }, 5000));
-  std::printf("%-52s %8.3f\n", "  bytes as kernel parameters + cudaStreamSynchronize",
-              per_call_us(
-                  [&] {
-                    store_bytes<<<1, 32, 0, s0>>>(reinterpret_cast<unsigned char*>(d), bytes, 4);
-                    cudaStreamSynchronize(s0);
-                  },
-                  5000));
-  std::printf(
-      "%-52s %8.3f\n", "  bytes as kernel parameters, no synchronisation",
-      per_call_us(
-          [&] { store_bytes<<<1, 32, 0, s0>>>(reinterpret_cast<unsigned char*>(d), bytes, 4); },
-          5000));
-  std::printf("%-52s %8.3f\n", "  cuMemsetD32Async + cudaStreamSynchronize",
-              per_call_us(
-                  [&] {
-                    cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(d), 0x3f800000u, 1, nullptr);
-                    cudaStreamSynchronize(s0);
-                  },
-                  5000));
-  std::printf("%-52s %8.3f\n", "4-byte device-to-host: cudaMemcpyAsync to pinned + sync",
-              per_call_us(
-                  [&] {
-                    cudaMemcpyAsync(pinned, d, 4, cudaMemcpyDeviceToHost, s0);
-                    cudaStreamSynchronize(s0);
-                  },
-                  5000));
+  row("  cudaMemcpyAsync from pinned + cudaStreamSynchronize", synced(s0, [&] { h2d(pinned); }),
+      5000);
+  row(
+      "  cuMemcpyHtoDAsync from pinned + cuStreamSynchronize",
+      [&] {
+        cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(d), pinned, 4, nullptr);
+        cuStreamSynchronize(nullptr);
+      },
+      5000);
+  row("  cudaMemcpyAsync from pageable + cudaStreamSynchronize", synced(s0, [&] { h2d(pageable); }),
+      5000);
+  row(
+      "  cudaMemcpyAsync from pageable, no synchronisation", [&] { h2d(pageable); }, 5000);
+  row("  bytes as kernel parameters + cudaStreamSynchronize", synced(s0, store), 5000);
+  row("  bytes as kernel parameters, no synchronisation", store, 5000);
+  row("  cuMemsetD32Async + cudaStreamSynchronize",
+      synced(s0,
+             [&] { cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(d), 0x3f800000u, 1, nullptr); }),
+      5000);
+  row("4-byte device-to-host: cudaMemcpyAsync to pinned + sync",
+      synced(s0, [&] { cudaMemcpyAsync(pinned, d, 4, cudaMemcpyDeviceToHost, s0); }), 5000);
 
   // The host's cost alone and the GPU's alone: 300 launches queued behind a 20 ms spin
   // kernel, timed on the host while they queue, then with events as the GPU runs them.

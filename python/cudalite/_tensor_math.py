@@ -61,9 +61,10 @@ def _unary(name, inplace):
     return fn
 
 
-# The in-place methods with a C++ dunder take it directly (one call, as `a += b` does); the
-# dunder answers NotImplemented for operands it doesn't take, and the full path raises.
-_INPLACE_DUNDER = {"mul": "__imul__", "true_divide": "__itruediv__"}
+# true_divide_ takes the C++ in-place dunder directly (one call, as `a /= b` does; mul_ is
+# a C++ method, below); the dunder answers NotImplemented for operands it doesn't take, and
+# the full path raises.
+_INPLACE_DUNDER = {"true_divide": "__itruediv__"}
 
 
 def _binary(name, inplace):
