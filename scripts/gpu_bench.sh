@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks on the device machine (after scripts/gpu_check.sh installed the package).
 # Usage: bash scripts/gpu_bench.sh [benchmark.py | cpp/name.cu ...]  (default: all Python ones)
-# A .cu benchmark (benchmarks/cpp/) is compiled with nvcc and run.
+# A .cu benchmark (benchmarks/cpp/) runs as gpu_check.sh built it against the core
+# (build/*/NAME, CUDALITE_BUILD_BENCH), or else is compiled on its own with nvcc.
 set -uo pipefail
 OUT=${OUT:-/tmp/cudalite-out}
 mkdir -p "$OUT"
@@ -11,7 +12,10 @@ benches=("$@")
 for b in "${benches[@]}"; do
   echo "### $b"
   log="$OUT/$(basename "${b%.*}").log"
-  if [[ $b == *.cu ]]; then
+  built=$(ls build/*/"$(basename "${b%.cu}")" 2>/dev/null | head -1)
+  if [[ $b == *.cu && -n $built ]]; then
+    timeout 240 "$built" > "$log" 2>&1
+  elif [[ $b == *.cu ]]; then
     nvcc -O2 -std=c++17 -arch=sm_90 -o "/tmp/$(basename "${b%.cu}")" "benchmarks/$b" -lcuda &&
       timeout 240 "/tmp/$(basename "${b%.cu}")" > "$log" 2>&1
   else

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device-machine call: build (16 cores), `python -m cudalite`, the whole test suite.
+# One device-machine call: build (16 cores; with the C++ benchmarks, CUDALITE_BUILD_BENCH), `python -m cudalite`, the whole test suite.
 # Logs go to $OUT (or /tmp/cudalite-out). Benchmarks: scripts/gpu_bench.sh.
 set -uo pipefail
 OUT=${OUT:-/tmp/cudalite-out}
@@ -7,7 +7,7 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 CMAKE_BUILD_PARALLEL_LEVEL=16
 nvidia-smi -L
 t0=$(date +%s)
-python3 -m pip install --no-build-isolation -q . > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+python3 -m pip install --no-build-isolation -q -Ccmake.define.CUDALITE_BUILD_BENCH=ON . > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
 python3 -m cudalite | tail -12
 t0=$(date +%s)

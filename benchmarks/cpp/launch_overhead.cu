@@ -162,6 +162,44 @@ int main() {
     std::printf("%-52s %8.3f\n", "GPU time per queued kernel (events)", gpu[3]);
   }
 
+  // The host cost by stream, GPU busy: rounds of 300 launches behind a spin kernel on that
+  // stream, the streams taken in turn within each round so that drifts of the host's speed
+  // fall on all of them alike.
+  {
+    cudaStream_t blocking = nullptr;
+    cudaStreamCreate(&blocking);
+    struct Route {
+      const char* name;
+      CUstream s;
+    } routes[] = {
+        {"  nullptr (the legacy default stream)", nullptr},
+        {"  CU_STREAM_LEGACY", CU_STREAM_LEGACY},
+        {"  CU_STREAM_PER_THREAD", CU_STREAM_PER_THREAD},
+        {"  a created blocking stream", reinterpret_cast<CUstream>(blocking)},
+        {"  a created non-blocking stream", reinterpret_cast<CUstream>(s1)},
+    };
+    constexpr int kRoutes = sizeof(routes) / sizeof(routes[0]);
+    std::vector<double> t[kRoutes];
+    for (int r = 0; r < 9; ++r) {
+      for (int k = 0; k < kRoutes; ++k) {
+        spin<<<1, 1, 0, reinterpret_cast<cudaStream_t>(routes[k].s)>>>(40'000'000LL);
+        auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < 300; ++i)
+          cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, routes[k].s, params, nullptr);
+        t[k].push_back(
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                .count() /
+            300);
+        cudaDeviceSynchronize();
+      }
+    }
+    std::printf("cuLaunchKernel host cost, GPU busy, by stream:\n");
+    for (int k = 0; k < kRoutes; ++k) {
+      std::sort(t[k].begin(), t[k].end());
+      std::printf("%-52s %8.3f\n", routes[k].name, t[k][4]);
+    }
+  }
+
   // GPU time per kernel, back to back (events): the floor a launch-bound loop can reach.
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);

@@ -8,27 +8,20 @@
 // pybind11 functions, whose dispatcher (overload loop, argument casters) costs as much as the
 // op's own checks. Operands are read with as_tensor and results wrapped with wrap_tensor
 // (bindings/convert.h). C++ exceptions reach Python through pybind11's registered
-// translators, exactly as from any other binding.
-#include <exception>
+// translators, exactly as from any other binding (bindings/fast_method.h).
+#include <optional>
 #include <string>
 #include <utility>
-#include <vector>
 
-#include "bindings/convert.h"
-#include "core/error.h"
+#include "bindings/fast_method.h"
 
 namespace cl::bind {
 
-namespace {
-
-// Set by cudalite.autograd: called as hook(op_name, kind, self, other) for arithmetic
-// dunders when grad mode is on and a tensor operand requires grad; kind is "fwd", "rev" or
-// "inplace". Everything else takes the C++ path with no Python in between.
+// kind is "fwd", "rev" or "inplace"; everything else takes the C++ path with no Python in
+// between.
 py::object* g_autograd_hook = nullptr;
 
-// The full Python methods add_/sub_/mul_/div_ (cudalite/_tensor_math.py registers them with
-// _set_inplace_slow): keywords, bad operands and autograd go there.
-py::dict* g_inplace_slow = nullptr;
+namespace {
 
 bool needs_grad(const Tensor& self, const std::optional<Operand>& o) {
   if (!g_autograd_hook || !grad_enabled()) return false;
@@ -58,27 +51,6 @@ py::object arith(py::handle self_h, py::handle other) {
   }
 }
 
-// A C++ exception caught in a method body is rethrown inside this pybind11 function, whose
-// dispatcher turns it into the Python exception every other binding would raise (through
-// the module's registered translators).
-thread_local std::exception_ptr t_pending;
-py::object* g_rethrow = nullptr;
-
-// Runs `f` (returning a py::object) as a CPython method body: a new reference, or nullptr
-// with the Python error set.
-template <class F>
-PyObject* guarded(F&& f) {
-  try {
-    return f().release().ptr();
-  } catch (py::error_already_set& e) {
-    e.restore();
-  } catch (...) {
-    t_pending = std::current_exception();
-    Py_XDECREF(PyObject_CallObject(g_rethrow->ptr(), nullptr));
-  }
-  return nullptr;
-}
-
 template <py::object (*F)(py::handle, py::handle)>
 PyObject* one_arg(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 1) {
@@ -98,31 +70,19 @@ PyObject* neg(PyObject* self, PyObject*) {
 }
 
 // a.add_(b) etc.: one tensor or number and no keywords is the in-place dunder's case; the
-// rest (alpha=, rounding_mode=, bad arguments, autograd) is the Python method's.
+// rest (alpha=, rounding_mode=, bad arguments, autograd) is the full Python method's
+// (cudalite/_tensor_math.py registers it with _set_slow_methods).
 template <BinaryOp OP>
 PyObject* inplace_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                          PyObject* kwnames) {
+  static const std::string name = std::string(binary_op_name(OP)) + "_";
   return guarded([&]() -> py::object {
     if (nargs == 1 && !kwnames) {
       py::object r = arith<OP, Form::Inplace>(self, args[0]);
       if (r.ptr() != Py_NotImplemented) return r;
     }
-    CL_CHECK(g_inplace_slow, "cudalite: in-place methods used before cudalite was imported");
-    py::object slow = (*g_inplace_slow)[py::str(std::string(binary_op_name(OP)) + "_")];
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    std::vector<PyObject*> full(size_t(1 + nargs + nkw));
-    full[0] = self;
-    for (Py_ssize_t i = 0; i < nargs + nkw; ++i) full[size_t(1 + i)] = args[i];
-    PyObject* r = PyObject_Vectorcall(slow.ptr(), full.data(), size_t(1 + nargs), kwnames);
-    if (!r) throw py::error_already_set();
-    return py::reinterpret_steal<py::object>(r);
+    return call_slow(name.c_str(), self, args, nargs, kwnames);
   });
-}
-
-// A METH_FASTCALL function as the PyCFunction that PyMethodDef stores.
-template <class Fn>
-PyCFunction as_cfunction(Fn* f) {
-  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
 }
 
 #define CL_DUNDERS(name, OP)                                                                    \
@@ -137,19 +97,21 @@ PyCFunction as_cfunction(Fn* f) {
 #define CL_INPLACE(name, OP, doc) \
   {name, as_cfunction(&inplace_method<BinaryOp::OP>), METH_FASTCALL | METH_KEYWORDS, doc},
 
+// clang-format off
 PyMethodDef g_methods[] = {
-    CL_DUNDERS("add", Add) CL_DUNDERS("sub", Sub) CL_DUNDERS("mul", Mul) CL_DUNDERS(
-        "truediv", Div) CL_DUNDERS("floordiv", FloorDiv) CL_DUNDERS("mod", Rem)
-        CL_DUNDERS("pow", Pow) CL_DUNDERS("and", BitAnd) CL_DUNDERS("or", BitOr) CL_DUNDERS(
-            "xor", BitXor) CL_COMPARE("eq", Eq) CL_COMPARE("ne", Ne) CL_COMPARE("lt", Lt)
-            CL_COMPARE("le", Le) CL_COMPARE("gt", Gt) CL_COMPARE("ge", Ge) CL_INPLACE(
-                "add_", Add, "add_(other, *, alpha=1) -> Tensor: in-place add")
-                CL_INPLACE("sub_", Sub, "sub_(other, *, alpha=1) -> Tensor: in-place subtract")
-                    CL_INPLACE("mul_", Mul, "mul_(other) -> Tensor: in-place multiply")
-                        CL_INPLACE("div_", Div,
-                                   "div_(other, *, rounding_mode=None) -> Tensor: in-place divide"){
-                            "__neg__", neg, METH_NOARGS, nullptr},
+    CL_DUNDERS("add", Add) CL_DUNDERS("sub", Sub) CL_DUNDERS("mul", Mul)
+    CL_DUNDERS("truediv", Div) CL_DUNDERS("floordiv", FloorDiv) CL_DUNDERS("mod", Rem)
+    CL_DUNDERS("pow", Pow) CL_DUNDERS("and", BitAnd) CL_DUNDERS("or", BitOr)
+    CL_DUNDERS("xor", BitXor)
+    CL_COMPARE("eq", Eq) CL_COMPARE("ne", Ne) CL_COMPARE("lt", Lt) CL_COMPARE("le", Le)
+    CL_COMPARE("gt", Gt) CL_COMPARE("ge", Ge)
+    CL_INPLACE("add_", Add, "add_(other, *, alpha=1) -> Tensor: in-place add")
+    CL_INPLACE("sub_", Sub, "sub_(other, *, alpha=1) -> Tensor: in-place subtract")
+    CL_INPLACE("mul_", Mul, "mul_(other) -> Tensor: in-place multiply")
+    CL_INPLACE("div_", Div, "div_(other, *, rounding_mode=None) -> Tensor: in-place divide")
+    {"__neg__", neg, METH_NOARGS, nullptr},
     {nullptr, nullptr, 0, nullptr}};
+// clang-format on
 
 #undef CL_DUNDERS
 #undef CL_COMPARE
@@ -158,23 +120,10 @@ PyMethodDef g_methods[] = {
 }  // namespace
 
 void bind_arith(py::module_& m) {
-  py::handle cls = tensor_type();
-  auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
-  for (PyMethodDef* d = g_methods; d->ml_name; ++d) {
-    // Setting the attribute on the type also points its number slots (nb_add, ...) here.
-    py::object descr = py::reinterpret_steal<py::object>(PyDescr_NewMethod(type, d));
-    if (!descr) throw py::error_already_set();
-    py::setattr(cls, d->ml_name, descr);
-  }
-  m.def("_rethrow_pending", [] {
-    std::exception_ptr e = std::exchange(t_pending, nullptr);
-    if (e) std::rethrow_exception(e);
-  });
-  g_rethrow = new py::object(m.attr("_rethrow_pending"));
+  add_tensor_methods(g_methods);
   m.def("_set_autograd_hook", [](py::object f) {
     g_autograd_hook = f.is_none() ? nullptr : new py::object(std::move(f));
   });
-  m.def("_set_inplace_slow", [](py::dict d) { g_inplace_slow = new py::dict(std::move(d)); });
 }
 
 }  // namespace cl::bind

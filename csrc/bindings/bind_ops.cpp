@@ -6,8 +6,6 @@
 
 namespace cl::bind {
 
-namespace {
-
 py::object scalar_to_py(const Scalar& s) {
   switch (s.kind()) {
     case Scalar::Kind::Bool:
@@ -18,6 +16,8 @@ py::object scalar_to_py(const Scalar& s) {
       return py::float_(s.to_double());
   }
 }
+
+namespace {
 
 Tensor opt_tensor(py::handle h) { return h.is_none() ? Tensor() : as_tensor(h); }
 

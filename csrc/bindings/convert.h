@@ -57,6 +57,8 @@ std::optional<ScalarType> to_optional_dtype(py::handle h);
 // A tensor or Python number; nullopt for anything else (the caller returns NotImplemented).
 std::optional<Operand> to_operand(py::handle h);
 Scalar to_scalar(py::handle h);
+// A Python bool, int or float for a Scalar (bind_ops.cpp).
+py::object scalar_to_py(const Scalar& s);
 // The dtype of a NumPy array or scalar; TypeError with torch's text for unsupported ones.
 ScalarType from_numpy_dtype_object(py::handle numpy_dtype);
 // Sizes given as ints, a tuple, a list or a Size: f(2, 3), f((2, 3)), f([2, 3]).
@@ -72,7 +74,8 @@ void bind_dtype(py::module_& m);
 void bind_device(py::module_& m);
 void bind_tensor(py::module_& m);
 void bind_ops(py::module_& m);
-void bind_arith(py::module_& m);  // after bind_ops
+void bind_methods(py::module_& m);  // after bind_ops: replaces some of its methods
+void bind_arith(py::module_& m);    // after bind_methods
 void bind_creation(py::module_& m);
 void bind_numpy(py::module_& m);
 void bind_cuda(py::module_& m);

@@ -25,6 +25,15 @@ def method(fn=None, *, name=None):
     return reg(fn) if fn is not None else reg
 
 
+def fast_methods(**slow):
+    """Installs the C++ versions of these methods (Note [Fast methods] in
+    csrc/bindings/bind_methods.cpp), which hand every call they don't handle themselves to
+    the full Python methods given here."""
+    _C._set_slow_methods(slow)
+    for name in slow:
+        _methods[name] = _C.Tensor.__dict__[name]
+
+
 # ---- autograd slots (the graph itself arrives with cudalite.autograd) ----
 
 
@@ -198,6 +207,9 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
 def cpu(self, memory_format=None):
     """A copy in host memory (self if already there)."""
     return _C._to(self, "cpu", None, False, False)
+
+
+fast_methods(item=item, cuda=cuda, cpu=cpu)
 
 
 def _cast(dtype_name):

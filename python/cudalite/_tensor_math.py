@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from cudalite import _C, _indexing, _ops, _reductions
-from cudalite._tensor import _methods, method
+from cudalite._tensor import _methods, fast_methods, method
 
 # Elementwise: Tensor.exp() is cudalite.exp(self), and exp_() writes in place.
 # Every unary op of the core (csrc/ops/ops.h UnaryOp) is a method with an in-place form,
@@ -128,9 +128,7 @@ def mul_(self, other):
     return _ops.mul(self, other, out=self)
 
 
-_C._set_inplace_slow({"add_": add_, "sub_": sub_, "mul_": mul_, "div_": div_})
-for _n in ("add_", "sub_", "mul_", "div_"):
-    _methods[_n] = _C.Tensor.__dict__[_n]
+fast_methods(add_=add_, sub_=sub_, mul_=mul_, div_=div_)
 
 
 @method
@@ -245,6 +243,7 @@ for _n in (
     "count_nonzero",
 ):
     _methods[_n] = getattr(_reductions, _n)
+fast_methods(sum=_reductions.sum)
 
 
 @method
