@@ -89,6 +89,9 @@ void bind_memory(py::module_& m);
 // values) go through load_tensor and wrap_tensor rather than pybind11's generic holder
 // caster: the same objects, without the per-call type lookups.
 namespace pybind11::detail {
+// Shape converts as std::vector<int64_t> does (a list out, any sequence of ints in).
+template <>
+struct type_caster<cl::Shape> : list_caster<cl::Shape, int64_t> {};
 template <>  // still the class's holder (class_ checks this through the caster by default)
 struct is_holder_type<cl::TensorImpl, cl::Tensor> : std::true_type {};
 template <>

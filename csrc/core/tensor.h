@@ -8,11 +8,10 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/shape.h"
 #include "core/storage.h"
 
 namespace cl {
-
-using Shape = std::vector<int64_t>;
 
 struct TensorImpl {
   TensorImpl(Storage s, Shape sz, Shape st, int64_t off, ScalarType dt);

@@ -21,14 +21,14 @@ struct Plan {
 
 Plan plan_reduce(const Tensor& t, Shape dims, bool keepdim) {
   int64_t nd = t->dim();
-  std::vector<bool> red(std::max<int64_t>(nd, 1), false);
+  Shape red(size_t(std::max<int64_t>(nd, 1)), 0);  // 1 for the reduced dims
   if (dims.empty()) {
-    std::fill(red.begin(), red.end(), true);
+    std::fill(red.begin(), red.end(), 1);
   } else {
     for (auto d : dims) {
       int64_t w = wrap_dim(d, nd);
       CL_CHECK(!red[w], "dim ", w, " appears multiple times in the list of dims");
-      red[w] = true;
+      red[w] = 1;
     }
   }
   // Column mode (CUDA): a dense tensor whose reduced dims are one block followed by kept
@@ -77,7 +77,9 @@ Plan plan_reduce(const Tensor& t, Shape dims, bool keepdim) {
       inner *= t->sizes[d];
     }
   }
-  Tensor rows = nd == 0 ? t : contiguous(permute(t, perm));
+  bool in_order = true;  // the reduced dims already innermost: no permuted view needed
+  for (int64_t d = 0; d < nd; ++d) in_order = in_order && perm[d] == d;
+  Tensor rows = in_order ? contiguous(t) : contiguous(permute(t, perm));
   return {rows, outer, inner, out_shape, 0};
 }
 
