@@ -19,8 +19,17 @@ def optional(name):
         return None
 
 
-def per_call(fn, *, number=None, repeat=7, sync=None, min_time=0.05):
+def per_call(fn, **kwargs):
     """Median seconds per call of ``fn`` over ``repeat`` runs of ``number`` calls."""
+    return per_call_stats(fn, **kwargs)[0]
+
+
+def per_call_stats(fn, *, number=None, repeat=7, sync=None, min_time=0.05):
+    """(median, best) seconds per call of ``fn`` over ``repeat`` runs of ``number`` calls.
+    The median is every table's figure. The best run is what the host does without
+    interference from other work on the machine (timeit's advice); the launch-bound tables
+    show it too, because on the shared device machines that interference moves their
+    medians by up to 40 % from one process to the next."""
     fn()
     if sync:
         sync()
@@ -45,7 +54,12 @@ def per_call(fn, *, number=None, repeat=7, sync=None, min_time=0.05):
         if sync:
             sync()
         times.append((time.perf_counter() - t0) / number)
-    return statistics.median(times)
+    return statistics.median(times), min(times)
+
+
+def paired_tables(title):
+    """Two tables for one measurement: the median of the runs and the best run."""
+    return Table(f"{title}, median of runs"), Table(f"{title}, best run")
 
 
 def fmt_time(s):

@@ -16,7 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import cudalite  # noqa: E402
-from _harness import Table, optional, per_call  # noqa: E402
+from _harness import Table, optional, paired_tables, per_call_stats  # noqa: E402
 
 torch = optional("torch")
 cupy = optional("cupy")
@@ -64,44 +64,51 @@ def main():
     )
 
     sync_c = cudalite.cuda.synchronize
-    t = Table("per call (median)")
+    t, best = paired_tables("per call")
+
+    def add(case, fns):
+        """One row of both tables: {library: (fn, sync)} for the libraries importable here."""
+        stats = {lib: per_call_stats(fn, sync=sync, repeat=15) for lib, (fn, sync) in fns.items()}
+        t.add(case, **{lib: s[0] for lib, s in stats.items()})
+        best.add(case, **{lib: s[1] for lib, s in stats.items()})
+
     one_c = cudalite.ones(1)
-    row = {"cudalite": per_call(lambda: one_c.cuda(), sync=sync_c)}
+    fns = {"cudalite": (lambda: one_c.cuda(), sync_c)}
     if torch:
         one_t = torch.ones(1)
-        row["torch"] = per_call(lambda: one_t.cuda(), sync=torch.cuda.synchronize)
+        fns["torch"] = (lambda: one_t.cuda(), torch.cuda.synchronize)
     if cupy:
         import numpy as np
 
         one_n = np.ones(1, np.float32)
-        row["cupy"] = per_call(lambda: cupy.asarray(one_n), sync=cupy.cuda.Device().synchronize)
-    t.add("cpu_tensor_1elem.cuda()", **row)
+        fns["cupy"] = (lambda: cupy.asarray(one_n), cupy.cuda.Device().synchronize)
+    add("cpu_tensor_1elem.cuda()", fns)
 
-    row = {
-        "cudalite": per_call(lambda: cudalite.tensor([1.0, 2.0, 3.0], device="cuda"), sync=sync_c)
-    }
+    fns = {"cudalite": (lambda: cudalite.tensor([1.0, 2.0, 3.0], device="cuda"), sync_c)}
     if torch:
-        row["torch"] = per_call(
-            lambda: torch.tensor([1.0, 2.0, 3.0], device="cuda"), sync=torch.cuda.synchronize
+        fns["torch"] = (
+            lambda: torch.tensor([1.0, 2.0, 3.0], device="cuda"),
+            torch.cuda.synchronize,
         )
     if cupy:
-        row["cupy"] = per_call(
+        fns["cupy"] = (
             lambda: cupy.array([1.0, 2.0, 3.0], dtype=cupy.float32),
-            sync=cupy.cuda.Device().synchronize,
+            cupy.cuda.Device().synchronize,
         )
-    t.add("tensor([1., 2., 3.], device='cuda')", **row)
+    add("tensor([1., 2., 3.], device='cuda')", fns)
 
     g_c = cudalite.ones(1, device="cuda")
-    row = {"cudalite": per_call(lambda: g_c.item())}
+    fns = {"cudalite": (lambda: g_c.item(), None)}
     if torch:
         g_t = torch.ones(1, device="cuda")
-        row["torch"] = per_call(lambda: g_t.item())
+        fns["torch"] = (lambda: g_t.item(), None)
     if cupy:
         g_p = cupy.ones(1, dtype=cupy.float32)
-        row["cupy"] = per_call(lambda: g_p.item())
-    t.add(".item() on a CUDA tensor", **row)
+        fns["cupy"] = (lambda: g_p.item(), None)
+    add(".item() on a CUDA tensor", fns)
     print(cold.render())
     print(t.render())
+    print(best.render())
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import cudalite  # noqa: E402
-from _harness import Table, optional, per_call  # noqa: E402
+from _harness import Table, optional, paired_tables, per_call, per_call_stats  # noqa: E402
 
 torch = optional("torch")
 cupy = optional("cupy")
@@ -200,35 +200,37 @@ def linear():
     return t
 
 
-def launch_bound():
-    t = Table("launch-bound, 1-element CUDA tensors (time per call)")
+def launch_bound(repeat=15):
+    t, best = paired_tables("launch-bound, 1-element CUDA tensors (time per call)")
     cases = {
         "a + b": lambda a, b: a + b,
         "a.add_(b)": lambda a, b: a.add_(b),
         "a.sum()": lambda a, b: a.sum(),
     }
     for name, f in cases.items():
-        row = {}
+        row, row_best = {}, {}
         for lib in libs():
             if lib == "cupy" and name == "a.add_(b)":
                 continue  # CuPy has no in-place method of that name
             a, b = make(lib, 1), make(lib, 1)
-            row[lib] = per_call(lambda a=a, b=b, f=f: f(a, b), sync=syncs()[lib])
+            fn = lambda a=a, b=b, f=f: f(a, b)  # noqa: E731
+            row[lib], row_best[lib] = per_call_stats(fn, sync=syncs()[lib], repeat=repeat)
         t.add(name, **row)
-    return t
+        best.add(name, **row_best)
+    return [t, best]
 
 
-def host_cost(calls=200, repeat=7):
+def host_cost(calls=200, repeat=15):
     """The host's time per call alone: the same calls timed while the GPU is still busy with
     an 8192-square matmul queued before them, so that neither the GPU nor a full launch
     queue paces the loop (the table above is the slower of host and GPU)."""
-    t = Table("launch-bound, host time per call while the GPU is busy")
+    t, best = paired_tables("launch-bound, host time per call while the GPU is busy")
     for name, f in {
         "a + b": lambda a, b: a + b,
         "a.add_(b)": lambda a, b: a.add_(b),
         "a.sum()": lambda a, b: a.sum(),
     }.items():
-        row = {}
+        row, row_best = {}, {}
         for lib in libs():
             if lib == "cupy" and name == "a.add_(b)":
                 continue
@@ -243,10 +245,11 @@ def host_cost(calls=200, repeat=7):
                     f(a, b)
                 times.append((time.perf_counter() - t0) / calls)
                 sync()
-            row[lib] = statistics.median(times[1:])
+            row[lib], row_best[lib] = statistics.median(times[1:]), min(times[1:])
             del big
         t.add(name, **row)
-    return t
+        best.add(name, **row_best)
+    return [t, best]
 
 
 def main():
@@ -263,7 +266,9 @@ def main():
             linear,
         ]
     for section in sections:
-        print(section().render(), flush=True)
+        tables = section()
+        for table in tables if isinstance(tables, list) else [tables]:
+            print(table.render(), flush=True)
 
 
 if __name__ == "__main__":
