@@ -404,6 +404,46 @@ def test_pageable_copies_roundtrip(nbytes):
 
 
 @requires_cuda
+@pytest.mark.parametrize(
+    "dtype, values",
+    [
+        ("float32", [1.5]),
+        ("int32", [-7]),
+        ("float16", [0.25]),
+        ("bfloat16", [-3.0]),
+        ("int16", [-2]),
+        ("int8", [-5]),
+        ("uint8", [200]),
+        ("bool", [True]),
+        ("int8", [1, -2]),  # 2 bytes
+        ("uint8", [1, 2, 3, 4]),  # 4 bytes
+        ("int16", [300, -300]),  # 4 bytes
+        ("float64", [2.5]),  # 8 bytes: a copy
+        ("uint8", [1, 2, 3]),  # 3 bytes: a copy
+    ],
+)
+def test_blocking_copies_of_a_few_bytes(dtype, values):
+    """1, 2 and 4 bytes go as memsets carrying the value (Note [One-element copies as
+    memsets]), into aligned and unaligned places; other sizes as copies."""
+    dt = getattr(cudalite, dtype)
+    x = cudalite.tensor(values, dtype=dt)
+    assert x.cuda().cpu().tolist() == values
+    assert cudalite.tensor(values, dtype=dt, device="cuda").tolist() == values
+    g = cudalite.zeros(len(values) + 3, dtype=dt, device="cuda")
+    for start in range(4):  # offsets of 0-3 elements: some destinations unaligned
+        g.zero_()
+        g[start : start + len(values)].copy_(x)
+        expect = [0] * (len(values) + 3)
+        expect[start : start + len(values)] = values
+        assert g.tolist() == [type(values[0])(v) for v in expect]
+    s = cudalite.cuda.Stream()
+    with cudalite.cuda.stream(s):  # on a side stream: after the work queued there
+        h = cudalite.ones(len(values), dtype=dt, device="cuda").zero_()
+        h.copy_(x)
+        assert h.tolist() == values
+
+
+@requires_cuda
 def test_pageable_copies_on_a_side_stream_follow_its_work():
     s = cudalite.cuda.Stream()
     n = 8 * MiB

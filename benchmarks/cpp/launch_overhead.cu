@@ -131,6 +131,21 @@ int main() {
       synced(s0,
              [&] { cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(d), 0x3f800000u, 1, nullptr); }),
       5000);
+  auto polled = [&](auto f) {  // `f`, then polling the stream until it is idle
+    return [=] {
+      f();
+      while (cudaStreamQuery(s0) == cudaErrorNotReady) {
+      }
+    };
+  };
+  row("  cudaMemcpyAsync from pinned + polling cudaStreamQuery", polled([&] { h2d(pinned); }),
+      5000);
+  row("  cuMemsetD32Async + polling cudaStreamQuery",
+      polled([&] { cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(d), 0x3f800000u, 1, nullptr); }),
+      5000);
+  row("  cuMemsetD16Async + cudaStreamSynchronize",
+      synced(s0, [&] { cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(d), 0x3c00u, 1, nullptr); }),
+      5000);
   row("4-byte device-to-host: cudaMemcpyAsync to pinned + sync",
       synced(s0, [&] { cudaMemcpyAsync(pinned, d, 4, cudaMemcpyDeviceToHost, s0); }), 5000);
 

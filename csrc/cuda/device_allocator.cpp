@@ -20,6 +20,7 @@
 #include "core/caching_allocator.h"
 #include "core/cuda_api.h"
 #include "cuda/cuda_check.h"
+#include "cuda/driver.h"
 
 namespace cl::cuda {
 
@@ -50,16 +51,8 @@ const DriverApi& driver() {
     DriverApi d;
     bool ok = true;
     auto load = [&](const char* name, void** fn) {
-      cudaDriverEntryPointQueryResult res{};
-#if CUDART_VERSION >= 12050
-      cudaError_t err = cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &res);
-#else
-      cudaError_t err = cudaGetDriverEntryPoint(name, fn, cudaEnableDefault, &res);
-#endif
-      if (err != cudaSuccess || res != cudaDriverEntryPointSuccess || !*fn) {
-        cudaGetLastError();
-        ok = false;
-      }
+      *fn = driver_entry_point(name);
+      ok = ok && *fn;
     };
 #define CL_LOAD(name) load(#name, reinterpret_cast<void**>(&d.name));
     CL_DRIVER_FUNCTIONS(CL_LOAD)

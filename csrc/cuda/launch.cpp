@@ -11,6 +11,8 @@
 
 #include <cuda.h>
 
+#include "cuda/driver.h"
+
 namespace cl::cuda {
 
 namespace {
@@ -18,25 +20,7 @@ using LaunchFn = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned
                               unsigned, unsigned, CUstream, void**, void**);
 
 LaunchFn driver_launch() {
-  static const LaunchFn fn = []() -> LaunchFn {
-#if CUDART_VERSION >= 12000
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-#if CUDART_VERSION >= 12050
-    cudaError_t err =
-        cudaGetDriverEntryPointByVersion("cuLaunchKernel", &p, 12000, cudaEnableDefault, &q);
-#else
-    cudaError_t err = cudaGetDriverEntryPoint("cuLaunchKernel", &p, cudaEnableDefault, &q);
-#endif
-    if (err != cudaSuccess || q != cudaDriverEntryPointSuccess) {
-      cudaGetLastError();
-      return nullptr;
-    }
-    return reinterpret_cast<LaunchFn>(p);
-#else
-    return nullptr;
-#endif
-  }();
+  static const LaunchFn fn = driver_function<LaunchFn>("cuLaunchKernel");
   return fn;
 }
 }  // namespace
