@@ -17,11 +17,12 @@
 
 namespace cl::bind {
 
-// kind is "fwd", "rev" or "inplace"; everything else takes the C++ path with no Python in
-// between.
-py::object* g_autograd_hook = nullptr;
-
 namespace {
+
+// Set by cudalite.autograd: called as hook(op_name, kind, self, other) for arithmetic
+// dunders when grad mode is on and a tensor operand requires grad; kind is "fwd", "rev" or
+// "inplace". Everything else takes the C++ path with no Python in between.
+py::object* g_autograd_hook = nullptr;
 
 bool needs_grad(const Tensor& self, const std::optional<Operand>& o) {
   if (!g_autograd_hook || !grad_enabled()) return false;

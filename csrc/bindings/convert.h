@@ -74,8 +74,8 @@ void bind_dtype(py::module_& m);
 void bind_device(py::module_& m);
 void bind_tensor(py::module_& m);
 void bind_ops(py::module_& m);
-void bind_methods(py::module_& m);  // after bind_ops: replaces some of its methods
-void bind_arith(py::module_& m);    // after bind_methods
+void bind_methods(py::module_& m);  // also the fast methods' shared machinery
+void bind_arith(py::module_& m);
 void bind_creation(py::module_& m);
 void bind_numpy(py::module_& m);
 void bind_cuda(py::module_& m);

@@ -42,8 +42,4 @@ py::object call_slow(const char* name, PyObject* self, PyObject* const* args, Py
 // Sets each method of the null-terminated `defs` on the Tensor class.
 void add_tensor_methods(PyMethodDef* defs);
 
-// Set by cudalite.autograd: called as hook(op_name, kind, self, other) for arithmetic
-// dunders when grad mode is on and a tensor operand requires grad (bind_arith.cpp).
-extern py::object* g_autograd_hook;
-
 }  // namespace cl::bind
