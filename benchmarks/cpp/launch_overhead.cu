@@ -89,6 +89,16 @@ int main() {
       [&] { cudaLaunchKernel(reinterpret_cast<void*>(&tiny), dim3(1), dim3(32), params, 0, s0); });
   row("cuLaunchKernel (driver), legacy stream",
       [&] { cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr); });
+  // The arguments as one packed buffer (`extra`) instead of one pointer per argument.
+  struct Packed {
+    long long n;
+    Args a;
+  } packed{n, a};
+  size_t packed_size = sizeof(packed);
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
+                   &packed_size, CU_LAUNCH_PARAM_END};
+  row("cuLaunchKernel, arguments as one buffer (extra)",
+      [&] { cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, extra); });
   row("cuLaunchKernel (driver), non-blocking stream", [&] {
     cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, reinterpret_cast<CUstream>(s1), params, nullptr);
   });
