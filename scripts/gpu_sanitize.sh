@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # compute-sanitizer over the CUDA cases of some test files, on the device machine (after
 # scripts/gpu_check.sh installed the package).
-# Usage: bash scripts/gpu_sanitize.sh TOOL [pytest -k expression] test_file.py ...
+# Usage: bash scripts/gpu_sanitize.sh TOOL ["-k expression" (default "cuda")] test_file.py ...
 #   TOOL: memcheck, racecheck (shared-memory hazards), synccheck (barrier misuse) or initcheck.
 # Each file runs under its own sanitizer process (at most $SAN_TIMEOUT s, default 240); the
 # log goes to $OUT, and the sanitizer's summary line and the pytest result are printed.
