@@ -270,6 +270,24 @@ def test_operators_and_reflected(device):
     np.testing.assert_array_equal(to_np(~C.tensor([True, False], device=device)), [False, True])
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+def test_pow_half_exponents_are_sqrt_and_rsqrt(dtype, device):
+    # torch computes x ** 0.5 as sqrt(x) and x ** -0.5 as rsqrt(x), which differ from pow at
+    # -0.0 and -inf; its CPU float16 kernel is the exception and keeps pow.
+    t = C.tensor([-0.0, -math.inf, 4.0, math.nan], dtype=getattr(C, dtype), device=device)
+    as_pow = dtype == "float16" and device == "cpu"
+    root = (t**0.5).tolist()
+    assert root[0] == 0.0 and math.copysign(1.0, root[0]) == (1.0 if as_pow else -1.0)
+    assert (root[1] == math.inf) if as_pow else math.isnan(root[1])
+    assert root[2] == 2.0 and math.isnan(root[3])
+    inv = C.pow(t, -0.5).tolist()
+    assert inv[0] == (math.inf if as_pow else -math.inf)
+    assert (inv[1] == 0.0) if as_pow else math.isnan(inv[1])
+    assert inv[2] == 0.5 and math.isnan(inv[3])
+    out = C.empty(0, dtype=C.float64, device=device)
+    assert C.pow(t, 0.5, out=out).tolist()[2] == 2.0 and out.dtype is C.float64
+
+
 def test_integer_pow_and_division_semantics(device):
     a = C.tensor([5, -5, 7, -7], device=device)
     b = C.tensor([-2, 2, 3, -3], device=device)
@@ -337,6 +355,9 @@ def test_integer_division_by_zero_cpu():
                  lambda: C.remainder(i8, C.zeros(1, dtype=C.int8))):  # fmt: skip
         with err(RuntimeError, "ZeroDivisionError"):
             call()
+    # Nothing is divided when the result is empty: no error (as torch).
+    assert (C.zeros(0, dtype=C.int16) // C.tensor([False])).shape == (0,)
+    assert C.remainder(C.zeros(0, 3, dtype=C.int64), 0).shape == (0, 3)
     with np.errstate(all="ignore"):
         want = np.array([1.0, -1.0, 0.0]) // 0
     np.testing.assert_array_equal(to_np(C.tensor([1.0, -1.0, 0.0]) // 0), want)

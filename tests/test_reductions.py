@@ -179,6 +179,42 @@ def test_norm(p, dim, device):
     close(C.norm(t, p=p, dim=dim, keepdim=True), np.reshape(want, keep_shape), rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_std_var_norm_accumulate_in_float(dtype, device):
+    # Squares of values above 256 overflow float16: torch computes in float32 and casts the
+    # result back, so std and norm are finite even where the variance itself is not.
+    dt = getattr(C, dtype)
+    v = [300.0, -400.0, 1000.0]
+    t = C.tensor(v, dtype=dt, device=device)
+    a = np.array(v)
+    for r, want in [
+        (t.std(), a.std(ddof=1)),
+        (C.std(t, 0, keepdim=True), [a.std(ddof=1)]),
+        (t.norm(), np.sqrt((a**2).sum())),
+        (t.norm(3), (np.abs(a) ** 3).sum() ** (1 / 3)),
+        (C.std_mean(t)[0], a.std(ddof=1)),
+    ]:
+        assert r.dtype is dt
+        np.testing.assert_allclose(to_np(r.float()), want, rtol=1e-2)
+    var = t.var()
+    assert var.dtype is dt
+    assert math.isinf(var.item()) if dtype == "float16" else var.item() > 2.9e5
+
+
+def test_norm_dtype_and_matrix_norm_dims(device):
+    t = C.tensor([[3.0, 4.0]], dtype=C.float16, device=device)
+    r = C.norm(t, dtype=C.float64)
+    assert r.dtype is C.float64 and r.item() == 5.0
+    with pytest.raises(
+        RuntimeError, match=r"^linalg.matrix_norm: dim must be a 2-tuple. Got 0 1 2$"
+    ):
+        C.norm(C.ones(2, 2, 2, device=device), dim=(0, 1, 2))
+    # Other p are vector norms over any number of dims.
+    assert C.norm(C.ones(2, 2, 2, device=device), p=2, dim=(0, 1, 2)).item() == pytest.approx(
+        8**0.5
+    )
+
+
 # ---- dtype rules ----
 
 

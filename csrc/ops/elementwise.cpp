@@ -214,6 +214,15 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
       a.tensor->dtype == rt && rt != ScalarType::Bool) {
     return unary(UnaryOp::Square, a.tensor, out);
   }
+  // x ** 0.5 and x ** -0.5 are sqrt and rsqrt, as in torch, which is where they differ from
+  // pow: sqrt(-0.0) is -0.0 and sqrt(-inf) nan (pow gives 0.0 and inf). torch's CPU float16
+  // kernel keeps pow.
+  if (op == BinaryOp::Pow && !a.is_scalar && b.is_scalar && is_floating(rt) &&
+      a.tensor->dtype == rt && !(rt == ScalarType::Float16 && dev.is_cpu())) {
+    double e = b.scalar.to_double();
+    if (e == 0.5) return unary(UnaryOp::Sqrt, a.tensor, out);
+    if (e == -0.5) return unary(UnaryOp::Rsqrt, a.tensor, out);
+  }
   // Same-shape and tensor-with-number operands (the common cases) need no broadcasting.
   Shape shape = !a.is_scalar && (b.is_scalar || a.tensor->sizes == b.tensor->sizes)
                     ? a.tensor->sizes
@@ -223,8 +232,9 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
   IterInput ia = as_input(a, ct, dev, keep);
   IterInput ib = as_input(b, ct, dev, keep);
   if ((op == BinaryOp::FloorDiv || op == BinaryOp::Rem) && !is_floating(ct) &&
-      ct != ScalarType::Bool && dev.is_cpu()) {
-    // Integer division by zero: torch raises on the CPU (the CUDA result is unspecified).
+      ct != ScalarType::Bool && dev.is_cpu() && shape_numel(shape) > 0) {
+    // Integer division by zero: torch raises on the CPU (the CUDA result is unspecified);
+    // an empty result divides nothing.
     bool zero = ib.tensor
                     ? item(reduce(ReduceOp::Any,
                                   binary(BinaryOp::Eq, Operand(*ib.tensor), Scalar(0)), {}, false))

@@ -229,7 +229,7 @@ def _correction(unbiased, correction):
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance with Bessel's correction by default."""
-    return _var(input, dim, unbiased, keepdim, correction, "var")
+    return _var(input, dim, unbiased, keepdim, correction, "var").to(input.dtype)
 
 
 def _var(input, dim, unbiased, keepdim, correction, name):
@@ -239,6 +239,7 @@ def _var(input, dim, unbiased, keepdim, correction, name):
         raise RuntimeError("std and var only support floating point and complex dtypes")
     c = _correction(unbiased, correction)
     dims = _dims(dim)
+    input = _upcast(input)  # the caller casts the result back
     m = _C._reduce(SUM, input, dims, True, None) / builtins.max(_count(input, dims), 1)
     d = input - m
     ss = _C._reduce(SUM, d * d, dims, keepdim, None)
@@ -253,9 +254,15 @@ def _var(input, dim, unbiased, keepdim, correction, name):
     return ss / builtins.max(0, _count(input, dims) - c)
 
 
+def _upcast(x):
+    """float16 and bfloat16 computed in float32, as torch's accumulate type: squares of
+    values above 256 overflow float16."""
+    return x.to(_C.float32) if x.dtype in (_C.float16, _C.bfloat16) else x
+
+
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation with Bessel's correction by default."""
-    return _var(input, dim, unbiased, keepdim, correction, "std").sqrt()
+    return _var(input, dim, unbiased, keepdim, correction, "std").sqrt().to(input.dtype)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -269,25 +276,35 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    """Vector p-norm over all elements or ``dim`` ('fro' and 2 are the same for vectors)."""
+    """Vector p-norm over all elements or ``dim`` ('fro' and 2 are the same for vectors;
+    'fro' over more than two dims raises, as torch's matrix norm does). ``dtype``: the input
+    is cast to it first."""
+    if dtype is not None:
+        input = input.to(dtype)
     if not input.dtype.is_floating_point:
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
             f"{input.dtype._short_name}"
         )
-    x = input.abs()
+    if p == "fro" and isinstance(dim, (tuple, list)) and len(dim) > 2:
+        got = " ".join(str(d) for d in dim)
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {got}")
+    out_dtype = input.dtype
+    x = _upcast(input).abs()
     dims = _dims(dim)
     if p in ("fro", 2, 2.0):
-        return _C._reduce(SUM, x * x, dims, keepdim, None).sqrt()
-    if p == math.inf:
-        return _C._reduce(MAX, x, dims, keepdim, None)
-    if p == -math.inf:
-        return _C._reduce(MIN, x, dims, keepdim, None)
-    if p == 0:
-        return _C._reduce(SUM, (x != 0).to(input.dtype), dims, keepdim, None)
-    if p == 1:
-        return _C._reduce(SUM, x, dims, keepdim, None)
-    return _C._reduce(SUM, x**p, dims, keepdim, None) ** (1.0 / p)
+        r = _C._reduce(SUM, x * x, dims, keepdim, None).sqrt()
+    elif p == math.inf:
+        r = _C._reduce(MAX, x, dims, keepdim, None)
+    elif p == -math.inf:
+        r = _C._reduce(MIN, x, dims, keepdim, None)
+    elif p == 0:
+        r = _C._reduce(SUM, (x != 0).to(x.dtype), dims, keepdim, None)
+    elif p == 1:
+        r = _C._reduce(SUM, x, dims, keepdim, None)
+    else:
+        r = _C._reduce(SUM, x**p, dims, keepdim, None) ** (1.0 / p)
+    return r.to(out_dtype)
 
 
 def _logical(op, input, dim, keepdim):

@@ -1,0 +1,355 @@
+"""Differential fuzzing of cudalite's ops against PyTorch 2.11 (not a test; needs torch).
+
+Run by hand, on the CPU or on the GPU machine, with cudalite installed (or PYTHONPATH=python
+over an in-tree build):
+
+    python tests/fuzz_ops_vs_torch.py [--device cuda] [--seed N] [--count N]
+
+Random dtypes, shapes (empty, one-element, odd and large), layouts (contiguous, permuted,
+sliced with steps, expanded) and values (with nan, inf and -0.0), through elementwise ops,
+in-place and out= forms, casts, reductions over all, one or several dims, where, clamp,
+cat and matmul. The same numbers go to both libraries; the results must agree in whether an
+exception is raised (and its type), dtype, shape and values (nan where nan). Prints the
+first mismatches and exits non-zero if any.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import traceback
+import warnings
+
+import numpy as np
+import torch
+
+import cudalite
+
+FLOATS = ["float32", "float64", "float16", "bfloat16"]
+INTS = ["int64", "int32", "int16", "int8", "uint8"]
+DTYPES = FLOATS + INTS + ["bool"]
+TOL = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-5, "float64": 1e-10}
+
+
+def _array(rng, dtype, shape):
+    n = math.prod(shape)
+    if dtype == "bool":
+        return rng.random(n).reshape(shape) < 0.5
+    if dtype in INTS:
+        lo, hi = (0, 200) if dtype == "uint8" else (-100, 100)
+        return rng.integers(lo, hi, n).reshape(shape)
+    a = rng.standard_normal(n) * (10.0 ** rng.integers(-2, 3))
+    if n and rng.random() < 0.3:
+        a[rng.integers(0, n, max(1, n // 8))] = rng.choice([np.nan, np.inf, -np.inf, -0.0, 0.0])
+    return a.reshape(shape)
+
+
+def _shape(rng):
+    if rng.random() < 0.1:  # large enough for the vectorised and tiled GPU loops
+        return tuple(int(x) for x in rng.choice([1, 3, 64, 129, 1000], size=rng.integers(1, 3)))
+    dims = int(rng.integers(0, 5))
+    return tuple(int(rng.integers(0 if rng.random() < 0.05 else 1, 7)) for _ in range(dims))
+
+
+class Pair:
+    """The same tensor in both libraries: layout transforms are applied to both."""
+
+    def __init__(self, rng, dtype, shape, device):
+        self.dtype = dtype
+        base = _array(rng, dtype, shape)
+        self.t = torch.tensor(base, dtype=getattr(torch, dtype), device=device)
+        self.c = cudalite.tensor(base, dtype=getattr(cudalite, dtype), device=device)
+        kind = rng.random()
+        nd = len(shape)
+        if nd >= 2 and kind < 0.25:
+            perm = [int(x) for x in rng.permutation(nd)]
+            self.t, self.c = self.t.permute(*perm), self.c.permute(*perm)
+        elif nd >= 1 and kind < 0.45 and shape[-1] > 1:
+            self.t, self.c = self.t[..., ::2], self.c[..., ::2]
+        elif nd >= 1 and kind < 0.55 and shape[0] > 1:
+            self.t, self.c = self.t[1:], self.c[1:]
+
+
+def _np(x):
+    if not hasattr(x, "cpu"):
+        return np.asarray(x)
+    if str(x.dtype).split(".")[-1] in ("float16", "bfloat16"):
+        x = x.float()
+    return np.asarray(x.cpu().numpy())
+
+
+def _same(rt, rc, what, loose=False):
+    if isinstance(rt, tuple):
+        if not isinstance(rc, tuple) or len(rt) != len(rc):
+            return f"{what}: tuple result {type(rc)}"
+        for i, (a, b) in enumerate(zip(rt, rc, strict=True)):
+            err = _same(a, b, f"{what}[{i}]", loose)
+            if err:
+                return err
+        return None
+    if isinstance(rt, torch.Tensor):
+        if str(rt.dtype).split(".")[-1] != str(rc.dtype).split(".")[-1]:
+            return f"{what}: dtype {rc.dtype}, torch {rt.dtype}"
+        if tuple(rt.shape) != tuple(rc.shape):
+            return f"{what}: shape {tuple(rc.shape)}, torch {tuple(rt.shape)}"
+        dt = str(rt.dtype).split(".")[-1]
+    else:
+        dt = "float64" if isinstance(rt, float) else "int64"
+    a, b = _np(rt), _np(rc)
+    if a.dtype.kind == "f" or b.dtype.kind == "f":
+        tol = 8 * TOL.get(dt, 1e-6)
+        a, b = a.astype(np.float64), b.astype(np.float64)
+        fin = np.isfinite(a)
+        if loose:  # overflow and underflow depend on the order of the products
+            fin &= np.isfinite(b)
+            b = np.where(fin, b, a)
+        scale = max(1.0, np.abs(a[fin]).max()) if fin.any() else 1.0
+        # nan where nan, the same infinities, finite values within the dtype's tolerance.
+        ok = np.array_equal(a[~fin], b[~fin], equal_nan=True) and bool(np.isfinite(b[fin]).all())
+        ok = ok and np.allclose(a[fin], b[fin], rtol=tol, atol=tol * scale)
+    else:
+        ok = np.array_equal(a, b)
+    if not ok:
+        return f"{what}: values differ\n  torch    {a.ravel()[:8]}\n  cudalite {b.ravel()[:8]}"
+    return None
+
+
+UNARY = [
+    "neg",
+    "abs",
+    "exp",
+    "log",
+    "sqrt",
+    "sin",
+    "cos",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "sign",
+    "reciprocal",
+    "square",
+    "logical_not",
+    "bitwise_not",
+    "rsqrt",
+    "exp2",
+    "log2",
+    "log1p",
+    "expm1",
+    "erf",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "signbit",
+    "frac",
+]
+BINARY = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "maximum",
+    "minimum",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "floor_divide",
+    "remainder",
+    "fmod",
+    "atan2",
+    "pow",
+]
+UNARY = [op for op in UNARY if hasattr(cudalite, op)]  # ops both libraries have
+BINARY = [op for op in BINARY if hasattr(cudalite, op)]
+INPLACE = [op for op in BINARY if hasattr(torch.Tensor, op + "_")]
+REDUCE = [
+    "sum",
+    "mean",
+    "prod",
+    "amax",
+    "amin",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "std",
+    "var",
+    "norm",
+    "all",
+    "any",
+]
+
+
+def _case(rng, device):
+    """(description, f(M, pairs_side)) for one random case, and its Pair operands."""
+    kind = rng.choice(
+        [
+            "unary",
+            "binary",
+            "binary",
+            "inplace",
+            "reduce",
+            "reduce",
+            "cast",
+            "where",
+            "clamp",
+            "cat",
+            "matmul",
+        ]
+    )
+    dt = str(rng.choice(DTYPES))
+    shape = _shape(rng)
+    a = Pair(rng, dt, shape, device)
+    if kind == "unary":
+        op = str(rng.choice(UNARY))
+        return f"{op}({dt}{list(a.t.shape)})", [a], lambda M, x: getattr(M, op)(x)
+    if kind in ("binary", "inplace"):
+        op = str(rng.choice(BINARY if kind == "binary" else INPLACE))
+        bshape = list(a.t.shape)
+        if bshape and rng.random() < 0.4:  # broadcast one operand
+            bshape[int(rng.integers(0, len(bshape)))] = 1
+        if rng.random() < 0.2:
+            bshape = bshape[1:]
+        dt2 = str(rng.choice(DTYPES)) if rng.random() < 0.4 else dt
+        if rng.random() < 0.2:  # a Python scalar
+            s = [True, 3, -2, 2.5, -0.5][int(rng.integers(0, 5))]
+            if kind == "inplace":
+                return (
+                    f"{dt}{list(a.t.shape)}.{op}_({s!r})",
+                    [a],
+                    lambda M, x: getattr(x.clone(), op + "_")(s),
+                )
+            return f"{op}({dt}{list(a.t.shape)}, {s!r})", [a], lambda M, x: getattr(M, op)(x, s)
+        b = Pair(rng, dt2, tuple(bshape), device)
+        if kind == "inplace":
+            return (
+                f"{dt}{list(a.t.shape)}.{op}_({dt2}{list(b.t.shape)})",
+                [a, b],
+                lambda M, x, y: getattr(x.clone(), op + "_")(y),
+            )
+        if rng.random() < 0.2:
+            out_dt = str(rng.choice(DTYPES))
+            return (
+                f"{op}({dt}, {dt2}, out={out_dt})",
+                [a, b],
+                lambda M, x, y: getattr(M, op)(
+                    x, y, out=M.empty(0, dtype=getattr(M, out_dt), device=x.device)
+                ),
+            )
+        return (
+            f"{op}({dt}{list(a.t.shape)}, {dt2}{list(b.t.shape)})",
+            [a, b],
+            lambda M, x, y: getattr(M, op)(x, y),
+        )
+    if kind == "reduce":
+        op = str(rng.choice(REDUCE))
+        nd = a.t.dim()
+        form = rng.random()
+        keep = bool(rng.random() < 0.3)
+        if form < 0.35 or nd == 0:
+            return f"{op}({dt}{list(a.t.shape)})", [a], lambda M, x: getattr(M, op)(x)
+        if form < 0.8 or op in ("argmax", "argmin", "max", "min", "all", "any"):
+            d = int(rng.integers(-nd, nd))
+            return (
+                f"{op}({dt}{list(a.t.shape)}, dim={d}, keepdim={keep})",
+                [a],
+                lambda M, x: getattr(M, op)(x, dim=d, keepdim=keep),
+            )
+        dims = tuple(
+            int(x) for x in rng.choice(nd, size=int(rng.integers(1, nd + 1)), replace=False)
+        )
+        return (
+            f"{op}({dt}{list(a.t.shape)}, dim={dims}, keepdim={keep})",
+            [a],
+            lambda M, x: getattr(M, op)(x, dim=dims, keepdim=keep),
+        )
+    if kind == "cast":
+        to = str(rng.choice(DTYPES))
+        if dt in FLOATS and to in INTS + ["bool"]:  # out-of-range float -> int is undefined
+            return f"{dt}->{to} (skipped)", [a], lambda M, x: x.isnan()
+        return f"{dt}{list(a.t.shape)}.to({to})", [a], lambda M, x: x.to(getattr(M, to))
+    if kind == "where":
+        c = Pair(rng, "bool", tuple(a.t.shape), device)
+        b = Pair(rng, dt, tuple(a.t.shape), device)
+        return f"where(bool, {dt}, {dt})", [c, a, b], lambda M, m, x, y: M.where(m, x, y)
+    if kind == "clamp":
+        lo, hi = sorted(float(v) for v in rng.standard_normal(2))
+        if dt in INTS:
+            lo, hi = int(lo * 10), int(hi * 10)
+        return f"clamp({dt}, {lo}, {hi})", [a], lambda M, x: M.clamp(x, lo, hi)
+    if kind == "cat":
+        b = Pair(rng, dt, tuple(a.t.shape), device)
+        d = int(rng.integers(0, max(1, a.t.dim())))
+        return f"cat({dt}{list(a.t.shape)} x2, {d})", [a, b], lambda M, x, y: M.cat([x, y], d)
+    # matmul
+    fdt = str(
+        rng.choice(["float32", "float64"] + (["float16", "bfloat16"] if device == "cuda" else []))
+    )
+    m, k, n = (int(x) for x in rng.integers(1, 9, 3))
+    x = Pair(rng, fdt, (m, k), device)
+    y = Pair(rng, fdt, (k, n), device)
+    for p in (x, y):  # finite values: matmul's summation order differs around inf and nan
+        p.t = p.t.nan_to_num(0.0, 0.0, 0.0)
+        p.c = cudalite.tensor(
+            p.t.cpu().float().numpy().tolist(), dtype=getattr(cudalite, fdt), device=device
+        )
+        p.t = p.t.to(torch.float32).to(getattr(torch, fdt))
+    return f"matmul({fdt}[{m},{k}], [{k},{n}])", [x, y], lambda M, p, q: M.matmul(p, q)
+
+
+def _run(f, args):
+    try:
+        return f(*args), None
+    except Exception as e:  # noqa: BLE001 - the type is what is compared
+        return None, e
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--count", type=int, default=3000)
+    args = ap.parse_args()
+    rng = np.random.default_rng(args.seed)
+    warnings.simplefilter("ignore")  # std of one element and the like warn in both
+    failures = 0
+    for i in range(args.count):
+        try:
+            what, pairs, f = _case(rng, args.device)
+        except Exception:  # noqa: BLE001 - building the inputs failed in one library
+            print(f"case {i}: building inputs failed\n{traceback.format_exc()}")
+            failures += 1
+            continue
+        rt, et = _run(f, [torch] + [p.t for p in pairs])
+        rc, ec = _run(f, [cudalite] + [p.c for p in pairs])
+        err = None
+        if et or ec:
+            if not (et and ec):
+                err = f"{what}: torch {et!r}, cudalite {ec!r}"
+            elif not isinstance(ec, type(et)) and not isinstance(et, type(ec)):
+                err = f"{what}: torch raised {type(et).__name__}, cudalite {type(ec).__name__}"
+        else:
+            err = _same(rt, rc, what, loose=what.startswith("prod("))
+        if err:
+            failures += 1
+            if failures <= 25:
+                print(f"case {i}: {err}")
+    print(f"{args.count} cases on {args.device}, {failures} mismatches")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
