@@ -207,6 +207,8 @@ def unary_error(name, dtype):
 @pytest.mark.parametrize("name", list(UNARY))
 def test_unary_vs_numpy(name, dtype, device):
     err = unary_error(name, dtype)
+    if name == "abs" and dtype == "bool" and device == "cuda":
+        err = None  # torch's CUDA abs has a bool kernel (the identity); its CPU one has not
     rng = np.random.default_rng(zlib.crc32(f"{name}{dtype}".encode()))
     if name in PREDICATES:
         rdt = "bool"

@@ -266,8 +266,11 @@ Tensor unary(UnaryOp op, const Tensor& a, const Tensor& out) {
   Device dev = a->device();
   ScalarType ct = a->dtype, produced = a->dtype;
   bool float_result = op >= UnaryOp::Exp && op <= UnaryOp::Trunc;
-  if (op >= UnaryOp::Floor && op <= UnaryOp::Trunc && !is_floating(ct) && ct != ScalarType::Bool) {
-    // Rounding an integer is the identity.
+  bool identity = (op >= UnaryOp::Floor && op <= UnaryOp::Trunc && !is_floating(ct) &&
+                   ct != ScalarType::Bool) ||
+                  (op == UnaryOp::Abs && ct == ScalarType::Bool && dev.is_cuda());
+  if (identity) {
+    // Rounding an integer is the identity, and so is abs of a bool (torch has it on CUDA only).
     if (out) {
       check_out(out, a->sizes, a->dtype, dev, out.get() == a.get());
       if (out.get() != a.get()) copy_(out, a);
@@ -278,7 +281,7 @@ Tensor unary(UnaryOp op, const Tensor& a, const Tensor& out) {
   if (ct == ScalarType::Bool) {
     // torch has no bool kernels for these; square is pow(x, 2), which promotes to int64.
     CL_CHECK(op != UnaryOp::Relu, "Boolean inputs not supported for relu");
-    if (op == UnaryOp::Abs) throw NotImplementedError(not_implemented("abs", dev, ct));
+    if (op == UnaryOp::Abs) throw NotImplementedError(not_implemented("abs", dev, ct));  // CPU
     if (op >= UnaryOp::Floor && op <= UnaryOp::Trunc) {
       std::string name = std::string(unary_op_name(op)) + (dev.is_cuda() ? "" : "_vml");
       throw NotImplementedError(not_implemented(name.c_str(), dev, ct));
