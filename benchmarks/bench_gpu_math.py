@@ -200,18 +200,23 @@ def linear():
     return t
 
 
+# The launch-bound cases, and the libraries each runs in (CuPy has no in-place add_).
+LAUNCH_CASES = {
+    "a + b": lambda a, b: a + b,
+    "a.add_(b)": lambda a, b: a.add_(b),
+    "a.sum()": lambda a, b: a.sum(),
+}
+
+
+def launch_libs(case):
+    return [lib for lib in libs() if not (lib == "cupy" and case == "a.add_(b)")]
+
+
 def launch_bound(repeat=15):
     t, best = paired_tables("launch-bound, 1-element CUDA tensors (time per call)")
-    cases = {
-        "a + b": lambda a, b: a + b,
-        "a.add_(b)": lambda a, b: a.add_(b),
-        "a.sum()": lambda a, b: a.sum(),
-    }
-    for name, f in cases.items():
+    for name, f in LAUNCH_CASES.items():
         row, row_best = {}, {}
-        for lib in libs():
-            if lib == "cupy" and name == "a.add_(b)":
-                continue  # CuPy has no in-place method of that name
+        for lib in launch_libs(name):
             a, b = make(lib, 1), make(lib, 1)
             fn = lambda a=a, b=b, f=f: f(a, b)  # noqa: E731
             row[lib], row_best[lib] = per_call_stats(fn, sync=syncs()[lib], repeat=repeat)
@@ -225,15 +230,9 @@ def host_cost(calls=200, repeat=15):
     an 8192-square matmul queued before them, so that neither the GPU nor a full launch
     queue paces the loop (the table above is the slower of host and GPU)."""
     t, best = paired_tables("launch-bound, host time per call while the GPU is busy")
-    for name, f in {
-        "a + b": lambda a, b: a + b,
-        "a.add_(b)": lambda a, b: a.add_(b),
-        "a.sum()": lambda a, b: a.sum(),
-    }.items():
+    for name, f in LAUNCH_CASES.items():
         row, row_best = {}, {}
-        for lib in libs():
-            if lib == "cupy" and name == "a.add_(b)":
-                continue
+        for lib in launch_libs(name):
             a, b, big = make(lib, 1), make(lib, 1), make(lib, 0, shape=(8192, 8192))
             sync = syncs()[lib]
             times = []

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One device-machine call: build (16 cores; with the C++ benchmarks, CUDALITE_BUILD_BENCH), `python -m cudalite`, the whole test suite.
+# One device-machine call: build (16 cores; with the C++ benchmarks, CUDALITE_BUILD_BENCH),
+# `python -m cudalite`, the whole test suite.
 # Logs go to $OUT (or /tmp/cudalite-out). Benchmarks: scripts/gpu_bench.sh.
 set -uo pipefail
 OUT=${OUT:-/tmp/cudalite-out}

@@ -5,31 +5,15 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <vector>
 
-using Clock = std::chrono::steady_clock;
-
-static double us(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::micro>(b - a).count();
-}
-
-static double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+#include "vmm_common.h"
 
 int main() {
   cudaFree(nullptr);
-  CUmemAllocationProp prop{};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.location.id = 0;
-  CUmemAccessDesc access{};
-  access.location = prop.location;
-  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  const CUmemAllocationProp prop = device_prop();
+  const CUmemAccessDesc access = rw_access();
   std::printf("%-10s %9s %9s %9s %9s %9s %9s %9s\n", "size", "create", "map", "setaccess", "unmap",
               "release", "cudaMalloc", "cudaFree");
   for (size_t mib : {2, 4, 8, 20, 64, 256}) {

@@ -11,38 +11,18 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <vector>
 
-using Clock = std::chrono::steady_clock;
+#include "vmm_common.h"
+
 constexpr size_t kMiB = size_t(1) << 20;
 constexpr size_t kPiece = 4 * kMiB;
-
-static double us(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::micro>(b - a).count();
-}
 
 static const char* err(CUresult r) {
   const char* s = nullptr;
   cuGetErrorName(r, &s);
   return s ? s : "?";
-}
-
-static CUmemAllocationProp prop() {
-  CUmemAllocationProp p{};
-  p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  p.location.id = 0;
-  return p;
-}
-
-static CUmemAccessDesc access() {
-  CUmemAccessDesc a{};
-  a.location = prop().location;
-  a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  return a;
 }
 
 static size_t free_mib() {
@@ -51,15 +31,10 @@ static size_t free_mib() {
   return f / kMiB;
 }
 
-static double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 int main() {
   cudaFree(nullptr);
-  auto p = prop();
-  auto a = access();
+  auto p = device_prop();
+  auto a = rw_access();
   const size_t big = 256 * kMiB;
   CUdeviceptr va = 0;
   const size_t span = 4 * big;
@@ -113,9 +88,10 @@ int main() {
     auto t3 = Clock::now();
     r = cuMemUnmap(at, 64 * kPiece);
     auto t4 = Clock::now();
-    std::printf("4 MiB piece of a 256 MiB handle: map %.1f us, setaccess %.1f us; "
-                "one unmap over 64 pieces: %s, %.1f us per piece\n",
-                median(map_t), median(acc_t), err(r), us(t3, t4) / 64);
+    std::printf(
+        "4 MiB piece of a 256 MiB handle: map %.1f us, setaccess %.1f us; "
+        "one unmap over 64 pieces: %s, %.1f us per piece\n",
+        median(map_t), median(acc_t), err(r), us(t3, t4) / 64);
   }
   // The same with 64 separate 4 MiB handles.
   {
@@ -181,9 +157,10 @@ int main() {
     size_t f2 = free_mib();
     cuMemUnmap(va + big, kPiece);
     size_t f3 = free_mib();
-    std::printf("free MiB: mapped %zu, released but mapped twice %zu, one piece still mapped "
-                "%zu, none %zu\n",
-                f0, f1, f2, f3);
+    std::printf(
+        "free MiB: mapped %zu, released but mapped twice %zu, one piece still mapped "
+        "%zu, none %zu\n",
+        f0, f1, f2, f3);
   }
   cuMemAddressFree(va, span);
   return 0;

@@ -10,33 +10,13 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <thread>
 #include <vector>
 
-using Clock = std::chrono::steady_clock;
+#include "vmm_common.h"
+
 constexpr size_t kPage = size_t(4) << 20;
-
-static double us(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::micro>(b - a).count();
-}
-
-static CUmemAllocationProp prop() {
-  CUmemAllocationProp p{};
-  p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  p.location.id = 0;
-  return p;
-}
-
-static CUmemAccessDesc access() {
-  CUmemAccessDesc a{};
-  a.location = prop().location;
-  a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  return a;
-}
 
 __global__ void spin(long long cycles) {
   long long t0 = clock64();
@@ -49,8 +29,8 @@ static void grow(CUdeviceptr va, int pages, CUmemGenericAllocationHandle* hs) {
   CUcontext ctx = nullptr;
   cuDevicePrimaryCtxRetain(&ctx, 0);
   cuCtxSetCurrent(ctx);
-  auto p = prop();
-  auto a = access();
+  auto p = device_prop();
+  auto a = rw_access();
   for (int i = 0; i < pages; ++i) {
     cuMemCreate(&hs[i], kPage, &p, 0);
     cuMemMap(va + i * kPage, kPage, 0, hs[i], 0);
@@ -69,8 +49,8 @@ int main() {
   CUdeviceptr va = 0;
   cuMemAddressReserve(&va, 2 * total * kPage, 0, 0, 0);
   std::vector<CUmemGenericAllocationHandle> hs(total);
-  auto a = access();
-  auto p = prop();
+  auto a = rw_access();
+  auto p = device_prop();
 
   std::printf("%d pages of 4 MiB made live (create + map + setaccess):\n", total);
   for (int threads : {1, 2, 4, 8}) {

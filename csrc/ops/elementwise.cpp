@@ -208,20 +208,18 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
     throw NotImplementedError(
         not_implemented(op == BinaryOp::FloorDiv ? "div_floor" : "remainder", dev, rt));
   }
-  // x ** 2 is x * x (torch has the same shortcut): one multiply instead of a pow call, which
-  // is slow for float and costs 16-bit types a round trip through powf.
-  if (op == BinaryOp::Pow && !a.is_scalar && b.is_scalar && b.scalar.to_double() == 2.0 &&
-      a.tensor->dtype == rt && rt != ScalarType::Bool) {
-    return unary(UnaryOp::Square, a.tensor, out);
-  }
-  // x ** 0.5 and x ** -0.5 are sqrt and rsqrt, as in torch, which is where they differ from
-  // pow: sqrt(-0.0) is -0.0 and sqrt(-inf) nan (pow gives 0.0 and inf). torch's CPU float16
-  // kernel keeps pow.
-  if (op == BinaryOp::Pow && !a.is_scalar && b.is_scalar && is_floating(rt) &&
-      a.tensor->dtype == rt && !(rt == ScalarType::Float16 && dev.is_cpu())) {
+  // Exponents torch gives their own kernels, which cudalite follows: x ** 2 is x * x (one
+  // multiply instead of a pow call, slow for float and a round trip through powf for 16-bit
+  // types); x ** 0.5 and x ** -0.5 are sqrt and rsqrt, which is where they differ from pow
+  // (sqrt(-0.0) is -0.0 and sqrt(-inf) nan; pow gives 0.0 and inf). torch's CPU float16
+  // kernel keeps pow for those two.
+  if (op == BinaryOp::Pow && !a.is_scalar && b.is_scalar && a.tensor->dtype == rt) {
     double e = b.scalar.to_double();
-    if (e == 0.5) return unary(UnaryOp::Sqrt, a.tensor, out);
-    if (e == -0.5) return unary(UnaryOp::Rsqrt, a.tensor, out);
+    if (e == 2.0 && rt != ScalarType::Bool) return unary(UnaryOp::Square, a.tensor, out);
+    if (is_floating(rt) && !(rt == ScalarType::Float16 && dev.is_cpu())) {
+      if (e == 0.5) return unary(UnaryOp::Sqrt, a.tensor, out);
+      if (e == -0.5) return unary(UnaryOp::Rsqrt, a.tensor, out);
+    }
   }
   // Same-shape and tensor-with-number operands (the common cases) need no broadcasting.
   Shape shape = !a.is_scalar && (b.is_scalar || a.tensor->sizes == b.tensor->sizes)
