@@ -163,6 +163,29 @@ def test_contiguous_and_clone(device):
 
 
 @pytest.mark.parametrize(
+    "shape, strides",
+    [
+        ((2, 4, 1, 3), (0, 1, 24, 4)),  # a size-1 dim between a broadcast dim and the rest
+        ((2, 4, 1, 2, 2, 3), (0, 1, 24, 12, 0, 4)),  # x.permute(...).repeat(...)
+        ((3, 1, 2), (1, 7, 3)),
+    ],
+)
+def test_copies_of_strided_views_with_size_one_dims(shape, strides, device):
+    # Dims on either side of a dropped size-1 dim merge only when both are contiguous with
+    # each other (once read 16 elements past the end of a 24-element tensor).
+    x, a = base(device, (100,))
+    v = x.as_strided(shape, strides)
+    want = np.lib.stride_tricks.as_strided(a, shape, [s * a.itemsize for s in strides])
+    same(v.contiguous(), want)
+    same(v + 0, want)
+    out = C.zeros(shape, dtype=C.int64, device=device).permute(*range(len(shape) - 1, -1, -1))
+    out.copy_(v.permute(*range(len(shape) - 1, -1, -1)))
+    same(out, want.transpose())
+    p = C.arange(24, device=device).reshape(2, 3, 4).permute(2, 0, 1)
+    same(p.repeat(2, 1, 2), np.tile(np.arange(24).reshape(2, 3, 4).transpose(2, 0, 1), (2, 1, 2)))
+
+
+@pytest.mark.parametrize(
     "dim, start, length", [(1, 1, 2), (-1, 0, 2), (1, -1, 1), (1, 3, 0), (0, 0, 2)]
 )
 def test_narrow(dim, start, length, device):

@@ -313,6 +313,21 @@ void bind_host_allocator(py::module_& mm) {
           [](H& h, size_t c) { h.backend().set_capacity(c); })
       .def_property_readonly("backend_used", [](H& h) { return h.backend().used(); })
       .def_property_readonly("supports_vmm", [](H& h) { return h.backend().supports_vmm(); })
+      .def(
+          "backend_calls",
+          [](H& h) {
+            HostBackend::Calls c = h.backend().calls();
+            py::dict d;
+            d["create"] = c.create;
+            d["release"] = c.release;
+            d["map"] = c.map;
+            d["mapped_pages"] = c.mapped_pages;
+            d["set_access"] = c.set_access;
+            d["unmap"] = c.unmap;
+            d["synchronize"] = c.synchronize;
+            return d;
+          },
+          "Virtual-memory calls and stream synchronisations made so far, by kind.")
       .def("fill", [](H&, uintptr_t p, size_t n, int v) { std::memset((void*)p, v, n); })
       .def("check",
            [](H&, uintptr_t p, size_t n, int v) {

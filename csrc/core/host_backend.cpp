@@ -86,6 +86,7 @@ PhysHandle HostBackend::create_physical(size_t nbytes) {
     file_end_ += nbytes;
   }
   used_ += nbytes;
+  ++calls_.create;
   return PhysHandle(off) + 1;  // 0 means "none"
 }
 
@@ -95,6 +96,7 @@ void HostBackend::release_physical(PhysHandle h, size_t nbytes) {
   // Give the pages back to the system; the range is reused by later create_physical calls.
   fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(off), off_t(nbytes));
   used_ -= nbytes;
+  ++calls_.release;
   auto next = free_ranges_.find(off + nbytes);
   if (next != free_ranges_.end()) {
     nbytes += next->second;
@@ -114,10 +116,15 @@ void HostBackend::release_physical(PhysHandle h, size_t nbytes) {
 void HostBackend::map(void* va, size_t nbytes, PhysHandle h) {
   void* p = mmap(va, nbytes, PROT_NONE, MAP_SHARED | MAP_FIXED, fd_, off_t(h - 1));
   if (p == MAP_FAILED) sys_fail("mmap");
+  std::lock_guard<std::mutex> lock(mu_);
+  ++calls_.map;
+  calls_.mapped_pages += nbytes / kGranularity;
 }
 
 void HostBackend::set_access(void* va, size_t nbytes) {
   if (mprotect(va, nbytes, PROT_READ | PROT_WRITE) != 0) sys_fail("mprotect");
+  std::lock_guard<std::mutex> lock(mu_);
+  ++calls_.set_access;
 }
 
 void HostBackend::unmap(void* va, size_t nbytes) {
@@ -125,6 +132,8 @@ void HostBackend::unmap(void* va, size_t nbytes) {
   void* p =
       mmap(va, nbytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
   if (p == MAP_FAILED) sys_fail("mmap");
+  std::lock_guard<std::mutex> lock(mu_);
+  ++calls_.unmap;
 }
 
 EventHandle HostBackend::create_event() { return new FakeEvent(); }
@@ -152,9 +161,9 @@ void HostBackend::synchronize_event(EventHandle e) {
 }
 
 void HostBackend::synchronize_stream(StreamId s) {
+  complete(s);
   std::lock_guard<std::mutex> lock(mu_);
-  FakeStream& st = streams_[s];
-  st.completed = st.launched;
+  ++calls_.synchronize;
 }
 
 void HostBackend::launch(StreamId s) {
@@ -162,7 +171,11 @@ void HostBackend::launch(StreamId s) {
   ++streams_[s].launched;
 }
 
-void HostBackend::complete(StreamId s) { synchronize_stream(s); }
+void HostBackend::complete(StreamId s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FakeStream& st = streams_[s];
+  st.completed = st.launched;
+}
 
 void HostBackend::mem_get_info(size_t* free, size_t* total) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -173,6 +186,11 @@ void HostBackend::mem_get_info(size_t* free, size_t* total) {
 size_t HostBackend::used() const {
   std::lock_guard<std::mutex> lock(mu_);
   return used_;
+}
+
+HostBackend::Calls HostBackend::calls() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return calls_;
 }
 
 void HostBackend::set_capacity(size_t c) {

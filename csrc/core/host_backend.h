@@ -65,6 +65,14 @@ class HostBackend final : public AllocBackend {
 
   static constexpr size_t kGranularity = size_t(2) << 20;
 
+  // How many virtual-memory calls the allocator made, by kind, and the stream
+  // synchronisations: what benchmarks/fragmentation.py prices with a GPU's measured costs.
+  struct Calls {
+    size_t create = 0, release = 0, map = 0, set_access = 0, unmap = 0, synchronize = 0;
+    size_t mapped_pages = 0;  // granularity pages mapped, over all map calls
+  };
+  Calls calls() const;
+
  private:
   struct FakeEvent {
     StreamId stream = 0;
@@ -84,6 +92,7 @@ class HostBackend final : public AllocBackend {
   std::unordered_map<void*, std::pair<void*, size_t>> reservations_;  // aligned -> raw
   mutable std::mutex mu_;
   std::unordered_map<StreamId, FakeStream> streams_;
+  Calls calls_;
 };
 
 }  // namespace cl

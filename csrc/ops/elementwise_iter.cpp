@@ -87,7 +87,9 @@ ElementwiseIter make_elementwise_iter(const Tensor& out, Span<IterInput> inputs)
     if (n > 0) {
       bool can_merge = true;
       for (int op = 0; op < it.noperands; ++op) {
-        if (st[op][d] != st[op][n - 1] * it.shape[n - 1]) can_merge = false;
+        // Against the kept dim n - 1 (size-1 dims before d were dropped, so it need not
+        // be d - 1).
+        if (st[op][d] != it.strides[op][n - 1] * it.shape[n - 1]) can_merge = false;
       }
       if (can_merge) {
         it.shape[n - 1] *= shape[d];

@@ -1,0 +1,286 @@
+"""Differential fuzzing of cudalite's indexing, views and shape ops against PyTorch 2.11 (not a
+test; needs torch).
+
+    python tests/fuzz_views_vs_torch.py [--device cuda] [--seed N] [--count N]
+
+Random tensors (as in fuzz_ops_vs_torch.py) through indexing and index assignment (integers,
+slices, None, Ellipsis, boolean masks, integer tensors and lists, and mixes of them), the view
+and shape ops (view, reshape, permute, transpose, squeeze, unsqueeze, flatten, expand, narrow,
+select, chunk, split, unbind, flip, repeat, index_select, masked_fill, nonzero, stack) and the
+factories with inferred dtypes. Results must agree in the exception raised (its type), dtype,
+shape, strides and storage offset of views, and values. Exits non-zero on any mismatch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+import warnings
+
+import numpy as np
+import torch
+from fuzz_ops_vs_torch import DTYPES, Pair, _run, _same, _shape
+
+import cudalite
+
+
+def _index_item(rng, size, allow_tensor, device):
+    """One entry of an index for a dim of `size`: (torch's, cudalite's, text)."""
+    r = rng.random()
+    if r < 0.3:
+        i = int(rng.integers(-size - 1, size + 1)) if size else int(rng.integers(-1, 2))
+        return i, i, str(i)
+    if r < 0.6:
+        lo = None if rng.random() < 0.3 else int(rng.integers(-size - 2, size + 2))
+        hi = None if rng.random() < 0.3 else int(rng.integers(-size - 2, size + 2))
+        st = None if rng.random() < 0.5 else int(rng.choice([1, 2, 3, -1, 0]))
+        s = slice(lo, hi, st)
+        return s, s, f"{lo}:{hi}:{st}"
+    if r < 0.7:
+        return None, None, "None"
+    if r < 0.75:
+        return Ellipsis, Ellipsis, "..."
+    if not allow_tensor:
+        return slice(None), slice(None), ":"
+    if r < 0.85:
+        n = int(rng.integers(0, 4))
+        idx = [int(x) for x in rng.integers(-size - 1 if rng.random() < 0.1 else -size, max(size, 1), n)]
+        if rng.random() < 0.5:
+            return idx, idx, f"{idx}"
+        t = torch.tensor(idx, dtype=torch.int64, device=device)
+        c = cudalite.tensor(idx, dtype=cudalite.int64, device=device)
+        return t, c, f"tensor({idx})"
+    m = [bool(x) for x in rng.random(size) < 0.5]
+    if rng.random() < 0.1 and size:  # a mask of the wrong length
+        m = m[:-1]
+    t = torch.tensor(m, dtype=torch.bool, device=device)
+    c = cudalite.tensor(m, dtype=cudalite.bool, device=device)
+    return t, c, f"mask({m})"
+
+
+def _index(rng, shape, device):
+    n = int(rng.integers(1, 4))
+    ti, ci, text = [], [], []
+    dims = list(shape) + [1] * 4
+    for k in range(n):
+        t, c, s = _index_item(rng, dims[k], True, device)
+        ti.append(t)
+        ci.append(c)
+        text.append(s)
+    if n == 1 and rng.random() < 0.5:
+        return ti[0], ci[0], text[0]
+    return tuple(ti), tuple(ci), ",".join(text)
+
+
+def _view_case(rng, a, device):
+    nd = a.t.dim()
+    shape = list(a.t.shape)
+    d = int(rng.integers(-nd, nd)) if nd else 0
+    ops = {
+        "view": lambda: [int(x) for x in rng.permutation(shape)] + ([] if rng.random() < 0.7 else [1]),
+        "view-1": lambda: [-1] + shape[1:] if shape else [-1],
+        "reshape": lambda: [int(np.prod(shape))] if rng.random() < 0.5 else shape[::-1],
+        "transpose": lambda: (d, int(rng.integers(-nd, nd)) if nd else 0),
+        "squeeze": lambda: d if rng.random() < 0.6 else tuple({d, int(rng.integers(-nd, nd)) if nd else 0}),
+        "unsqueeze": lambda: int(rng.integers(-nd - 2, nd + 2)),
+        "flatten": lambda: (int(rng.integers(-nd, nd)) if nd else 0, d),
+        "expand": lambda: [int(rng.choice([s, -1] if s != 1 else [1, 3, -1])) for s in shape]
+        if rng.random() < 0.8
+        else [2] + shape,
+        "narrow": lambda: (d, int(rng.integers(-3, 4)), int(rng.integers(0, 4))),
+        "select": lambda: (d, int(rng.integers(-4, 4))),
+        "chunk": lambda: (int(rng.integers(0, 4)), d),
+        "split": lambda: (int(rng.integers(0, 3)) if rng.random() < 0.6 else [1, max(0, (shape[d] if nd else 1) - 1)], d),
+        "unbind": lambda: (d,),
+        "flip": lambda: ((d,) if rng.random() < 0.7 else tuple(range(nd))),
+        "repeat": lambda: [int(x) for x in rng.integers(0, 3, nd + int(rng.integers(0, 2)))],
+        "permute": lambda: [int(x) for x in rng.permutation(nd)] if rng.random() < 0.9 else [0] * nd,
+        "t": lambda: (),
+        "movedim-swapaxes": lambda: (d, int(rng.integers(-nd, nd)) if nd else 0),
+        "contiguous": lambda: (),
+    }
+    name = str(rng.choice(list(ops)))
+    arg = ops[name]()
+    method = {"view-1": "view", "movedim-swapaxes": "swapaxes"}.get(name, name)
+    splat = name in ("transpose", "flatten", "narrow", "select", "chunk", "split", "unbind", "t",
+                     "movedim-swapaxes", "contiguous")
+    if splat:
+        args = tuple(arg)
+    else:
+        args = (arg,)
+    return f"x.{method}{args}", lambda M, x: getattr(x, method)(*args), method not in ("repeat", "flip")
+
+
+def _case(rng, device):
+    kind = rng.choice(["get", "get", "set", "view", "view", "misc", "factory"])
+    dt = str(rng.choice(DTYPES))
+    shape = _shape(rng)
+    if kind == "factory":
+        return _factory_case(rng, device)
+    a = Pair(rng, dt, shape, device)
+    desc = f"{dt}{list(a.t.shape)}"
+    if kind == "get":
+        ti, ci, text = _index(rng, tuple(a.t.shape), device)
+        basic = "[" not in text  # no list, tensor or mask: the result is a view
+        return (f"{desc}[{text}]", [a], lambda M, x: x[ti if M is torch else ci], basic)
+    if kind == "set":
+        ti, ci, text = _index(rng, tuple(a.t.shape), device)
+        if rng.random() < 0.5:
+            v = [7, -1.5, True][int(rng.integers(0, 3))]
+            vt = vc = v
+            vtext = repr(v)
+        else:
+            try:
+                vshape = tuple(a.t[ti].shape)
+            except Exception:  # noqa: BLE001 - a bad index: any value will do
+                vshape = ()
+            if vshape and rng.random() < 0.5:
+                vshape = vshape[1:]
+            vdt = dt if rng.random() < 0.7 else str(rng.choice(DTYPES))
+            v = Pair(rng, vdt, vshape, device)
+            vt, vc = v.t, v.c
+            vtext = f"{vdt}{list(vshape)}"
+
+        def f(M, x):
+            y = x.clone()
+            y[ti if M is torch else ci] = vt if M is torch else vc
+            return y
+
+        return f"{desc}[{text}] = {vtext}", [a], f, False
+    if kind == "view":
+        text, f, is_view = _view_case(rng, a, device)
+        return f"{desc}: {text}", [a], f, is_view
+    # misc: index_select, masked_fill, nonzero, stack, tolist/item, broadcast_to
+    nd = a.t.dim()
+    d = int(rng.integers(-nd, nd)) if nd else 0
+    which = rng.choice(["index_select", "masked_fill", "nonzero", "stack", "tolist", "item"])
+    if which == "index_select":
+        size = a.t.shape[d] if nd else 1
+        idx = [int(x) for x in rng.integers(0, max(size, 1) + (1 if rng.random() < 0.1 else 0), int(rng.integers(0, 5)))]
+        it = torch.tensor(idx, dtype=torch.int64, device=device)
+        ic = cudalite.tensor(idx, dtype=cudalite.int64, device=device)
+        return (f"{desc}.index_select({d}, {idx})", [a],
+                lambda M, x: x.index_select(d, it if M is torch else ic), False)
+    if which == "masked_fill":
+        mshape = list(a.t.shape)
+        if mshape and rng.random() < 0.4:
+            mshape[int(rng.integers(0, len(mshape)))] = 1
+        m = Pair(rng, "bool", tuple(mshape), device)
+        v = [0.5, 3, True, float("nan")][int(rng.integers(0, 4))]
+        return (f"{desc}.masked_fill(bool{mshape}, {v})", [a, m],
+                lambda M, x, mm: x.masked_fill(mm, v), False)
+    if which == "nonzero":
+        tup = bool(rng.random() < 0.3)
+        return f"{desc}.nonzero(as_tuple={tup})", [a], lambda M, x: x.nonzero(as_tuple=tup), False
+    if which == "stack":
+        b = Pair(rng, dt, tuple(a.t.shape), device)
+        sd = int(rng.integers(-nd - 1, nd + 1))
+        return f"stack({desc} x2, {sd})", [a, b], lambda M, x, y: M.stack([x, y], sd), False
+    if which == "tolist":
+        return f"{desc}.tolist()", [a], lambda M, x: _listed(x.tolist()), False
+    return f"{desc}.item()", [a], lambda M, x: x.item(), False
+
+
+def _listed(v):
+    return np.asarray(v, dtype=object).tolist() if isinstance(v, list) else v
+
+
+def _factory_case(rng, device):
+    which = rng.choice(["arange", "linspace", "full", "eye", "tensor"])
+    if which == "arange":
+        vals = [int(rng.integers(-5, 6)), float(rng.integers(-10, 10)) / 4]
+        args = [vals[int(rng.integers(0, 2))] for _ in range(int(rng.integers(1, 4)))]
+        return f"arange{tuple(args)}", [], lambda M: M.arange(*args, device=device), False
+    if which == "linspace":
+        s, e, n = float(rng.integers(-5, 5)), int(rng.integers(-5, 5)), int(rng.integers(-1, 6))
+        return f"linspace({s}, {e}, {n})", [], lambda M: M.linspace(s, e, n, device=device), False
+    if which == "full":
+        v = [3, 2.5, True, -0.0][int(rng.integers(0, 4))]
+        shp = [int(x) for x in rng.integers(0, 3, int(rng.integers(0, 3)))]
+        return f"full({shp}, {v!r})", [], lambda M: M.full(shp, v, device=device), False
+    if which == "eye":
+        n, m = int(rng.integers(-1, 4)), int(rng.integers(0, 4))
+        return f"eye({n}, {m})", [], lambda M: M.eye(n, m, device=device), False
+    data = [
+        [1, 2.5],
+        [True, 2],
+        [[1, 2], [3, 4]],
+        [[1, 2], [3]],
+        [],
+        [[]],
+        3,
+        2.5,
+        True,
+        [1, False],
+        [[1.0], [2]],
+    ][int(rng.integers(0, 11))]
+    return f"tensor({data!r})", [], lambda M: M.tensor(data, device=device), False
+
+
+def _layout(rt, rc, what):
+    if isinstance(rt, (tuple, list)):
+        for i, (a, b) in enumerate(zip(rt, rc, strict=False)):
+            err = _layout(a, b, f"{what}[{i}]")
+            if err:
+                return err
+        return None
+    if isinstance(rt, torch.Tensor) and rt.numel():
+        # Strides of dims of size 1 mean nothing; an empty tensor has no layout.
+        st = [s for s, n in zip(rt.stride(), rt.shape, strict=True) if n > 1]
+        sc = [s for s, n in zip(rc.stride(), rc.shape, strict=True) if n > 1]
+        if st != sc or rt.storage_offset() != rc.storage_offset():
+            return (f"{what}: stride {rc.stride()} offset {rc.storage_offset()}, "
+                    f"torch {rt.stride()} offset {rt.storage_offset()}")
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--count", type=int, default=3000)
+    args = ap.parse_args()
+    rng = np.random.default_rng(args.seed)
+    warnings.simplefilter("ignore")
+    failures = 0
+    for i in range(args.count):
+        try:
+            what, pairs, f, is_view = _case(rng, args.device)
+        except Exception:  # noqa: BLE001
+            print(f"case {i}: building inputs failed\n{traceback.format_exc()}")
+            failures += 1
+            continue
+        rt, et = _run(f, [torch] + [p.t for p in pairs])
+        rc, ec = _run(f, [cudalite] + [p.c for p in pairs])
+        err = None
+        if et or ec:
+            if not (et and ec):
+                err = f"{what}: torch {et!r}, cudalite {ec!r}"
+            elif not isinstance(ec, type(et)) and not isinstance(et, type(ec)):
+                err = f"{what}: torch raised {type(et).__name__}: {et}, cudalite {type(ec).__name__}: {ec}"
+        elif isinstance(rt, (list, int, float, bool)):
+            if rt != rc and not (isinstance(rt, float) and rt != rt and rc != rc):
+                if not (isinstance(rt, list) and np.array_equal(np.array(rt, dtype=float), np.array(rc, dtype=float), equal_nan=True)):
+                    err = f"{what}: {rc!r}, torch {rt!r}"
+            elif type(rt) is not type(rc):
+                err = f"{what}: type {type(rc)}, torch {type(rt)}"
+        else:
+            if isinstance(rt, (tuple, list)) and not isinstance(rt, torch.Tensor):
+                rt, rc = tuple(rt), tuple(rc)
+                if len(rt) != len(rc):
+                    err = f"{what}: {len(rc)} results, torch {len(rt)}"
+            if not err:
+                err = _same(rt, rc, what)
+            if not err and is_view:
+                err = _layout(rt, rc, what)
+        if err:
+            failures += 1
+            if failures <= 2000:
+                print(f"case {i}: {err}")
+    print(f"{args.count} cases on {args.device}, {failures} mismatches")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
