@@ -43,7 +43,7 @@ template <class out_t, class in_t, int N>
 struct DenseArgs {
   out_t* out;
   const in_t* in[N];
-  in_t sval[N];
+  opmath_t<in_t> sval[N];  // numbers, already rounded to in_t unless it.scalar_opmath says
   unsigned scalar_mask;
 };
 
@@ -288,7 +288,9 @@ void gpu_kernel(const ElementwiseIter& it, F f) {
   for (int k = 0; k < N; ++k) {
     d.in[k] = reinterpret_cast<const in_t*>(it.data[k + 1]);
     if (it.is_scalar[k + 1]) {
-      d.sval[k] = it.scalars[k + 1].template to<in_t>();
+      const Scalar& v = it.scalars[k + 1];
+      d.sval[k] = (it.scalar_opmath >> (k + 1) & 1u) ? v.template to<opmath_t<in_t>>()
+                                                      : opmath_t<in_t>(v.template to<in_t>());
       d.scalar_mask |= 1u << k;
     }
   }

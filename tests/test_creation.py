@@ -219,12 +219,31 @@ def test_fill_value_overflow(value, dtype, cname):
         x[0] = value
 
 
-def test_fill_values_that_fit_or_saturate():
-    # Negative ints wrap into uint8; half and bfloat16 saturate to inf (torch's rules).
+def test_fill_values_that_fit_or_overflow():
+    # Negative ints wrap into uint8; floats are truncated into ints; a finite number beyond a
+    # floating dtype's range is an error in fills, inf is not (torch 2.11's rules).
     assert C.full((1,), -1, dtype=C.uint8).item() == np.array(-1).astype(np.uint8)
-    assert C.full((1,), 1e5, dtype=C.float16).item() == float("inf")
-    assert C.full((1,), 1e39, dtype=C.bfloat16).item() == float("inf")
     assert C.full((1,), 2.5, dtype=C.int32).item() == int(np.int32(2.5))
+    assert C.full((1,), float("inf"), dtype=C.float16).item() == float("inf")
+    assert C.full((1,), 65504.0, dtype=C.float16).item() == 65504.0
+    for dt, big, name in [
+        (C.float16, 65519.0, "c10::Half"),
+        (C.bfloat16, 1e39, "c10::BFloat16"),
+        (C.float32, 1e39, "float"),
+    ]:
+        msg = f"^value cannot be converted to type {name} without overflow$"
+        with pytest.raises(RuntimeError, match=msg):
+            C.full((1,), big, dtype=dt)
+        with pytest.raises(RuntimeError, match=msg):
+            C.zeros(2, dtype=dt).fill_(-big)
+        with pytest.raises(RuntimeError, match=msg):
+            C.zeros(2, dtype=dt).masked_fill(C.tensor([True, False]), big)
+    # An index assignment or a where() operand saturates 16-bit floats instead.
+    x = C.zeros(2, dtype=C.float16)
+    x[0] = 1e10
+    x[C.tensor([1])] = -1e10
+    assert x.tolist() == [float("inf"), float("-inf")]
+    assert C.where(C.tensor([False]), x[:1], 1e10).item() == float("inf")
 
 
 def test_python_int_out_of_range_for_scalars():

@@ -290,6 +290,46 @@ def test_pow_half_exponents_are_sqrt_and_rsqrt(dtype, device):
     assert C.pow(t, 0.5, out=out).tolist()[2] == 2.0 and out.dtype is C.float64
 
 
+# Which ops read a Python number at float precision in a 16-bit op (the rest round it to the
+# tensor's dtype first), per device: torch 2.11, scripts/probe_scalar_precision.py.
+_AT_FLOAT = {
+    "cpu": {"mul", "div", "floor_divide"},
+    "cuda": {"add", "sub", "mul", "div", "floor_divide"},
+}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "floor_divide", "remainder", "lt"])
+def test_numbers_in_16_bit_ops_are_read_at_torchs_precision(op, dtype, device):
+    dt = getattr(C, dtype)
+    x = C.tensor([1e-3, 0.25, 0.5, 1.0, 3.0, 7.5, -2.5, 100.0], dtype=dt, device=device)
+    f = getattr(C, op)
+    for s in (0.3, 1 / 3, 1e5, 1e-5, 7.0):
+        at_float = op in _AT_FLOAT[device]
+        n = s if at_float else C.tensor(s, dtype=dt).item()
+        if op == "div" and device == "cuda":  # a multiply by the float reciprocal
+            want = (x.float() * float(np.float32(1) / np.float32(n))).to(f(x, s).dtype)
+        else:
+            want = f(x.float(), C.tensor(n, dtype=C.float32, device=device))
+            want = want.to(dt) if want.is_floating_point() else want
+        got = f(x, s)
+        np.testing.assert_array_equal(to_np(got), to_np(want), err_msg=f"{op}({dtype}, {s})")
+    # What it changes: the product is finite, where 1e5 rounded to half is inf.
+    assert (C.zeros(2, dtype=dt, device=device) * 1e5).tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int64"])
+def test_number_divided_by_tensor_is_reciprocal_times_number(dtype, device):
+    # torch's __rtruediv__ is self.reciprocal() * other: two roundings, not one.
+    x = C.tensor([3, 7, 9, 11, 13, -6], dtype=getattr(C, dtype), device=device)
+    for s in (3, 0.3, 2.0):
+        np.testing.assert_array_equal(to_np(s / x), to_np(x.reciprocal() * s))
+    if dtype == "float32":
+        assert (3 / C.tensor([7.0], device=device)).item() == np.float32(
+            np.float32(1 / np.float32(7)) * np.float32(3)
+        )
+
+
 def test_integer_pow_and_division_semantics(device):
     a = C.tensor([5, -5, 7, -7], device=device)
     b = C.tensor([-2, 2, 3, -3], device=device)

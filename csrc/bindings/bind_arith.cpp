@@ -45,6 +45,9 @@ py::object arith(py::handle self_h, py::handle other) {
   if constexpr (F == Form::Fwd) {
     return wrap_tensor(binary(OP, Operand(self), *o));
   } else if constexpr (F == Form::Rev) {
+    if (OP == BinaryOp::Div && o->is_scalar) {  // torch's __rtruediv__: reciprocal() * number
+      return wrap_tensor(binary(BinaryOp::Mul, Operand(unary(UnaryOp::Reciprocal, self)), *o));
+    }
     return wrap_tensor(binary(OP, *o, Operand(self)));
   } else {
     binary(OP, Operand(self), *o, self);

@@ -119,7 +119,7 @@ template <class T>
 void fill_leaves(py::handle h, const Shape& shape, size_t depth, ScalarType dt, T*& out) {
   if (depth == shape.size()) {
     Scalar v = leaf_value(h, dt);
-    check_scalar_fits(v, dt, true);
+    check_scalar_fits(v, dt, ScalarUse::kConstructor);
     *out++ = v.template to<T>();
     return;
   }

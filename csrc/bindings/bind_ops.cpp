@@ -170,7 +170,16 @@ void bind_ops(py::module_& m) {
     return to(t, d, dt, nb, copy);
   });
   m.def("_item", [](const Tensor& t) { return scalar_to_py(item(t)); });
-  m.def("_fill_", [](const Tensor& t, py::handle v) { fill_(t, to_scalar(v)); });
+  // operand=True: an index assignment's number (ops.h, ScalarUse).
+  m.def(
+      "_fill_",
+      [](const Tensor& t, py::handle v, bool operand) {
+        fill_(t, to_scalar(v), operand ? ScalarUse::kOperand : ScalarUse::kFill);
+      },
+      py::arg("t"), py::arg("value"), py::arg("operand") = false);
+  m.def("_check_fill_value", [](py::handle v, py::handle dtype) {
+    check_scalar_fits(to_scalar(v), to_dtype(dtype), ScalarUse::kFill);
+  });
   m.def("_gather_offsets", &gather_offsets);
   m.def("_scatter_offsets", &scatter_offsets);
   m.def("_nonzero", &nonzero);

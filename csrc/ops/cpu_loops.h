@@ -13,7 +13,7 @@ namespace cl {
 namespace detail {
 
 template <class out_t, class in_t, class F, size_t... I>
-void cpu_kernel_impl(const ElementwiseIter& it, F f, std::index_sequence<I...>) {
+void cpu_kernel_loop(const ElementwiseIter& it, F f, std::index_sequence<I...>) {
   using T = opmath_t<in_t>;
   constexpr int N = sizeof...(I);
   in_t scalar_buf[N + 1];
@@ -65,6 +65,27 @@ void cpu_kernel_impl(const ElementwiseIter& it, F f, std::index_sequence<I...>) 
       counter[d] = 0;
     }
   }
+}
+
+// Numbers marked in it.scalar_opmath reach f at the compute precision: f sees them in
+// place of the (rounded) value the loop loads.
+template <class out_t, class in_t, class F, size_t... I>
+void cpu_kernel_impl(const ElementwiseIter& it, F f, std::index_sequence<I...> seq) {
+  using T = opmath_t<in_t>;
+  if constexpr (!std::is_same_v<T, in_t>) {
+    if (it.scalar_opmath) {
+      bool use[sizeof...(I) + 1] = {};
+      T val[sizeof...(I) + 1] = {};
+      for (size_t k = 1; k <= sizeof...(I); ++k) {
+        use[k] = it.is_scalar[k] && (it.scalar_opmath >> k & 1u);
+        if (use[k]) val[k] = it.scalars[k].template to<T>();
+      }
+      auto g = [&](auto... x) { return f((use[1 + I] ? val[1 + I] : x)...); };
+      cpu_kernel_loop<out_t, in_t>(it, g, seq);
+      return;
+    }
+  }
+  cpu_kernel_loop<out_t, in_t>(it, f, seq);
 }
 
 }  // namespace detail

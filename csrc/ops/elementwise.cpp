@@ -1,6 +1,7 @@
 // Elementwise ops: torch's type promotion, device rules and output handling, then one call
 // into the CPU or CUDA loops.
 #include <algorithm>
+#include <cmath>
 
 #include "core/cuda_api.h"
 #include "core/error.h"
@@ -174,6 +175,25 @@ std::string not_implemented(const char* name, Device dev, ScalarType t) {
 
 }  // namespace
 
+// Note [Numbers at compute precision]
+// In an op on 16-bit floats, torch reads a Python number either rounded to the tensor's dtype
+// or at float precision, kernel by kernel and device by device, and the two give different
+// results (`half_x * 1e5` is finite in float, inf when 1e5 is rounded to half first;
+// `bf16_x + 0.3` adds 0.30078125 when rounded). scripts/probe_scalar_precision.py measured
+// torch 2.11: on the CPU, mul (the number on either side) and div and floor_divide (the number
+// second) read it at float precision; on CUDA, add and sub too; every other op rounds it
+// first. On CUDA a floating division by a number is a multiplication by its reciprocal, for
+// every floating dtype; `number / x` is reciprocal(x) * number everywhere (torch's
+// __rtruediv__, in the bindings).
+namespace {
+unsigned scalar_opmath_bits(BinaryOp op, bool cuda, const Operand& a, const Operand& b) {
+  bool either =
+      op == BinaryOp::Mul || (cuda && (op == BinaryOp::Add || op == BinaryOp::Sub));
+  bool second = either || op == BinaryOp::Div || op == BinaryOp::FloorDiv;
+  return (a.is_scalar && either ? 1u << 1 : 0u) | (b.is_scalar && second ? 1u << 2 : 0u);
+}
+}  // namespace
+
 Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out) {
   const Tensor* ts[3] = {&a.tensor, &b.tensor, &out};
   check_same_device({&out, &a.tensor, &b.tensor});
@@ -207,6 +227,11 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
   } else if ((op == BinaryOp::FloorDiv || op == BinaryOp::Rem) && rt == ScalarType::Bool) {
     throw NotImplementedError(
         not_implemented(op == BinaryOp::FloorDiv ? "div_floor" : "remainder", dev, rt));
+  }
+  if (op == BinaryOp::Div && b.is_scalar && !a.is_scalar && dev.is_cuda() && is_floating(ct)) {
+    double v = b.scalar.to_double();  // the reciprocal at the compute precision
+    double r = ct == ScalarType::Float64 ? 1.0 / v : double(1.0f / float(v));
+    return binary(BinaryOp::Mul, a, Operand(Scalar(r)), out);
   }
   // Exponents torch gives their own kernels, which cudalite follows: x ** 2 is x * x (one
   // multiply instead of a pow call, slow for float and a round trip through powf for 16-bit
@@ -251,6 +276,7 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
   return run_into(out, shape, produced, dev, inplace, like, [&](const Tensor& o) {
     ElementwiseIter it = make_elementwise_iter(o, {ia, ib});
     it.in_dtype = ct;
+    it.scalar_opmath = scalar_opmath_bits(op, dev.is_cuda(), a, b);
     if (dev.is_cuda()) {
       cuda::binary(it, op);
     } else {
@@ -319,8 +345,8 @@ Tensor where(const Tensor& cond, const Operand& a, const Operand& b) {
   Device dev = op_device({&cond, &a.tensor, &b.tensor});
   ScalarType ct = result_type({&a, &b});
   // torch turns number operands into tensors of the result dtype, which must hold them.
-  if (a.is_scalar) check_scalar_fits(a.scalar, ct, false);
-  if (b.is_scalar) check_scalar_fits(b.scalar, ct, false);
+  if (a.is_scalar) check_scalar_fits(a.scalar, ct, ScalarUse::kOperand);
+  if (b.is_scalar) check_scalar_fits(b.scalar, ct, ScalarUse::kOperand);
   Shape shape = broadcast_shapes(cond->sizes, broadcast_shapes(operand_shape(a), operand_shape(b)));
   Keep keep;
   Operand oc(cond);
@@ -346,6 +372,20 @@ Tensor where(const Tensor& cond, const Operand& a, const Operand& b) {
 Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi,
              const Tensor& out) {
   CL_CHECK(lo || hi, "cudalite.clamp: At least one of 'min' or 'max' must not be None");
+  // The bounds must fit the result's dtype, as fills do.
+  Operand oa(a), olo(lo.value_or(Scalar(0))), ohi(hi.value_or(Scalar(0)));
+  ScalarType rt = lo && hi ? result_type({&oa, &olo, &ohi}) : result_type({&oa, lo ? &olo : &ohi});
+  if (lo) check_scalar_fits(*lo, rt, ScalarUse::kFill);
+  if (hi) check_scalar_fits(*hi, rt, ScalarUse::kFill);
+  // With one bound, torch's clamp_min/clamp_max ignore a nan bound (std::max(x, nan) is x).
+  auto is_nan = [](const std::optional<Scalar>& s) {
+    return s && s->is_floating() && std::isnan(s->to_double());
+  };
+  if (!(lo && hi) && is_nan(lo ? lo : hi)) {
+    Tensor r = out ? out : empty_like_layout(a->sizes, rt, a->device(), &a);
+    if (r.get() != a.get()) copy_(r, a);
+    return r;
+  }
   Tensor r = a;
   if (lo) r = binary(BinaryOp::Maximum, Operand(r), Operand(*lo), hi ? nullptr : out);
   if (hi) r = binary(BinaryOp::Minimum, Operand(r), Operand(*hi), out);

@@ -30,6 +30,10 @@ struct ElementwiseIter {
   char* data[kMaxOperands] = {};
   bool is_scalar[kMaxOperands] = {};
   Scalar scalars[kMaxOperands];
+  // Bit k: operand k's number is read at the compute precision (float for 16-bit floats)
+  // rather than rounded to the input dtype first, as torch's kernels for some ops do
+  // (Note [Numbers at compute precision] in ops/elementwise.cpp).
+  unsigned scalar_opmath = 0;
   ScalarType in_dtype = ScalarType::Float32;   // dtype of the inputs
   ScalarType out_dtype = ScalarType::Float32;  // dtype of operand 0
   Device device;

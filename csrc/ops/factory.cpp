@@ -24,6 +24,10 @@ const char* cpp_type_name(ScalarType t) {
       return "int64_t";
     case ScalarType::Float32:
       return "float";
+    case ScalarType::Float16:
+      return "c10::Half";
+    case ScalarType::BFloat16:
+      return "c10::BFloat16";
     default:
       return dtype_name(t);
   }
@@ -51,15 +55,21 @@ bool int_range(ScalarType t, double& lo, double& hi) {
   }
 }
 
-bool overflows(Scalar v, ScalarType t, bool for_constructor) {
+bool overflows(Scalar v, ScalarType t, ScalarUse use) {
   if (v.is_bool() || t == ScalarType::Bool) return false;
   double lo, hi;
   if (!int_range(t, lo, hi)) {
-    // Half and BFloat16 saturate to inf; float32 overflows only for finite out-of-range
-    // doubles, and only in fills (the constructor casts).
-    if (t != ScalarType::Float32 || for_constructor || !v.is_floating()) return false;
+    // Floating targets: a finite double beyond the type's range, except in the constructor
+    // (which casts); 16-bit types are checked in fills only (elsewhere they saturate to inf).
+    double max = t == ScalarType::Float32    ? 3.4028234663852886e38
+                 : t == ScalarType::Float16  ? 65504.0
+                 : t == ScalarType::BFloat16 ? 3.3895313892515355e38
+                                             : 0.0;
+    bool checked = t == ScalarType::Float32 ? use != ScalarUse::kConstructor
+                                            : use == ScalarUse::kFill && max > 0;
+    if (!checked || !v.is_floating()) return false;
     double d = v.to_double();
-    return std::isfinite(d) && std::fabs(d) > 3.4028234663852886e38;
+    return std::isfinite(d) && std::fabs(d) > max;
   }
   if (v.is_floating()) {
     double d = v.to_double();
@@ -73,13 +83,14 @@ bool overflows(Scalar v, ScalarType t, bool for_constructor) {
 }
 }  // namespace
 
-void check_scalar_fits(Scalar value, ScalarType dtype, bool for_constructor) {
-  CL_CHECK(!overflows(value, dtype, for_constructor), "value cannot be converted to type ",
-           for_constructor ? dtype_name(dtype) : cpp_type_name(dtype), " without overflow");
+void check_scalar_fits(Scalar value, ScalarType dtype, ScalarUse use) {
+  CL_CHECK(!overflows(value, dtype, use), "value cannot be converted to type ",
+           use == ScalarUse::kConstructor ? dtype_name(dtype) : cpp_type_name(dtype),
+           " without overflow");
 }
 
-void fill_(const Tensor& t, Scalar value) {
-  check_scalar_fits(value, t->dtype, false);
+void fill_(const Tensor& t, Scalar value, ScalarUse use) {
+  check_scalar_fits(value, t->dtype, use);
   if (t->numel() == 0) return;
   IterInput in;
   in.scalar = value;

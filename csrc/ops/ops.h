@@ -104,10 +104,14 @@ Scalar item(const Tensor& t);
 // Creation.
 // Raises torch's "value cannot be converted to type <name> without overflow" when `value` does
 // not fit `dtype` (c10::checked_convert's rules: negative ints wrap into unsigned types, floats
-// must be finite and in range for integer types). The tensor constructor names the dtype
-// ("uint8") and leaves float targets unchecked; fills name the C++ type ("uint8_t", "float").
-void check_scalar_fits(Scalar value, ScalarType dtype, bool for_constructor);
-void fill_(const Tensor& t, Scalar value);
+// must be finite and in range for integer types). What torch checks depends on the use:
+//   kConstructor  torch.tensor(data): integer targets only, naming the dtype ("uint8");
+//   kOperand      a number operand of where() or an index assignment: integer targets and
+//                 float32 (a finite double beyond float's range), naming the C++ type;
+//   kFill         fill_, full, masked_fill, clamp's bounds: float16 and bfloat16 too.
+enum class ScalarUse { kConstructor, kOperand, kFill };
+void check_scalar_fits(Scalar value, ScalarType dtype, ScalarUse use);
+void fill_(const Tensor& t, Scalar value, ScalarUse use = ScalarUse::kFill);
 Tensor full(const Shape& sizes, Scalar value, ScalarType dtype, Device device);
 Tensor arange(double start, double end, double step, ScalarType dtype, Device device);
 Tensor linspace(double start, double end, int64_t steps, ScalarType dtype, Device device);

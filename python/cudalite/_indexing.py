@@ -204,7 +204,7 @@ def setitem(self, idx, value):
         if isinstance(value, Tensor):
             _C._copy_(view, value, False)
         else:
-            _C._fill_(view, value)
+            _C._fill_(view, value, True)
         return
     offsets = _offsets(view, adv)
     if isinstance(value, Tensor):
@@ -228,7 +228,8 @@ def setitem(self, idx, value):
         if values.device != view.device:
             values = _C._to(values, view.device, view.dtype, False, False)
     else:
-        values = _C._full([], value, view.dtype, view.device)
+        values = _C._empty([], view.dtype, view.device, False)
+        _C._fill_(values, value, True)
     _C._scatter_offsets(view, offsets, values, False)
 
 

@@ -331,8 +331,31 @@ clip = clamp
 
 
 def lerp(input, end, weight):
-    """``input + weight * (end - input)``."""
-    return input + weight * (end - input)
+    """``input + weight * (end - input)``, computed as torch does: at float precision for
+    16-bit inputs, and as ``end - (end - input) * (1 - weight)`` where ``|weight| >= 0.5`` (so
+    that a weight of 1 gives ``end`` exactly)."""
+    wt = isinstance(weight, Tensor)
+    for name, t in (("end", end), ("weight", weight if wt else None)):
+        if t is not None and t.dtype != input.dtype:
+            raise RuntimeError(
+                f"expected dtype {_dtype_name(input.dtype)} for `{name}` but got dtype "
+                f"{_dtype_name(t.dtype)}"
+            )
+    shape = _C._broadcast_shapes(tuple(input.shape), tuple(end.shape))
+    if wt:
+        _C._broadcast_shapes(tuple(shape), tuple(weight.shape))
+    if not input.dtype.is_floating_point:
+        kernel = "lerp_kernel_tensor" if wt else "lerp_kernel_scalar"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype._short_name}'")
+    low = input.dtype in (_C.float16, _C.bfloat16)
+    x, e = (input.float(), end.float()) if low else (input, end)
+    w = weight.float() if wt and low else weight
+    if not wt:
+        w = float(weight)
+        r = x + w * (e - x) if -0.5 < w < 0.5 else e - (e - x) * (1 - w)
+    else:
+        r = where(w.abs() < 0.5, x + w * (e - x), e - (e - x) * (1 - w))
+    return r.to(input.dtype) if low else r
 
 
 def result_type(tensor1, tensor2):

@@ -173,21 +173,48 @@ def where(self, condition, other):
     return _ops.where(condition, self, other)
 
 
-@method
-def masked_fill(self, mask, value):
-    return _ops.where(mask, value, self).to(self.dtype)
-
-
-@method
-def masked_fill_(self, mask, value):
+def _masked_fill_value(self, mask, value):
+    """torch's checks of masked_fill's arguments; returns the value to fill with."""
+    if isinstance(mask, _C.Tensor) and mask.dtype != _C.bool:
+        raise RuntimeError(
+            "masked_fill_ only supports boolean masks, but got mask with dtype "
+            f"{_ops._dtype_name(mask.dtype)}"
+        )
     if isinstance(value, _C.Tensor):
         if value.dim() != 0:
             raise RuntimeError(
                 "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                 f"{value.dim()} dimension(s)."
             )
+        if value.device.type != "cpu":
+            return value  # read on the device: no synchronisation, no range check
         value = value.item()
-    _indexing.setitem(self, mask.expand(*self.shape) if mask.shape != self.shape else mask, value)
+    if isinstance(value, (bool, int, float)):
+        _C._check_fill_value(value, self.dtype)
+    return value
+
+
+@method
+def masked_fill(self, mask, value):
+    value = _masked_fill_value(self, mask, value)
+    return _ops.where(mask, value, self).to(self.dtype)
+
+
+@method
+def masked_fill_(self, mask, value):
+    value = _masked_fill_value(self, mask, value)
+    if tuple(mask.shape) != tuple(self.shape):
+        shape = _C._broadcast_shapes(tuple(self.shape), tuple(mask.shape))
+        if tuple(shape) != tuple(self.shape):
+            raise RuntimeError(
+                f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                f"{list(shape)}"
+            )
+        mask = mask.expand(*self.shape)
+    if isinstance(value, _C.Tensor):
+        _C._copy_(self, _ops.where(mask, value.to(self.dtype), self), False)
+    else:
+        _indexing.setitem(self, mask, value)
     return self
 
 
