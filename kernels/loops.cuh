@@ -290,7 +290,7 @@ void gpu_kernel(const ElementwiseIter& it, F f) {
     if (it.is_scalar[k + 1]) {
       const Scalar& v = it.scalars[k + 1];
       d.sval[k] = (it.scalar_opmath >> (k + 1) & 1u) ? v.template to<opmath_t<in_t>>()
-                                                      : opmath_t<in_t>(v.template to<in_t>());
+                                                     : opmath_t<in_t>(v.template to<in_t>());
       d.scalar_mask |= 1u << k;
     }
   }

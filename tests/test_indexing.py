@@ -393,3 +393,85 @@ def test_assign_errors(device):
         C.zeros(3, dtype=C.int64, device=device)[[0]] = 1e20
     with err(IndexError, "index 5 is out of bounds for dimension 0 with size 3"):
         x[[0, 5]] = 1
+
+
+# ---- the order of torch's checks, and assignment's conversions (found by
+# tests/fuzz_views_vs_torch.py) ----
+
+
+def test_slice_steps_are_checked_in_torchs_order(device):
+    x = tens(device)
+    with err(ValueError, "step must be greater than zero"):
+        C.tensor(4.0, device=device)[::-1]  # before the 0-dim tensor's own error
+    with err(ValueError, "slice step cannot be zero"):
+        x[T([True, False, True, True], device), ::0]  # before the mask's shape
+    with err(IndexError, "too many indices for tensor of dimension 0"):
+        C.tensor(4.0, device=device)[(slice(None, None, -1),)]  # a tuple's length comes first
+    with err(IndexError, "index 5 is out of bounds for dimension 0 with size 3"):
+        x[5, ::-1]  # an integer to its left is applied first
+
+
+def test_indices_are_not_checked_when_the_result_is_empty(device):
+    x = tens(device)
+    assert x[T([7], device), 0:0].shape == (1, 0, 5)
+    assert x[0:0, T([9], device)].shape == (0, 1, 5)
+    assert x[T([], device, C.int64), T([9], device)].shape == (0, 5)
+
+
+def test_assignment_converts_the_number_before_it_indexes(device):
+    u = C.zeros(3, dtype=C.uint8, device=device)
+    with err(RuntimeError, "value cannot be converted to type uint8_t without overflow"):
+        u[0, 0] = 300  # not "too many indices"
+    with err(RuntimeError, "value cannot be converted to type uint8_t without overflow"):
+        u[T([0], device)] = -1.5
+    assert u.tolist() == [0, 0, 0]
+
+
+def test_mask_assignment_of_a_zero_dim_tensor_converts_it(device):
+    # x[mask] = 0-dim tensor is torch's masked_fill_: any dtype; other indices need x's dtype.
+    x = C.zeros(2, 3, device=device)
+    m = T([True, False, True], device)
+    x[0, m] = T(5, device)
+    x[T([False, True], device)] = T(2.5, device, C.float64)
+    assert x.tolist() == [[5.0, 0.0, 5.0], [2.5, 2.5, 2.5]]
+    i = C.zeros(3, dtype=C.int64, device=device)
+    i[m] = T(2.5)
+    assert i.tolist() == [2, 0, 2]
+    with err(RuntimeError, "value cannot be converted to type int64_t without overflow"):
+        i[m] = T(float("nan"))
+    msg = (
+        "Index put requires the source and destination dtypes match, got Float for the "
+        "destination and Long for the source."
+    )
+    with err(RuntimeError, msg):
+        x[0, m] = T([5, 6], device)
+    with err(RuntimeError, msg):
+        x[T([0], device)] = T(5, device)
+    with err(
+        RuntimeError, msg.replace("Float", "Long", 1).replace("Long for the s", "Float for the s")
+    ):
+        i.index_put_((T([0], device),), T([1.5], device))
+    assert i.tolist() == [2, 0, 2]
+
+
+def test_index_select_errors_and_zero_dim(device):
+    x = tens(device)
+    with err(IndexError, "index out of range in self"):
+        x.index_select(0, T([-1], device))  # no negative indices, unlike indexing
+    with err(IndexError, "index out of range in self"):
+        x.index_select(2, T([5], device))
+    with err(RuntimeError, "INDICES element is out of DATA bounds, id=4 axis_dim=4"):
+        x.index_select(1, T([0, 4], device))
+    with err(IndexError, "index_select(): Index is supposed to be a vector"):
+        x.index_select(0, T([[0]], device))
+    with err(RuntimeError, "index_select(): Expected dtype int32 or int64 for index"):
+        x.index_select(0, T([0.0], device))
+    s = C.tensor(5.0, device=device)
+    assert (
+        s.index_select(0, T([0], device)).shape == ()
+        and s.index_select(-1, T(0, device)).item() == 5.0
+    )
+    with err(RuntimeError, "index_select(): Index to scalar can have only 1 value, got 2 value(s)"):
+        s.index_select(0, T([0, 0], device))
+    with err(IndexError, "index out of range in self"):
+        s.index_select(0, T([1], device))

@@ -488,3 +488,27 @@ def test_select_repeat_flip_errors():
         x.repeat(-1, 1, 1)
     with err(RuntimeError, "dim 0 appears multiple times in the list of dims"):
         x.flip(0, 0)
+
+
+def test_zero_dim_tensors_in_shape_ops(device):
+    s = C.tensor(5.0, device=device)
+    for call, msg in [
+        (lambda: s.chunk(2), "chunk expects at least a 1-dimensional tensor"),
+        (lambda: s.split(1), "split expects at least a 1-dimensional tensor"),
+        (lambda: s.narrow(0, 0, 1), "narrow() cannot be applied to a 0-dim tensor."),
+    ]:
+        with err(RuntimeError, msg):
+            call()
+    assert s.flip(0).item() == 5.0 and s.flip((-1,)).shape == ()
+    with err(IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got 1)"):
+        s.flip(1)
+    (nz,) = s.nonzero(as_tuple=True)
+    assert nz.tolist() == [0]
+    assert C.tensor(0.0, device=device).nonzero(as_tuple=True)[0].shape == (0,)
+
+
+def test_squeeze_repeated_dims():
+    with err(RuntimeError, "dim 0 appears multiple times in the list of dims"):
+        C.zeros(2, 1).squeeze((0, -2))
+    with err(RuntimeError, "dim 1 appears multiple times in the list of dims"):
+        C.zeros(2, 1).squeeze((1, -1))

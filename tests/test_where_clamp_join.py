@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -112,6 +113,85 @@ def test_clamp_errors():
         C.clamp(C.tensor([1, 5, 9]))
     with err(RuntimeError, "result type Float can't be cast to the desired output type long int"):
         C.tensor([1, 5, 9]).clamp_(2.5, 6)
+
+
+def test_clamp_bounds_must_fit_the_result_dtype(device):
+    u = C.zeros(2, dtype=C.uint8, device=device)
+    for call in (lambda: u.clamp(-1, 300), lambda: u.clamp(max=300), lambda: u.clamp_(-256, 3)):
+        with err(RuntimeError, "value cannot be converted to type uint8_t without overflow"):
+            call()
+    assert u.tolist() == [0, 0]  # nothing written
+    assert u.clamp(-1, 3).tolist() == [3, 3]  # -1 wraps to 255, as in torch
+    with err(RuntimeError, "value cannot be converted to type c10::Half without overflow"):
+        C.zeros(2, dtype=C.float16, device=device).clamp(max=1e10)
+    assert u.clamp(2.5, 3).tolist() == [2.5, 2.5]  # a float bound promotes
+
+
+def test_clamp_with_one_nan_bound_keeps_the_input(device):
+    # torch's clamp_min / clamp_max ignore a nan bound; with both bounds nan propagates.
+    x = C.tensor([0.0, 2.0], device=device)
+    assert x.clamp(float("nan")).tolist() == [0.0, 2.0]
+    assert x.clamp(max=float("nan")).tolist() == [0.0, 2.0]
+    assert all(math.isnan(v) for v in x.clamp(float("nan"), 1.0).tolist())
+    i = C.tensor([1, 2], dtype=C.int8, device=device).clamp(float("nan"))
+    assert i.dtype == C.float32 and i.tolist() == [1.0, 2.0]
+    o = C.empty(2, device=device)
+    assert C.clamp(x, min=float("nan"), out=o) is o and o.tolist() == [0.0, 2.0]
+
+
+def test_masked_fill_checks_like_torch(device):
+    x = C.zeros(2, dtype=C.int8, device=device)
+    m = C.tensor([True, False], device=device)
+    for v in (float("nan"), float("inf"), 1000, C.tensor(float("nan"))):
+        with err(RuntimeError, "value cannot be converted to type int8_t without overflow"):
+            x.masked_fill(m, v)
+        with err(RuntimeError, "value cannot be converted to type int8_t without overflow"):
+            x.masked_fill_(m, v)
+    assert x.tolist() == [0, 0]
+    assert x.masked_fill(m, 2.5).tolist() == [2, 0]
+    with err(RuntimeError, "value cannot be converted to type c10::Half without overflow"):
+        C.zeros(2, dtype=C.float16, device=device).masked_fill_(m, 1e10)
+    with err(
+        RuntimeError, "masked_fill_ only supports boolean masks, but got mask with dtype long int"
+    ):
+        x.masked_fill(C.tensor([1, 0], device=device), 1)
+    with err(
+        RuntimeError,
+        "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 "
+        "dimension(s).",
+    ):
+        x.masked_fill(m, C.tensor([1, 2], dtype=C.int8, device=device))
+    with err(RuntimeError, "output with shape [2] doesn't match the broadcast shape [3, 2]"):
+        x.masked_fill_(C.zeros(3, 2, dtype=C.bool, device=device), 1)
+    assert x.masked_fill(C.zeros(3, 2, dtype=C.bool, device=device), 1).shape == (3, 2)
+
+
+def test_lerp_like_torch(device):
+    a = C.tensor([1.0, 2.0], device=device)
+    b = C.tensor([3.0, 5.0], device=device)
+    assert a.lerp(b, 0.25).tolist() == [1.5, 2.75]
+    assert a.lerp(b, 1.0).tolist() == [3.0, 5.0]  # end exactly: end - (end - a) * (1 - w)
+    assert a.lerp(b, 2).tolist() == [5.0, 8.0]
+    w = C.tensor([0.25, 1.0], device=device)
+    assert a.lerp(b, w).tolist() == [1.5, 5.0]
+    h = C.zeros(2, dtype=C.float16, device=device).lerp(
+        C.ones(2, dtype=C.float16, device=device), 0.3
+    )
+    assert h.dtype == C.float16 and h.tolist() == [C.tensor(0.3, dtype=C.float16).item()] * 2
+    with err(NotImplementedError, "\"lerp_kernel_scalar\" not implemented for 'Int'"):
+        C.zeros(2, dtype=C.int32, device=device).lerp(C.zeros(2, dtype=C.int32, device=device), 0.5)
+    with err(NotImplementedError, "\"lerp_kernel_tensor\" not implemented for 'Byte'"):
+        u = C.zeros(2, dtype=C.uint8, device=device)
+        u.lerp(u, u)
+    with err(RuntimeError, "expected dtype float for `end` but got dtype double"):
+        a.lerp(b.double(), 0.5)
+    with err(RuntimeError, "expected dtype float for `weight` but got dtype double"):
+        a.lerp(b, w.double())
+    with err(
+        RuntimeError,
+        "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0",
+    ):
+        a.lerp(C.zeros(3, device=device), 0.5)
 
 
 # ---- equal / allclose / isclose ----

@@ -177,9 +177,13 @@ void bind_ops(py::module_& m) {
         fill_(t, to_scalar(v), operand ? ScalarUse::kOperand : ScalarUse::kFill);
       },
       py::arg("t"), py::arg("value"), py::arg("operand") = false);
-  m.def("_check_fill_value", [](py::handle v, py::handle dtype) {
-    check_scalar_fits(to_scalar(v), to_dtype(dtype), ScalarUse::kFill);
-  });
+  m.def(
+      "_check_fill_value",
+      [](py::handle v, py::handle dtype, bool operand) {
+        check_scalar_fits(to_scalar(v), to_dtype(dtype),
+                          operand ? ScalarUse::kOperand : ScalarUse::kFill);
+      },
+      py::arg("value"), py::arg("dtype"), py::arg("operand") = false);
   m.def("_gather_offsets", &gather_offsets);
   m.def("_scatter_offsets", &scatter_offsets);
   m.def("_nonzero", &nonzero);

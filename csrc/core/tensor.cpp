@@ -247,9 +247,11 @@ Tensor squeeze(const Tensor& t) {
 }
 
 Tensor squeeze_dims(const Tensor& t, const Shape& dims) {
-  std::vector<bool> drop(t->dim(), false);
+  std::vector<bool> drop(t->dim(), false), seen(std::max<int64_t>(t->dim(), 1), false);
   for (auto d : dims) {
     int64_t w = wrap_dim(d, t->dim());
+    CL_CHECK(!seen[w], "dim ", w, " appears multiple times in the list of dims");
+    seen[w] = true;
     if (t->dim() > 0 && t->sizes[w] == 1) drop[w] = true;
   }
   Shape sizes, strides;

@@ -187,8 +187,7 @@ std::string not_implemented(const char* name, Device dev, ScalarType t) {
 // __rtruediv__, in the bindings).
 namespace {
 unsigned scalar_opmath_bits(BinaryOp op, bool cuda, const Operand& a, const Operand& b) {
-  bool either =
-      op == BinaryOp::Mul || (cuda && (op == BinaryOp::Add || op == BinaryOp::Sub));
+  bool either = op == BinaryOp::Mul || (cuda && (op == BinaryOp::Add || op == BinaryOp::Sub));
   bool second = either || op == BinaryOp::Div || op == BinaryOp::FloorDiv;
   return (a.is_scalar && either ? 1u << 1 : 0u) | (b.is_scalar && second ? 1u << 2 : 0u);
 }

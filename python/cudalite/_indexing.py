@@ -46,11 +46,37 @@ def _consumed(i):
     return 1
 
 
+def _check_steps(self, idx, used):
+    """Slice steps, in torch's order: left to right with the integers (tensors come later)."""
+    d, shape = 0, self.shape
+    for i in idx:
+        if i is Ellipsis:
+            d += self.dim() - used
+        elif isinstance(i, slice):
+            if i.step is not None and int(i.step) <= 0:
+                raise ValueError(
+                    "slice step cannot be zero"
+                    if int(i.step) == 0
+                    else "step must be greater than zero"
+                )
+            d += 1
+        elif isinstance(i, (int, Tensor, list, tuple)) or is_np_integer(i) or is_ndarray(i):
+            if (isinstance(i, int) or is_np_integer(i)) and not isinstance(i, bool):
+                if d < len(shape) and not -shape[d] <= int(i) < shape[d]:
+                    return  # the walk raises torch's error for it
+            d += _consumed(i)
+
+
 def _walk(self, idx):
     """Applies basic indices as views; returns (view, [(dim, int64 index tensor)])."""
-    if not isinstance(idx, tuple):
+    single = not isinstance(idx, tuple)
+    if single:
         idx = (idx,)
     used = sum(_consumed(i) for i in idx)
+    # The order of torch's checks: a tuple's length, then slice steps, then the rest.
+    if not single and used > self.dim():
+        raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
+    _check_steps(self, idx, used)
     if self.dim() == 0 and any(
         (isinstance(i, (int, slice)) or is_np_integer(i)) and not isinstance(i, bool) for i in idx
     ):
@@ -81,10 +107,6 @@ def _walk(self, idx):
             d += 1
         elif isinstance(i, slice):
             step = 1 if i.step is None else int(i.step)
-            if step == 0:
-                raise ValueError("slice step cannot be zero")
-            if step < 0:
-                raise ValueError("step must be greater than zero")
             start = 0 if i.start is None else int(i.start)
             stop = sys.maxsize if i.stop is None else int(i.stop)
             view = view._slice(d, start, stop, step)
@@ -151,9 +173,10 @@ def _offsets(view, adv):
     nb, na = len(before), len(after)
     dev = view.device
     total = None
+    empty = 0 in out_shape  # torch checks indices as it reads them: none when there is nothing
     for k, (p, t) in enumerate(adv):
         size = view.shape[p]
-        if t.numel():
+        if t.numel() and not empty:
             hi, lo = int(t.max().item()), int(t.min().item())
             bad = hi if hi >= size else lo if lo < -size else None
             if bad is not None:
@@ -197,8 +220,24 @@ def _value(self, value):
     raise TypeError(f"can't assign a {name} to a {_legacy.type_name(self)}")
 
 
+def _mask_only(idx):
+    """Whether the only advanced index is one boolean (or byte) tensor."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    adv = [i for i in items if isinstance(i, (Tensor, list)) or is_ndarray(i)]
+    return len(adv) == 1 and isinstance(adv[0], Tensor) and adv[0].dtype in (_C.bool, _C.uint8)
+
+
+def _dtype_mismatch(dst, src):
+    return RuntimeError(
+        "Index put requires the source and destination dtypes match, got "
+        f"{dst.dtype._short_name} for the destination and {src.dtype._short_name} for the source."
+    )
+
+
 def setitem(self, idx, value):
     value = _value(self, value)
+    if not isinstance(value, Tensor):  # torch converts the number before it indexes
+        _C._check_fill_value(value, self.dtype, True)
     view, adv = _walk(self, idx)
     if not adv:
         if isinstance(value, Tensor):
@@ -208,12 +247,13 @@ def setitem(self, idx, value):
         return
     offsets = _offsets(view, adv)
     if isinstance(value, Tensor):
+        if value.dtype != view.dtype and value.dim() == 0 and _mask_only(idx):
+            # torch assigns through masked_fill_ here, which converts the value.
+            if value.device.type == "cpu":
+                _C._check_fill_value(value.item(), view.dtype)
+            value = _C._to(value, None, view.dtype, False, False)
         if value.dtype != view.dtype:
-            raise RuntimeError(
-                "Index put requires the source and destination dtypes match, got "
-                f"{view.dtype._short_name} for the destination and {value.dtype._short_name} "
-                "for the source."
-            )
+            raise _dtype_mismatch(view, value)
         try:
             _C._broadcast_shapes(tuple(value.shape), tuple(offsets.shape))
             ok = value.dim() <= offsets.dim()
@@ -235,6 +275,8 @@ def setitem(self, idx, value):
 
 def index_put_(self, indices, values, accumulate=False):
     """``self[indices] = values`` (or ``+=`` with accumulate=True) for a tuple of tensors."""
+    if isinstance(values, Tensor) and values.dtype != self.dtype:
+        raise _dtype_mismatch(self, values)
     view, adv = _walk(self, tuple(indices))
     offsets = _offsets(view, adv) if adv else None
     if offsets is None:

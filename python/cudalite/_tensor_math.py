@@ -275,16 +275,36 @@ fast_methods(sum=_reductions.sum)
 
 @method
 def nonzero(self, *, as_tuple=False):
+    if as_tuple and self.dim() == 0:  # torch treats a 0-dim tensor as one element here
+        return (_C._nonzero(self.reshape(1)).reshape(-1),)
     nz = _C._nonzero(self)
     if as_tuple:
-        return (
-            tuple(nz.select(1, i) for i in range(nz.shape[1])) if self.dim() else (nz.reshape(-1),)
-        )
+        return tuple(nz.select(1, i) for i in range(nz.shape[1]))
     return nz
 
 
 @method
 def index_select(self, dim, index):
+    if index.dim() > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if index.dtype not in (_C.int64, _C.int32):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    dim = _C._wrap_dim(dim, self.dim())
+    size = self.shape[dim] if self.dim() else 1
+    if self.dim() == 0 and index.numel() != 1:
+        raise RuntimeError(
+            f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)"
+        )
+    # Unlike indexing, index_select takes no negative indices.
+    if index.numel() and (index.min().item() < 0 or index.max().item() >= size):
+        if self.dim() > 1 and dim == 1:  # torch's CPU kernel for dim 1 words it so
+            bad = index.reshape(-1)[(index.reshape(-1) < 0) | (index.reshape(-1) >= size)]
+            raise RuntimeError(
+                f"INDICES element is out of DATA bounds, id={bad[0].item()} axis_dim={size}"
+            )
+        raise IndexError("index out of range in self")
+    if self.dim() == 0:
+        return self.clone()
     idx = [slice(None)] * self.dim()
     idx[dim] = index.reshape(-1) if index.dim() == 0 else index
     return _indexing.getitem(self, tuple(idx))
@@ -333,6 +353,8 @@ def expand_as(self, other):
 
 @method
 def narrow(self, dim, start, length):
+    if self.dim() == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     dim = _C._wrap_dim(dim, self.dim())
     size = self.shape[dim]
     if not -size <= start <= size:
@@ -356,6 +378,8 @@ def unbind(self, dim=0):
 
 @method
 def split(self, split_size, dim=0):
+    if self.dim() == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     dim = _C._wrap_dim(dim, self.dim())
     n = self.shape[dim]
     if isinstance(split_size, int):
@@ -384,6 +408,8 @@ def split(self, split_size, dim=0):
 
 @method
 def chunk(self, chunks, dim=0):
+    if self.dim() == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = self.shape[_C._wrap_dim(dim, self.dim())]
@@ -419,6 +445,8 @@ def flip(self, *dims):
     for d in dims:
         if dims.count(d) > 1:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    if self.dim() == 0:
+        return self.clone()
     idx = [slice(None)] * self.dim()
     for d in dims:
         n = self.shape[d]
