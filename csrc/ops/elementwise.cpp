@@ -182,9 +182,11 @@ std::string not_implemented(const char* name, Device dev, ScalarType t) {
 // `bf16_x + 0.3` adds 0.30078125 when rounded). scripts/probe_scalar_precision.py measured
 // torch 2.11: on the CPU, mul (the number on either side) and div and floor_divide (the number
 // second) read it at float precision; on CUDA, add and sub too; every other op rounds it
-// first. On CUDA a floating division by a number is a multiplication by its reciprocal, for
-// every floating dtype; `number / x` is reciprocal(x) * number everywhere (torch's
-// __rtruediv__, in the bindings).
+// first. On CUDA a floating division by a number is a multiplication by its reciprocal
+// (computed in double), for every floating dtype; `number / x` is reciprocal(x) * number
+// everywhere (torch's __rtruediv__, in the bindings). torch's CUDA floor_divide by a number
+// also works with the reciprocal, which cudalite does not copy (a last-bit difference for
+// quotients beyond 2^24).
 namespace {
 unsigned scalar_opmath_bits(BinaryOp op, bool cuda, const Operand& a, const Operand& b) {
   bool either = op == BinaryOp::Mul || (cuda && (op == BinaryOp::Add || op == BinaryOp::Sub));
@@ -228,9 +230,8 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
         not_implemented(op == BinaryOp::FloorDiv ? "div_floor" : "remainder", dev, rt));
   }
   if (op == BinaryOp::Div && b.is_scalar && !a.is_scalar && dev.is_cuda() && is_floating(ct)) {
-    double v = b.scalar.to_double();  // the reciprocal at the compute precision
-    double r = ct == ScalarType::Float64 ? 1.0 / v : double(1.0f / float(v));
-    return binary(BinaryOp::Mul, a, Operand(Scalar(r)), out);
+    // The reciprocal of the number as given (a double), rounded once where the loop reads it.
+    return binary(BinaryOp::Mul, a, Operand(Scalar(1.0 / b.scalar.to_double())), out);
   }
   // Exponents torch gives their own kernels, which cudalite follows: x ** 2 is x * x (one
   // multiply instead of a pow call, slow for float and a round trip through powf for 16-bit

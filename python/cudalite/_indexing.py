@@ -245,15 +245,16 @@ def setitem(self, idx, value):
         else:
             _C._fill_(view, value, True)
         return
-    offsets = _offsets(view, adv)
     if isinstance(value, Tensor):
         if value.dtype != view.dtype and value.dim() == 0 and _mask_only(idx):
             # torch assigns through masked_fill_ here, which converts the value.
             if value.device.type == "cpu":
                 _C._check_fill_value(value.item(), view.dtype)
             value = _C._to(value, None, view.dtype, False, False)
-        if value.dtype != view.dtype:
+        if value.dtype != view.dtype:  # checked before the indices are
             raise _dtype_mismatch(view, value)
+    offsets = _offsets(view, adv)
+    if isinstance(value, Tensor):
         try:
             _C._broadcast_shapes(tuple(value.shape), tuple(offsets.shape))
             ok = value.dim() <= offsets.dim()
