@@ -158,3 +158,50 @@ def test_out_argument(device):
         C.add(a, 1, out=C.empty(2, dtype=C.int64, device=device))
     with pytest.raises(RuntimeError, match=f"^{msg}$"):
         C.exp(C.tensor([1, 2], device=device), out=C.empty(2, dtype=C.int64, device=device))
+
+
+# ---- memory overlap (torch's checks: a result must not depend on the loop's order) ----
+
+_PARTIAL = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer "
+    "to a single memory location. Please clone() the tensor before performing the operation."
+)
+_INTERNAL = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+
+
+@pytest.mark.parametrize(
+    "call, msg",
+    [
+        (lambda x: x[1:].add_(x[:-1]), _PARTIAL),
+        (lambda x: x[:-1].mul_(x[1:]), _PARTIAL),
+        (lambda x: C.add(x[:3], x[3:], out=x[1:4]), _PARTIAL),
+        (lambda x: C.neg(x[:2], out=x[1:3]), _PARTIAL),
+        (lambda x: x.view(2, 3).t().add_(x.view(3, 2)), _PARTIAL),
+        (lambda x: x[1:].copy_(x[:-1]), _PARTIAL),
+        (lambda x: x[:1].expand(3).add_(1), _INTERNAL),
+        (lambda x: x[:3].expand(2, 3).copy_(x[3:].expand(2, 3).clone()), _INTERNAL),
+        (lambda x: x[:1].expand(2, 2).clamp_(0, 1), _INTERNAL),
+        (lambda x: C.cat([x[:2], x[2:4]], out=x[:4]), _PARTIAL),
+        (lambda x: C.cat([x[:2], x[2:4]], out=x[:2]), _PARTIAL),
+    ],
+)
+def test_overlapping_writes_raise_and_change_nothing(call, msg, device):
+    x = C.arange(6.0, device=device)
+    with pytest.raises(RuntimeError, match=f"^{re.escape(msg)}$"):
+        call(x)
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+def test_writes_that_overlap_exactly_or_not_at_all_are_allowed(device):
+    x = C.arange(6.0, device=device)
+    assert x.add_(x).tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    x[:3].add_(x[3:])
+    assert x.tolist() == [6.0, 10.0, 14.0, 6.0, 8.0, 10.0]
+    x[:2].copy_(x[:2])
+    C.mul(x[::2], 2, out=x[::2])  # the same elements, strided
+    assert x.tolist() == [12.0, 10.0, 28.0, 6.0, 16.0, 10.0]
+    x[:1].expand(3).fill_(1)  # fills may write one element several times, as in torch
+    assert x[0].item() == 1.0

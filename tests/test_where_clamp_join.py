@@ -329,3 +329,19 @@ def test_stack_errors():
         C.stack([])
     with err(IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got 3)"):
         C.stack([C.ones(2)], dim=3)
+
+
+def test_cat_out_writes_into_out(device):
+    a, b = C.arange(3.0, device=device), C.arange(2.0, device=device)
+    o = C.zeros(2, 5, dtype=C.float64, device=device)
+    view = o[0]
+    assert C.cat([a, b], out=view) is view
+    assert o.tolist() == [[0.0, 1.0, 2.0, 0.0, 1.0], [0.0] * 5]  # in o's memory, as float64
+    s = C.zeros(10, device=device)
+    C.cat([a, b], out=s[::2])
+    assert s.tolist() == [0.0, 0.0, 1.0, 0.0, 2.0, 0.0, 0.0, 0.0, 1.0, 0.0]
+    with err(TypeError, "torch.cat(): input types can't be cast to the desired output type Long"):
+        C.cat([a, b], out=C.zeros(5, dtype=C.int64, device=device))
+    with pytest.warns(UserWarning, match="An output with one or more elements was resized"):
+        r = C.cat([a, b], out=C.zeros(6, device=device))
+    assert r.shape == (5,)

@@ -3,6 +3,7 @@
 #include "bindings/convert.h"
 #include "core/cuda_api.h"
 #include "core/error.h"
+#include "core/mem_overlap.h"
 
 namespace cl::bind {
 
@@ -184,6 +185,8 @@ void bind_ops(py::module_& m) {
                           operand ? ScalarUse::kOperand : ScalarUse::kFill);
       },
       py::arg("value"), py::arg("dtype"), py::arg("operand") = false);
+  m.def("_assert_no_overlap",
+        [](const Tensor& out, const Tensor& in) { assert_no_overlap(out, in); });
   m.def("_gather_offsets", &gather_offsets);
   m.def("_scatter_offsets", &scatter_offsets);
   m.def("_nonzero", &nonzero);

@@ -5,6 +5,7 @@
 
 #include "core/cuda_api.h"
 #include "core/error.h"
+#include "core/mem_overlap.h"
 #include "ops/kernels.h"
 #include "ops/ops.h"
 
@@ -44,6 +45,8 @@ bool is_dense(const Tensor& t) { return t->is_contiguous(); }
 
 void copy_(const Tensor& dst, const Tensor& src_in, bool non_blocking) {
   if (dst.get() == src_in.get()) return;
+  assert_no_internal_overlap(dst);
+  assert_no_partial_overlap(dst, src_in);
   Tensor src = src_in->sizes == dst->sizes ? src_in : expand(src_in, dst->sizes);
   Device dd = dst->device(), sd = src->device();
   if (dd == sd) {

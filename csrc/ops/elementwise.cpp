@@ -5,6 +5,7 @@
 
 #include "core/cuda_api.h"
 #include "core/error.h"
+#include "core/mem_overlap.h"
 #include "ops/kernels.h"
 #include "ops/ops.h"
 
@@ -144,16 +145,21 @@ void check_out(const Tensor& out, const Shape& shape, ScalarType result, Device 
 }
 
 // Runs `launch(iter)` writing into `out` (allocated when null, laid out like `like`), through
-// a temporary when the output dtype differs from the dtype the loop produces.
+// a temporary when the output dtype differs from the dtype the loop produces. An existing
+// `out` may not overlap itself or, partly, one of the tensor `inputs` (null: a number).
 template <class Launch>
 Tensor run_into(const Tensor& out_in, const Shape& shape, ScalarType produced, Device dev,
-                bool inplace, const Tensor* like, Launch launch) {
+                bool inplace, const Tensor* like, Span<const Tensor*> inputs, Launch launch) {
   if (!out_in) {
     Tensor out = empty_like_layout(shape, produced, dev, like);
     launch(out);
     return out;
   }
   check_out(out_in, shape, produced, dev, inplace);
+  assert_no_internal_overlap(out_in);
+  for (const Tensor* in : inputs) {
+    if (in) assert_no_partial_overlap(out_in, *in);
+  }
   if (out_in->dtype == produced) {
     launch(out_in);
   } else {
@@ -273,7 +279,8 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
   } else if (!b.is_scalar && b.tensor->sizes == shape) {
     like = &b.tensor;
   }
-  return run_into(out, shape, produced, dev, inplace, like, [&](const Tensor& o) {
+  const Tensor* ins[2] = {a.is_scalar ? nullptr : &a.tensor, b.is_scalar ? nullptr : &b.tensor};
+  return run_into(out, shape, produced, dev, inplace, like, {ins[0], ins[1]}, [&](const Tensor& o) {
     ElementwiseIter it = make_elementwise_iter(o, {ia, ib});
     it.in_dtype = ct;
     it.scalar_opmath = scalar_opmath_bits(op, dev.is_cuda(), a, b);
@@ -326,7 +333,7 @@ Tensor unary(UnaryOp op, const Tensor& a, const Tensor& out) {
   Operand oa(a);
   IterInput in = as_input(oa, ct, dev, keep);
   bool inplace = out && out.get() == a.get();
-  return run_into(out, a->sizes, produced, dev, inplace, &a, [&](const Tensor& o) {
+  return run_into(out, a->sizes, produced, dev, inplace, &a, {&a}, [&](const Tensor& o) {
     ElementwiseIter it = make_elementwise_iter(o, {in});
     it.in_dtype = ct;
     if (dev.is_cuda()) {

@@ -416,10 +416,16 @@ def cat(tensors, dim=0, *, out=None):
                 f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
             )
     r = _C._cat(tensors, dim)
-    if out is not None:
-        out._set_metadata(r)
-        return out
-    return r
+    if out is None:
+        return r
+    if not _C.can_cast(r.dtype, out.dtype):
+        raise TypeError(
+            f"torch.cat(): input types can't be cast to the desired output type "
+            f"{out.dtype._short_name}"
+        )
+    for t in tensors:  # torch writes into out as it reads the inputs
+        _C._assert_no_overlap(out, t)
+    return _linalg._out(r, out)
 
 
 concat = concatenate = cat
