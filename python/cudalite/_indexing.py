@@ -149,8 +149,8 @@ def _walk(self, idx):
     return view, adv
 
 
-def _offsets(view, adv):
-    """Storage offsets (int64, the result's shape) of the elements the indices select."""
+def _index_shape(adv):
+    """The broadcast shape of the index tensors (torch's IndexError when there is none)."""
     shapes = [tuple(t.shape) for _, t in adv]
     try:
         b = ()
@@ -161,6 +161,12 @@ def _offsets(view, adv):
         raise IndexError(
             f"shape mismatch: indexing tensors could not be broadcast together with shapes {shown}"
         ) from None
+    return b
+
+
+def _offsets(view, adv):
+    """Storage offsets (int64, the result's shape) of the elements the indices select."""
+    b = _index_shape(adv)
     positions = [p for p, _ in adv]
     rest = [d for d in range(view.dim()) if d not in positions]
     adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
@@ -246,6 +252,7 @@ def setitem(self, idx, value):
             _C._fill_(view, value, True)
         return
     if isinstance(value, Tensor):
+        _index_shape(adv)  # torch's order: the indices' shapes, the dtypes, then the bounds
         if value.dtype != view.dtype and value.dim() == 0 and _mask_only(idx):
             # torch assigns through masked_fill_ here, which converts the value.
             if value.device.type == "cpu":
