@@ -512,3 +512,9 @@ def test_squeeze_repeated_dims():
         C.zeros(2, 1).squeeze((0, -2))
     with err(RuntimeError, "dim 1 appears multiple times in the list of dims"):
         C.zeros(2, 1).squeeze((1, -1))
+
+
+def test_chunk_of_an_empty_dim_gives_empty_pieces(device):
+    pieces = C.zeros(2, 0, device=device).chunk(3, 1)
+    assert len(pieces) == 3 and all(p.shape == (2, 0) for p in pieces)
+    assert len(C.zeros(0, device=device).split(2)) == 1

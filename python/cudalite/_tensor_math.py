@@ -413,7 +413,9 @@ def chunk(self, chunks, dim=0):
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = self.shape[_C._wrap_dim(dim, self.dim())]
-    return self.split(max(1, -(-n // chunks)), dim)
+    if n == 0:  # torch gives `chunks` empty pieces
+        return self.split([0] * chunks, dim)
+    return self.split(-(-n // chunks), dim)
 
 
 @method
