@@ -564,3 +564,15 @@ def test_result_layout_follows_torch(device):
     np.testing.assert_array_equal(to_np(x + z), to_np(x) + to_np(z))
     np.testing.assert_array_equal(to_np(C.full_like(x, 2.0)), np.full((4, 3), 2.0, np.float32))
     np.testing.assert_array_equal(to_np(C.where(x > 0, x, 0.0)), np.maximum(to_np(x), 0))
+
+
+def test_bitwise_into_a_floating_out(device):
+    a = C.tensor([1, 6], device=device)
+    out = C.empty(2, dtype=C.float32, device=device)
+    if device == "cuda":  # torch's CUDA kernel runs in the out= dtype, which has none
+        with pytest.raises(
+            NotImplementedError, match="^\"bitwise_or_cuda\" not implemented for 'Float'$"
+        ):
+            C.bitwise_or(a, 3, out=out)
+    else:
+        assert C.bitwise_or(a, 3, out=out).tolist() == [3.0, 7.0]

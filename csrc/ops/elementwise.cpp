@@ -215,6 +215,9 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
   } else if (is_bitwise(op)) {
     CL_CHECK_AS(NotImplementedError, !is_floating(rt),
                 not_implemented(binary_op_name(op), dev, rt));
+    // torch's CUDA kernels run in a floating out='s dtype, which has no bitwise kernel.
+    CL_CHECK_AS(NotImplementedError, !(out && dev.is_cuda() && is_floating(out->dtype)),
+                not_implemented(binary_op_name(op), dev, out ? out->dtype : rt));
   } else if (op == BinaryOp::Sub) {
     // torch's sub_check: a Python True counts as a bool operand too.
     auto is_bool = [](const Operand& o) {
