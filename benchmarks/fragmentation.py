@@ -88,6 +88,19 @@ def counter(memory_stats):
     return calls
 
 
+def kind_counter(backend_calls):
+    """The host backend's virtual-memory calls by kind since the previous call."""
+    last = backend_calls()
+
+    def calls():
+        now = backend_calls()
+        delta = {k: now[k] - last[k] for k in now}
+        last.update(now)
+        return delta
+
+    return calls
+
+
 def timed_replay(ops, alloc, free):
     live = {}
     t0 = time.perf_counter()
@@ -110,7 +123,9 @@ def worker(allocator, trace_name):
 
         h = _C._memory._HostCachingAllocator(256 * GiB)
         calls = counter(h.memory_stats)
+        kinds = kind_counter(h.backend_calls)
         r = h.replay(ops)
+        out["calls_by_kind"] = [kinds()]
         out.update(reserved=r["peak_reserved"], allocated=r["peak_allocated"])
         out["cold_us"] = r["seconds"] / len(ops) * 1e6
         out["device_calls"] = calls()
@@ -121,6 +136,7 @@ def worker(allocator, trace_name):
             except RuntimeError:  # the host's limit on memory mappings (vm.max_map_count)
                 warm_us.append(float("nan"))
             out["warm_calls"].append(calls())
+            out["calls_by_kind"].append(kinds())
         out["warm_us"] = out["cpp_warm_us"] = warm_us[0]
     elif allocator.startswith("cudalite"):
         from cudalite import _C
@@ -245,6 +261,20 @@ def main():
                 f"{t:10} {r['allocator']:17} {res:9.3f}G {alc:9.3f}G {ratio:7.4f} {vs}"
                 f" {r['cold_us']:10.3f} {r['warm_us']:10.3f} {cpp} {calls}"
             )
+    kinds = [r for r in results if "calls_by_kind" in r]
+    if kinds:
+        print(
+            "\ncudalite-host virtual-memory calls by kind, cold and last warm replay: creates,"
+            " maps (2 MiB pages mapped), access settings, unmaps, releases, stream syncs"
+        )
+        keys = ("create", "map", "set_access", "unmap", "release", "synchronize")
+        for r in kinds:
+            cells = []
+            for c in (r["calls_by_kind"][0], r["calls_by_kind"][-1]):
+                v = [str(c[k]) for k in keys]
+                v[1] += f" ({c['mapped_pages']})"
+                cells.append(" / ".join(v))
+            print(f"{r['trace']:10} cold {cells[0]};  warm {cells[1]}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -183,11 +183,19 @@ def test_growing_buffers_keep_data_intact_while_lent_ranges_are_recycled():
         drop(tmp)
     assert flat(h)["num_device_free"] > 0  # lent ranges were unmapped
     assert_snapshot_matches_stats(h)
+    # The statistics count the backend's maps and unmaps (what fragmentation.py prices).
+    calls = h.backend_calls()
+    assert calls["map"] == flat(h)["num_device_alloc"]
+    assert calls["unmap"] == flat(h)["num_device_free"]
+    assert 0 < calls["create"] < calls["map"]  # pages were lent, not only created
+    assert calls["synchronize"] >= 1  # recycling lent ranges waits for the stream once
     for b in bufs.values():
         drop(b)
     h.empty_cache()
     assert cur(h, "reserved_bytes.all") == 0
     assert h.backend_used == 0
+    calls = h.backend_calls()
+    assert calls["release"] == calls["create"]  # every page went back
 
 
 def _pop_random(d, rnd):
