@@ -3,6 +3,8 @@ CPU and on CUDA where a GPU is visible, with cudalite.autograd.gradcheck."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 import cudalite
@@ -235,3 +237,54 @@ def test_linalg(name, device):
 def test_second_order(fn, device):
     x = _x(3, 3, device=device)
     assert gradgradcheck(fn, (x,))
+
+
+# ---- gradients at the edges: nan, inf and empty denominators, as torch computes them
+# (found by tests/fuzz_autograd_vs_torch.py) ----
+
+
+def test_var_and_std_with_one_element_per_group_give_nan_gradients(device):
+    for f in ("var", "std"):
+        x = cudalite.tensor(
+            [[1.0], [2.0]], dtype=cudalite.float64, device=device, requires_grad=True
+        )
+        with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+            y = getattr(x, f)(dim=-1)  # correction 1 over one element: 0 / 0
+        y.sum().backward()
+        assert all(math.isnan(v) for v in x.grad.flatten().tolist())
+
+
+def test_clamped_and_relu_elements_get_zero_even_from_a_nan_gradient(device):
+    for f in (lambda t: t.clamp(-0.5, 0.7), lambda t: t.clamp(min=0.0), lambda t: t.relu()):
+        x = cudalite.tensor(
+            [-2.0, 0.5, 3.0], dtype=cudalite.float64, device=device, requires_grad=True
+        )
+        y = f(x)
+        (
+            y
+            * cudalite.tensor(
+                [float("nan"), 1.0, float("nan")], dtype=cudalite.float64, device=device
+            )
+        ).sum().backward()
+        g = x.grad.tolist()
+        assert g[0] == 0.0 and g[1] == 1.0  # x[0] was clamped (or zeroed by relu)
+
+
+def test_amax_spreads_a_nan_gradient_but_cpu_max_does_not(device):
+    x = cudalite.tensor(
+        [[1.0, 3.0, 2.0]], dtype=cudalite.float64, device=device, requires_grad=True
+    )
+    x.amax(dim=1).neg().sqrt().sum().backward()  # sqrt(-3): a nan gradient
+    assert all(math.isnan(v) for v in x.grad.flatten().tolist())  # (grad / count) * mask
+    x.grad = None
+    x.max().neg().sqrt().backward()
+    g = x.grad.flatten().tolist()
+    if device == "cpu":  # torch writes the share into a zero tensor on the CPU
+        assert g[0] == 0.0 and math.isnan(g[1]) and g[2] == 0.0
+    else:
+        assert all(math.isnan(v) for v in g)
+    n = cudalite.tensor(
+        [1.0, float("nan")], dtype=cudalite.float64, device=device, requires_grad=True
+    )
+    n.max().backward()  # a nan maximum: the nan element takes the gradient
+    assert n.grad.tolist() == [0.0, 1.0]

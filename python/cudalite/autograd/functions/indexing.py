@@ -113,9 +113,9 @@ class CopySlices(Node):
             if self.accumulate:
                 gx = g
             else:
-                mask = _C._full(list(g.shape), 1, g.dtype, g.device)
-                _indexing.setitem(mask, self.idx, 0)
-                gx = g * mask
+                keep = _C._full(list(g.shape), True, _C.bool, g.device)
+                _indexing.setitem(keep, self.idx, False)
+                gx = _where(keep, g, 0.0)  # overwritten elements get 0, even where g is nan
         if n[1] is not None:
             gv = fix(_indexing.getitem(g, self.idx) if not g._rg else g[self.idx], self.vmeta)
         return (gx, gv)

@@ -49,7 +49,11 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 NegBackward0 = _u("NegBackward0", (), lambda n, g: -g)
 AbsBackward0 = _u("AbsBackward0", ("self_",), lambda n, g: g * n.self_.sign())
-ReluBackward0 = _u("ReluBackward0", ("_result",), lambda n, g: g * (n.result > 0))
+ReluBackward0 = _u(
+    "ReluBackward0",
+    ("_result",),
+    lambda n, g: _where(n.result > 0, g, 0.0),  # torch's threshold
+)
 ExpBackward0 = _u("ExpBackward0", ("_result",), lambda n, g: g * n.result)
 LogBackward0 = _u("LogBackward0", ("self_",), lambda n, g: g / n.self_)
 Log2Backward0 = _u("Log2Backward0", ("self_",), lambda n, g: g / (n.self_ * _LN2))

@@ -141,21 +141,29 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 
 class _Evenly(_Reduction):
     """max()/min()/amax/amin: the gradient is shared evenly by the elements equal to the
-    result (torch's evenly_distribute_backward)."""
+    result. amax/amin multiply by the mask (torch's scale_grad_by_count: a nan gradient reaches
+    every element); max()/min() over everything follow evenly_distribute_backward, which
+    counts nan as equal to a nan result and, on the CPU, writes 0 outside the mask."""
 
     __slots__ = ("self_", "_result")
     _saved = ("self_", "_result")
+    _all = False
 
     def apply(self, g):
         dims, keep = self.dims, self.keepdim
         g = _unreduce(g, dims, keep)
-        mask = self.self_ == _unreduce(self.result, dims, keep)
-        count = mask.sum(dims, keepdim=True)
-        return (_where(mask, g / count, 0.0),)
+        r = _unreduce(self.result, dims, keep)
+        mask = self.self_ == r
+        if self._all:
+            mask = mask | (self.self_.isnan() & r.isnan())
+        share = g / mask.sum(dims, keepdim=True)
+        if self._all and self.self_.device.type == "cpu":
+            return (_where(mask, share, 0.0),)
+        return (share * mask,)
 
 
-MaxBackward1 = type("MaxBackward1", (_Evenly,), {"__slots__": ()})
-MinBackward1 = type("MinBackward1", (_Evenly,), {"__slots__": ()})
+MaxBackward1 = type("MaxBackward1", (_Evenly,), {"__slots__": (), "_all": True})
+MinBackward1 = type("MinBackward1", (_Evenly,), {"__slots__": (), "_all": True})
 AmaxBackward0 = type("AmaxBackward0", (_Evenly,), {"__slots__": ()})
 AminBackward0 = type("AminBackward0", (_Evenly,), {"__slots__": ()})
 
@@ -221,6 +229,11 @@ amax = _amaxmin(True)
 amin = _amaxmin(False)
 
 
+def _div(a, b):
+    """a / b as torch's double arithmetic has it: inf (or nan) for b == 0, not an error."""
+    return a / b if b else math.copysign(math.inf, a) if a else math.nan
+
+
 class VarBackward0(_Reduction):
     __slots__ = ("self_", "denom")
     _saved = ("self_",)
@@ -231,7 +244,7 @@ class VarBackward0(_Reduction):
 
     def apply(self, g):
         g = _unreduce(g, self.dims, self.keepdim)
-        return (g * self._centered() * (2.0 / self.denom),)
+        return (g * self._centered() * _div(2.0, self.denom),)
 
 
 class StdBackward0(VarBackward0):
@@ -242,7 +255,7 @@ class StdBackward0(VarBackward0):
         g = _unreduce(g, self.dims, self.keepdim)
         s = _unreduce(self.result, self.dims, self.keepdim)
         gs = _where(s == 0, 0.0, g / s)
-        return (gs * self._centered() * (1.0 / self.denom),)
+        return (gs * self._centered() * _div(1.0, self.denom),)
 
 
 def _var_args(dim, unbiased, correction):

@@ -68,7 +68,7 @@ class ClampBackward1(Node):
             mask = x >= self.min
         else:
             mask = x <= self.max
-        return (g * mask,)
+        return (_where(mask, g, 0.0),)  # 0, not nan * 0, where clamped (torch)
 
 
 class ClampBackward0(Node):
@@ -93,7 +93,7 @@ class ClampBackward0(Node):
             if n[2] is not None:
                 sel = above if lo is None else above & ~(x < lo)
                 ghi = fix(_where(sel, g, 0.0), self.m2)
-        gx = fix(g * keep, self.m0) if n[0] is not None else None
+        gx = fix(_where(keep, g, 0.0), self.m0) if n[0] is not None else None
         return (gx, glo, ghi)
 
 

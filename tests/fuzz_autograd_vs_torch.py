@@ -1,0 +1,304 @@
+"""Differential fuzzing of cudalite's autograd against PyTorch 2.11 (not a test; needs torch).
+
+    python tests/fuzz_autograd_vs_torch.py [--device cuda] [--seed N] [--count N]
+
+Random chains of differentiable ops (elementwise, reductions, views, indexing, matmul,
+softmax, where, clamp, in-place updates of non-leaf tensors) on float64 leaves that require
+grad; the same numbers go to both libraries. Forward values, the gradients of every leaf after
+backward() of a random weighted sum, and whether an exception is raised (and its type) must
+agree. Exits non-zero on any mismatch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+import warnings
+
+import numpy as np
+import torch
+
+import cudalite
+
+UNARY = ["exp", "tanh", "sigmoid", "relu", "neg", "abs", "sin", "cos", "square", "reciprocal"]
+POSITIVE = ["log", "sqrt", "rsqrt", "log1p", "log2", "log10"]
+BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "pow", "atan2"]
+
+
+def _step(rng, x, shape):
+    """One random op applied to x (a function of the library module M and the tensor)."""
+    nd = len(shape)
+    kind = rng.choice(
+        [
+            "unary",
+            "positive",
+            "binary",
+            "scalar",
+            "reduce",
+            "view",
+            "index",
+            "softmax",
+            "where",
+            "clamp",
+            "matmul",
+            "inplace",
+            "join",
+            "more",
+        ]
+    )
+    d = int(rng.integers(-nd, nd)) if nd else 0
+    if kind == "unary":
+        op = str(rng.choice(UNARY))
+        return op, lambda M, t: getattr(M, op)(t), shape
+    if kind == "positive":
+        op = str(rng.choice(POSITIVE))
+        return op, lambda M, t: getattr(M, op)(t.abs() + 0.5), shape
+    if kind == "binary":
+        op = str(rng.choice(BINARY))
+        other = (
+            rng.standard_normal(shape)
+            if rng.random() < 0.7
+            else rng.standard_normal(shape[-1:] if shape else ())
+        )
+
+        def f(M, t):
+            o = M.tensor(other, dtype=M.float64, device=t.device)
+            if op == "pow":
+                return M.pow(t.abs() + 0.5, o)
+            if op == "div":
+                return M.div(t, o.abs() + 0.5)
+            return getattr(M, op)(t, o)
+
+        return op, f, shape
+    if kind == "scalar":
+        s = float(rng.choice([2.0, -0.5, 3.0, 0.25]))
+        op = str(rng.choice(["add", "mul", "sub", "div", "pow", "rsub", "rdiv"]))
+
+        def f(M, t):
+            return {
+                "add": lambda: t + s,
+                "mul": lambda: t * s,
+                "sub": lambda: t - s,
+                "div": lambda: t / s,
+                "pow": lambda: (t.abs() + 0.5) ** s,
+                "rsub": lambda: s - t,
+                "rdiv": lambda: s / (t.abs() + 0.5),
+            }[op]()
+
+        return f"{op} {s}", f, shape
+    if kind == "reduce" and nd:
+        op = str(rng.choice(["sum", "mean", "amax", "prod", "std", "var", "norm", "max"]))
+        keep = bool(rng.random() < 0.5)
+        new = (
+            tuple(1 if i == d % nd else n for i, n in enumerate(shape))
+            if keep
+            else tuple(n for i, n in enumerate(shape) if i != d % nd)
+        )
+
+        def f(M, t):
+            if op == "max":
+                return t.max(dim=d, keepdim=keep).values
+            if op == "norm":
+                return t.norm(dim=d, keepdim=keep)
+            return getattr(t, op)(dim=d, keepdim=keep)
+
+        return f"{op}(dim={d}, keepdim={keep})", f, new
+    if kind == "view" and nd >= 2:
+        op = str(
+            rng.choice(["t", "transpose", "reshape", "flatten", "unsqueeze", "permute", "expand"])
+        )
+        if op == "t":
+            return (
+                "transpose(0,1)",
+                lambda M, t: t.transpose(0, 1),
+                (shape[1], shape[0]) + shape[2:],
+            )
+        if op == "transpose":
+            return (
+                "transpose(-1,0)",
+                lambda M, t: t.transpose(-1, 0),
+                (shape[-1],) + shape[1:-1] + (shape[0],),
+            )
+        if op == "reshape":
+            return "reshape(-1)", lambda M, t: t.reshape(-1), (int(np.prod(shape)),)
+        if op == "flatten":
+            return "flatten", lambda M, t: t.flatten(), (int(np.prod(shape)),)
+        if op == "unsqueeze":
+            return "unsqueeze(0)", lambda M, t: t.unsqueeze(0), (1,) + shape
+        if op == "permute":
+            perm = [int(i) for i in rng.permutation(nd)]
+            return f"permute{perm}", lambda M, t: t.permute(*perm), tuple(shape[i] for i in perm)
+        return "expand", lambda M, t: t.unsqueeze(0).expand(2, *shape), (2,) + shape
+    if kind == "index" and nd and shape[0] > 1:
+        idx = [int(i) for i in rng.integers(0, shape[0], 3)]
+        if rng.random() < 0.5:
+            return f"[{idx}]", lambda M, t: t[M.tensor(idx, device=t.device)], (3,) + shape[1:]
+        return "[1:]", lambda M, t: t[1:], (shape[0] - 1,) + shape[1:]
+    if kind == "softmax" and nd:
+        op = str(rng.choice(["softmax", "log_softmax"]))
+        return f"{op}({d})", lambda M, t: getattr(M, op)(t, d), shape
+    if kind == "where":
+        mask = rng.random(shape) < 0.5
+        return "where", lambda M, t: M.where(M.tensor(mask, device=t.device), t, t * 2), shape
+    if kind == "clamp":
+        return "clamp(-0.5, 0.7)", lambda M, t: t.clamp(-0.5, 0.7), shape
+    if kind == "matmul" and nd == 2:
+        w = rng.standard_normal((shape[1], 3))
+        return (
+            "matmul",
+            lambda M, t: t @ M.tensor(w, dtype=M.float64, device=t.device),
+            (shape[0], 3),
+        )
+    if kind == "inplace":
+        op = str(rng.choice(["mul_", "add_", "clamp_", "relu_", "sigmoid_"]))
+
+        def f(M, t):
+            u = t * 1.0  # a non-leaf to update in place
+            {
+                "mul_": lambda: u.mul_(1.5),
+                "add_": lambda: u.add_(u),
+                "clamp_": lambda: u.clamp_(-1, 1),
+                "relu_": lambda: u.relu_(),
+                "sigmoid_": lambda: u.sigmoid_(),
+            }[op]()
+            return u
+
+        return op, f, shape
+    if kind == "join" and nd:
+        op = str(rng.choice(["cat", "stack"]))
+        if op == "cat":
+            return (
+                f"cat(t, 2t, {d})",
+                lambda M, t: M.cat([t, t * 2], d),
+                tuple(n * 2 if i == d % nd else n for i, n in enumerate(shape)),
+            )
+        return "stack(t, t.exp())", lambda M, t: M.stack([t, t.exp()]), (2,) + shape
+    if kind == "more" and nd:
+        op = str(
+            rng.choice(
+                [
+                    "masked_fill",
+                    "lerp",
+                    "index_select",
+                    "narrow",
+                    "flip",
+                    "repeat",
+                    "prod_zero",
+                    "sum_all",
+                    "max_all",
+                    "norm1",
+                    "split",
+                    "mean_dims",
+                    "amin_dims",
+                    "squeeze",
+                ]
+            )
+        )
+        mask = rng.random(shape) < 0.4
+        if op == "masked_fill":
+            return op, lambda M, t: t.masked_fill(M.tensor(mask, device=t.device), 0.5), shape
+        if op == "lerp":
+            return op, lambda M, t: M.lerp(t, t.exp(), 0.3), shape
+        if op == "index_select":
+            return (
+                op,
+                lambda M, t: t.index_select(0, M.tensor([0, 0], device=t.device)),
+                (2,) + shape[1:],
+            )
+        if op == "narrow" and shape[0] > 1:
+            return op, lambda M, t: t.narrow(0, 1, shape[0] - 1), (shape[0] - 1,) + shape[1:]
+        if op == "flip":
+            return op, lambda M, t: t.flip(0), shape
+        if op == "repeat":
+            return op, lambda M, t: t.repeat(*([2] + [1] * (nd - 1))), (2 * shape[0],) + shape[1:]
+        if op == "prod_zero":  # zeros in a product: torch's gradient has its own formula
+
+            def f(M, t):
+                z = M.tensor(mask, device=t.device)
+                return M.where(z, t * 0, t).prod(dim=d)
+
+            return op, f, tuple(n for i, n in enumerate(shape) if i != d % nd)
+        if op == "sum_all":
+            return op, lambda M, t: t.sum().reshape(1), (1,)
+        if op == "max_all":
+            return op, lambda M, t: t.max().reshape(1), (1,)
+        if op == "norm1":
+            return op, lambda M, t: t.norm(p=1).reshape(1), (1,)
+        if op == "split" and shape[0] > 1:
+            return op, lambda M, t: t.split(1)[-1], (1,) + shape[1:]
+        if op == "mean_dims" and nd >= 2:
+            return op, lambda M, t: t.mean(dim=(0, -1)), shape[1:-1]
+        if op == "amin_dims" and nd >= 2:
+            return op, lambda M, t: t.amin(dim=(0, 1), keepdim=True), (1, 1) + shape[2:]
+        if op == "squeeze":
+            return op, lambda M, t: t.unsqueeze(0).squeeze(0), shape
+    return "identity", lambda M, t: t, shape
+
+
+def _case(rng):
+    shape = tuple(int(n) for n in rng.integers(1, 5, int(rng.integers(1, 4))))
+    base = rng.standard_normal(shape)
+    steps, cur = [], shape
+    for _ in range(int(rng.integers(1, 5))):
+        name, f, cur = _step(rng, None, cur)
+        steps.append((name, f))
+    weights = None
+    return base, steps, weights
+
+
+def _run(M, base, steps, device, rng_w):
+    x = M.tensor(base, dtype=M.float64, device=device, requires_grad=True)
+    y = x
+    for _, f in steps:
+        y = f(M, y)
+    w = M.tensor(rng_w(tuple(y.shape)), dtype=M.float64, device=device)
+    (y * w).sum().backward()
+    return y.detach().cpu().numpy(), x.grad.cpu().numpy()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--count", type=int, default=1000)
+    args = ap.parse_args()
+    rng = np.random.default_rng(args.seed)
+    warnings.simplefilter("ignore")
+    failures = 0
+    for i in range(args.count):
+        base, steps, _ = _case(rng)
+        wseed = int(rng.integers(0, 2**31))
+        what = " -> ".join(n for n, _ in steps) + f" on {list(base.shape)}"
+        res = []
+        for M in (torch, cudalite):
+            wr = np.random.default_rng(wseed)
+            try:
+                res.append((_run(M, base, steps, args.device, wr.standard_normal), None))
+            except Exception as e:  # noqa: BLE001 - the type is compared
+                res.append((None, e))
+        (rt, et), (rc, ec) = res
+        err = None
+        if et or ec:
+            if not (et and ec) or not isinstance(ec, type(et)):
+                err = f"{what}: torch {et!r}, cudalite {ec!r}"
+                if ec and not et:
+                    err += "\n" + "".join(traceback.format_exception(ec))[-800:]
+        else:
+            for name, a, b in (("value", rt[0], rc[0]), ("grad", rt[1], rc[1])):
+                if a.shape != b.shape or not np.allclose(
+                    a, b, rtol=1e-9, atol=1e-9, equal_nan=True
+                ):
+                    err = f"{what}: {name} differs\n  torch    {a.ravel()[:6]}"
+                    err += f"\n  cudalite {b.ravel()[:6]}"
+                    break
+        if err:
+            failures += 1
+            if failures <= 30:
+                print(f"case {i}: {err}")
+    print(f"{args.count} cases on {args.device}, {failures} mismatches")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
