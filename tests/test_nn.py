@@ -461,3 +461,34 @@ def test_mlp_classifier_trains(device):
         opt.step()
     acc = (net(x).argmax(1) == labels).float().mean().item()
     assert loss.item() < 0.2 and acc > 0.95
+
+
+# ---- losses at the edges, as torch (found by tests/fuzz_nn_vs_torch.py) ----
+
+
+def test_cross_entropy_with_probabilities_averages_over_every_position(device):
+    x = torch.tensor([[[0.1, 0.5], [0.2, 0.1], [0.3, 0.9]]], dtype=torch.float64, device=device)
+    p = torch.tensor([[[0.2, 1.0], [0.3, 0.0], [0.5, 0.0]]], dtype=torch.float64, device=device)
+    total = torch.nn.functional.cross_entropy(x, p, reduction="sum").item()
+    mean = torch.nn.functional.cross_entropy(x, p).item()
+    assert abs(mean - total / 2) < 1e-12  # one sample, two positions
+    with pytest.raises(
+        RuntimeError, match="^ignore_index is not supported for floating point target$"
+    ):
+        torch.nn.functional.cross_entropy(x, p, ignore_index=1)
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+def test_every_target_ignored_gives_a_nan_loss_and_zero_gradients(smoothing, device):
+    x = torch.tensor([[0.1, 0.2, 0.3, 0.4]], dtype=torch.float64, device=device, requires_grad=True)
+    t = torch.tensor([1], device=device)
+    y = torch.nn.functional.cross_entropy(x, t, ignore_index=1, label_smoothing=smoothing)
+    assert math.isnan(y.item())
+    y.backward()
+    assert x.grad.tolist() == [[0.0, 0.0, 0.0, 0.0]]
+    assert all(math.copysign(1.0, v) == 1.0 for v in x.grad.flatten().tolist())  # +0, not -0
+
+
+def test_nll_loss_ignores_minus_inf_in_other_classes(device):
+    logp = torch.tensor([[float("-inf"), -0.5]], dtype=torch.float64, device=device)
+    assert torch.nn.functional.nll_loss(logp, torch.tensor([1], device=device)).item() == 0.5

@@ -207,6 +207,8 @@ def cross_entropy(
     logp = _nn.log_softmax(input, cdim)
     classes = input.shape[cdim]
     if target.dtype.is_floating_point:
+        if ignore_index != -100:
+            raise RuntimeError("ignore_index is not supported for floating point target")
         if tuple(target.shape) != tuple(input.shape):
             raise RuntimeError(
                 "Expected floating point type target to have the same shape as input, but got "
@@ -222,7 +224,7 @@ def cross_entropy(
             return loss
         if reduction == "sum":
             return loss.sum()
-        return loss.sum() / (input.shape[0] if input.dim() > 1 else 1)
+        return loss.sum() / (input.numel() // classes if classes else 0)  # per sample and position
     nll = _nn.nll_loss(logp, target, weight, ignore_index, reduction)
     if label_smoothing <= 0:
         return nll
@@ -230,7 +232,7 @@ def cross_entropy(
     w = 1 if weight is None else weight.reshape([classes] + [1] * (input.dim() - cdim - 1))
     smooth = -(logp * w).sum(cdim)
     valid = target != ignore_index
-    smooth = smooth * valid
+    smooth = smooth.masked_fill(~valid, 0.0)  # a nan gradient stays out of ignored entries
     if reduction == "none":
         red = smooth
     elif reduction == "sum":

@@ -130,8 +130,8 @@ class NllLossBackward0(Node):
     """Only the picked log-probabilities get a gradient: ``-weight[t] * g`` (over the total
     weight for 'mean'); built as a one-hot product so no scatter kernel is needed."""
 
-    __slots__ = ("target", "wvalid", "denom", "reduction", "shape", "classes")
-    _saved = ("target", "wvalid", "denom")
+    __slots__ = ("target", "valid", "wvalid", "denom", "reduction", "shape", "classes")
+    _saved = ("target", "valid", "wvalid", "denom")
 
     def apply(self, g):
         t, c = self.target, self.classes
@@ -142,7 +142,10 @@ class NllLossBackward0(Node):
             scale = self.wvalid * (g / self.denom)
         else:
             scale = self.wvalid * g
-        gi = onehot * -scale.unsqueeze(1)
+        # Only picked, not ignored, entries get a gradient (also when every target is ignored
+        # and 'mean' divides by 0); the others get +0, as torch writes nothing there.
+        keep = _C._binary(B["logical_and"], onehot, self.valid.unsqueeze(1), None)
+        gi = _C._where(keep, _C._unary(U["neg"], scale, None).unsqueeze(1), 0.0)
         return (_from_rows(gi, self.shape),)
 
 
@@ -205,7 +208,8 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     else:
         wvalid = _C._to(valid, None, rows.dtype, False, False)
     onehot = _onehot(t, classes, rows.device)
-    picked = _C._reduce(_SUM, _C._binary(B["mul"], rows, onehot, None), [1], False, None)
+    # where, not a product with the one-hot: -inf log-probabilities of other classes stay out.
+    picked = _C._reduce(_SUM, _C._where(onehot, rows, 0.0), [1], False, None)
     losses = _C._binary(B["mul"], picked, wvalid, None)
     _C._unary(U["neg"], losses, losses)
     denom = None
@@ -218,7 +222,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
             r = _C._binary(B["div"], r, denom, r)
     if _recording(input):
         node = NllLossBackward0((edge(input),))
-        node.target, node.wvalid, node.denom = t, wvalid, denom
+        node.target, node.valid, node.wvalid, node.denom = t, valid, wvalid, denom
         node.reduction, node.shape, node.classes = reduction, input.shape, classes
         mark(r, node)
     return r
