@@ -462,3 +462,27 @@ def test_property_argmax_var(shape, seed, dim):
         np.testing.assert_allclose(
             to_np(t.var(dim)), a.var(axis=dim, ddof=1), rtol=1e-9, atol=1e-12
         )
+
+
+def test_norm_dtype_must_widen_a_floating_input(device):
+    x = C.tensor([3.0, 4.0], device=device)
+    assert C.norm(x, dtype=C.float64).dtype == C.float64
+    assert C.norm(x.half(), dim=0, dtype=C.float32).item() == 5.0
+    for t, dt, msg in [
+        (
+            x.double(),
+            C.float32,
+            "the dtype of the input (Double) should be convertible without "
+            "narrowing to the specified dtype (Float)",
+        ),
+        (
+            x.bfloat16(),
+            C.float16,
+            "the dtype of the input (BFloat16) should be convertible "
+            "without narrowing to the specified dtype (Half)",
+        ),
+        (x, C.int64, "dtype should be floating point or complex, but got Long"),
+        (x.long(), C.float32, "Expected a floating point or complex tensor as input. Got Long"),
+    ]:
+        with pytest.raises(RuntimeError, match=f"^{re.escape('linalg.vector_norm: ' + msg)}$"):
+            C.norm(t, dtype=dt)

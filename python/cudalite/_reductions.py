@@ -278,14 +278,24 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """Vector p-norm over all elements or ``dim`` ('fro' and 2 are the same for vectors;
     'fro' over more than two dims raises, as torch's matrix norm does). ``dtype``: the input
-    is cast to it first."""
-    if dtype is not None:
-        input = input.to(dtype)
+    is cast to it first (a floating dtype at least as wide as the input's, as in torch)."""
     if not input.dtype.is_floating_point:
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
             f"{input.dtype._short_name}"
         )
+    if dtype is not None:
+        if not dtype.is_floating_point:
+            raise RuntimeError(
+                "linalg.vector_norm: dtype should be floating point or complex, but got "
+                f"{dtype._short_name}"
+            )
+        if _C.promote_types(input.dtype, dtype) != dtype:
+            raise RuntimeError(
+                f"linalg.vector_norm: the dtype of the input ({input.dtype._short_name}) should "
+                f"be convertible without narrowing to the specified dtype ({dtype._short_name})"
+            )
+        input = input.to(dtype)
     if p == "fro" and isinstance(dim, (tuple, list)) and len(dim) > 2:
         got = " ".join(str(d) for d in dim)
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {got}")
