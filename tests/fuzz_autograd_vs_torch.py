@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 import cudalite
+from fuzz_ops_vs_torch import raised_alike, report
 
 UNARY = ["exp", "tanh", "sigmoid", "relu", "neg", "abs", "sin", "cos", "square", "reciprocal"]
 POSITIVE = ["log", "sqrt", "rsqrt", "log1p", "log2", "log10"]
@@ -278,13 +279,10 @@ def main():
             except Exception as e:  # noqa: BLE001 - the type is compared
                 res.append((None, e))
         (rt, et), (rc, ec) = res
-        err = None
-        if et or ec:
-            if not (et and ec) or not isinstance(ec, type(et)):
-                err = f"{what}: torch {et!r}, cudalite {ec!r}"
-                if ec and not et:
-                    err += "\n" + "".join(traceback.format_exception(ec))[-800:]
-        else:
+        err = raised_alike(what, et, ec)
+        if ec and not et:
+            err += "\n" + "".join(traceback.format_exception(ec))[-800:]
+        if not (et or ec):
             for name, a, b in (("value", rt[0], rc[0]), ("grad", rt[1], rc[1])):
                 if a.shape != b.shape or not np.allclose(
                     a, b, rtol=1e-9, atol=1e-9, equal_nan=True
@@ -292,10 +290,7 @@ def main():
                     err = f"{what}: {name} differs\n  torch    {a.ravel()[:6]}"
                     err += f"\n  cudalite {b.ravel()[:6]}"
                     break
-        if err:
-            failures += 1
-            if failures <= 30:
-                print(f"case {i}: {err}")
+        failures = report(i, err, failures, shown=30)
     print(f"{args.count} cases on {args.device}, {failures} mismatches")
     return 1 if failures else 0
 

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 import cudalite
-from fuzz_ops_vs_torch import DTYPES, Pair, _run, _same, _shape
+from fuzz_ops_vs_torch import DTYPES, Pair, _run, _same, _shape, raised_alike, report
 
 
 def _index_item(rng, size, allow_tensor, device):
@@ -302,15 +302,9 @@ def main():
             continue
         rt, et = (None, et) if et else _run(f, [torch] + [p.t for p in pairs])
         rc, ec = _run(f, [cudalite] + [p.c for p in pairs])
-        err = None
+        err = raised_alike(what, et, ec)
         if et or ec:
-            if not (et and ec):
-                err = f"{what}: torch {et!r}, cudalite {ec!r}"
-            elif not isinstance(ec, type(et)) and not isinstance(et, type(ec)):
-                err = (
-                    f"{what}: torch raised {type(et).__name__}: {et}, "
-                    f"cudalite {type(ec).__name__}: {ec}"
-                )
+            pass
         elif isinstance(rt, (list, int, float, bool)):
             if rt != rc and not (isinstance(rt, float) and rt != rt and rc != rc):
                 if not (
@@ -338,10 +332,7 @@ def main():
                 err = _same(rt, rc, what)
             if not err and is_view:
                 err = _layout(rt, rc, what)
-        if err:
-            failures += 1
-            if failures <= 2000:
-                print(f"case {i}: {err}")
+        failures = report(i, err, failures, shown=40)
     print(f"{args.count} cases on {args.device}, {failures} mismatches")
     return 1 if failures else 0
 
