@@ -486,3 +486,36 @@ def test_norm_dtype_must_widen_a_floating_input(device):
     ]:
         with pytest.raises(RuntimeError, match=f"^{re.escape('linalg.vector_norm: ' + msg)}$"):
             C.norm(t, dtype=dt)
+
+
+def test_reductions_write_into_out_as_torch(device):
+    x = C.tensor([[1.5, 2.0], [3.0, 4.0]], device=device)
+    v, i = C.zeros(2, device=device), C.zeros(2, dtype=C.int64, device=device)
+    r = C.max(x, 1, out=(v, i))
+    assert r.values is v and r.indices is i and type(r).__name__ == "max_out"
+    assert v.tolist() == [2.0, 4.0] and i.tolist() == [1, 1]
+    whole = C.zeros((), dtype=C.float64, device=device)
+    assert C.min(x, out=whole) is whole and whole.item() == 1.5  # cast, as torch
+    rows = C.zeros(2, 2, device=device)
+    C.sum(x, 1, out=rows[0])  # into a view: its base sees the result
+    assert rows.tolist() == [[3.5, 7.0], [0.0, 0.0]]
+    ints = C.zeros(1, dtype=C.int64, device=device)
+    C.sum(C.tensor([[1.5, 1.5]], device=device), 1, out=ints)  # computed in out's dtype
+    assert ints.tolist() == [2]
+    with err(RuntimeError, "Expected out tensor to have dtype long int, but got float instead"):
+        C.min(x, 0, out=(C.zeros(2, device=device), C.zeros(2, device=device)))
+    with err(RuntimeError, "Expected out tensor to have dtype double, but got float instead"):
+        C.sum(x, 1, dtype=C.float64, out=C.zeros(2, device=device))
+    with err(RuntimeError, "result type Float can't be cast to the desired output type Long"):
+        C.mean(x, 1, out=C.zeros(2, dtype=C.int64, device=device))
+    with pytest.raises(TypeError):
+        C.sum(x, out=C.zeros((), device=device))  # torch has no out= without dim
+    with pytest.raises(TypeError):
+        C.max(x, 1, out=C.zeros(2, device=device))  # with dim, out is (values, indices)
+    g = C.tensor([[1.5, 2.0]], device=device, requires_grad=True)
+    with err(
+        RuntimeError,
+        "max(): functions with out=... arguments don't support automatic "
+        "differentiation, but one of the arguments requires grad.",
+    ):
+        C.max(g, 1, out=(C.zeros(1, device=device), C.zeros(1, dtype=C.int64, device=device)))

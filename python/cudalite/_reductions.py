@@ -9,7 +9,7 @@ import builtins
 import math
 import warnings
 
-from cudalite import _C
+from cudalite import _C, _linalg
 from cudalite._C import Tensor
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
 ]
 
 SUM, PROD, MAX, MIN, ARGMAX, ARGMIN, ALL, ANY = range(8)
+_cpp = _linalg.cpp_name
 
 
 class _ReturnType(tuple):
@@ -64,6 +65,8 @@ def _return_type(name):
 class return_types:  # noqa: N801 - torch's module name
     max = _return_type("max")
     min = _return_type("min")
+    max_out = _return_type("max_out")  # what max(..., dim, out=(values, indices)) returns
+    min_out = _return_type("min_out")
     sort = _return_type("sort")
     topk = _return_type("topk")
 
@@ -119,16 +122,37 @@ def _count(t, dims):
     return n
 
 
+def _no_out_without_dim(name, dim, out):
+    if out is not None and dim is None:  # torch has no such overload
+        raise TypeError(f"{name}() received an invalid combination of arguments: out= needs dim")
+
+
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    """Sum over all elements or over ``dim`` (int or tuple)."""
+    """Sum over all elements or over ``dim`` (int or tuple). With ``out=``, computed in the
+    dtype of ``out`` unless ``dtype`` is given (which ``out`` must then have), as torch does."""
+    _no_out_without_dim("sum", dim, out)
+    dtype = _out_dtype(out, dtype)
     r = _C._reduce(SUM, input, _dims(dim), keepdim, dtype)
     return _out(r, out)
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None):
-    """Product over all elements or over one dim."""
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Product over all elements or over one dim (``out=`` as for sum)."""
     _int_dim("prod", dim)
-    return _C._reduce(PROD, input, _dims(dim), keepdim, dtype)
+    _no_out_without_dim("prod", dim, out)
+    dtype = _out_dtype(out, dtype)
+    return _out(_C._reduce(PROD, input, _dims(dim), keepdim, dtype), out)
+
+
+def _out_dtype(out, dtype):
+    """sum and prod into ``out``: the dtype to compute in."""
+    if out is None:
+        return dtype
+    if dtype is not None and out.dtype != dtype:
+        raise RuntimeError(
+            f"Expected out tensor to have dtype {_cpp(dtype)}, but got {_cpp(out.dtype)} instead"
+        )
+    return out.dtype
 
 
 def _float_check(input, dtype, name):
@@ -153,11 +177,23 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return _out(r, out)
 
 
-def _out(r, out):
+def _out(r, out, exact=False):
+    """Writes ``r`` into ``out`` (resized like torch's outputs): out's dtype must be ``r``'s
+    when ``exact``, else one ``r`` can be cast to."""
     if out is None:
         return r
-    out._set_metadata(r) if out.numel() == 0 else _C._copy_(out, r, False)
-    return out
+    if not isinstance(out, Tensor):
+        raise TypeError(f"out must be a Tensor, not {type(out).__name__}")
+    if exact and out.dtype != r.dtype:
+        raise RuntimeError(
+            f"Expected out tensor to have dtype {_cpp(r.dtype)}, but got {_cpp(out.dtype)} instead"
+        )
+    if not _C.can_cast(r.dtype, out.dtype):
+        raise RuntimeError(
+            f"result type {r.dtype._short_name} can't be cast to the desired output type "
+            f"{out.dtype._short_name}"
+        )
+    return _linalg._out(r, out)
 
 
 def _extreme(input, dim, keepdim, is_max, other=None):
@@ -174,14 +210,29 @@ def _extreme(input, dim, keepdim, is_max, other=None):
     return (return_types.max if is_max else return_types.min)(v, i)
 
 
+def _extreme_out(r, out, name):
+    """max/min into ``out``: a tensor for the whole-tensor form, (values, indices) along a dim."""
+    if out is None:
+        return r
+    if isinstance(r, Tensor):
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{name}(): out must be a Tensor here, not {type(out).__name__}")
+        return _out(r, out)
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError(f"{name}(): out must be a tuple of two tensors (values, indices) with dim")
+    values = _out(r[0], out[0], exact=True)
+    indices = _out(r[1], out[1], exact=True)
+    return getattr(return_types, name + "_out")(values, indices)
+
+
 def max(input, dim=None, keepdim=False, *, out=None):
     """Largest element, or (values, indices) along ``dim``, or elementwise with a tensor."""
-    return _extreme(input, dim, keepdim, True)
+    return _extreme_out(_extreme(input, dim, keepdim, True), out, "max")
 
 
 def min(input, dim=None, keepdim=False, *, out=None):
     """Smallest element, or (values, indices) along ``dim``, or elementwise with a tensor."""
-    return _extreme(input, dim, keepdim, False)
+    return _extreme_out(_extreme(input, dim, keepdim, False), out, "min")
 
 
 def amax(input, dim=(), keepdim=False):

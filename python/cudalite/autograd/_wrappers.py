@@ -131,8 +131,8 @@ METHODS = {
         SELF,
     ),
     "prod": (
-        "self, dim=None, keepdim=False, *, dtype=None",
-        "self, dim, keepdim, dtype=dtype",
+        "self, dim=None, keepdim=False, *, dtype=None, out=None",
+        "self, dim, keepdim, dtype=dtype, out=out",
         SELF,
     ),
     "amax": ("self, dim=(), keepdim=False", "self, dim, keepdim", SELF),
@@ -152,8 +152,16 @@ METHODS = {
         "self, p, dim, keepdim, dtype",
         SELF,
     ),
-    "max": ("self, dim=None, keepdim=False, *, out=None", "self, dim, keepdim", rg("self", "dim")),
-    "min": ("self, dim=None, keepdim=False, *, out=None", "self, dim, keepdim", rg("self", "dim")),
+    "max": (
+        "self, dim=None, keepdim=False, *, out=None",
+        "self, dim, keepdim, out=out",
+        rg("self", "dim"),
+    ),
+    "min": (
+        "self, dim=None, keepdim=False, *, out=None",
+        "self, dim, keepdim, out=out",
+        rg("self", "dim"),
+    ),
     "matmul": ("self, other, *, out=None", "self, other, out=out", rg("self", "other")),
     "mm": ("self, other, *, out=None", "self, other, out=out", rg("self", "other")),
     "bmm": ("self, other, *, out=None", "self, other, out=out", rg("self", "other")),
@@ -367,10 +375,10 @@ def f_sum(orig, box):
 
 
 def f_prod(orig, box):
-    def f(input, dim=None, keepdim=False, *, dtype=None):
+    def f(input, dim=None, keepdim=False, *, dtype=None, out=None):
         if _r(input) and _gm():
-            return box[0](input, dim, keepdim, dtype=dtype)
-        return orig(input, dim, keepdim, dtype=dtype)
+            return box[0](input, dim, keepdim, dtype=dtype, out=out)
+        return orig(input, dim, keepdim, dtype=dtype, out=out)
 
     return f
 
@@ -405,8 +413,8 @@ def f_norm(orig, box):
 def f_max(orig, box):
     def f(input, dim=None, keepdim=False, *, out=None):
         if (_r(input) or _r(dim)) and _gm():
-            return box[0](input, dim, keepdim)
-        return orig(input, dim, keepdim)
+            return box[0](input, dim, keepdim, out=out)
+        return orig(input, dim, keepdim, out=out)
 
     return f
 

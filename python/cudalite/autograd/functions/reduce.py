@@ -130,7 +130,8 @@ def _prod_dims(x, dims):
     return x
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None):
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    no_out(out, "prod")
     r = nograd(_reductions.prod, input, dim, keepdim, dtype=dtype)
     if not r.dtype.is_floating_point:
         return r
@@ -190,6 +191,7 @@ def _extreme(is_max):
     base = _reductions.max if is_max else _reductions.min
 
     def rec(input, dim=None, keepdim=False, *, out=None):
+        no_out(out, "max" if is_max else "min")
         if isinstance(dim, Tensor):
             return (maximum if is_max else minimum)(input, dim)
         r = base(input, dim, keepdim)
