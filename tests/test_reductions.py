@@ -519,3 +519,49 @@ def test_reductions_write_into_out_as_torch(device):
         "differentiation, but one of the arguments requires grad.",
     ):
         C.max(g, 1, out=(C.zeros(1, device=device), C.zeros(1, dtype=C.int64, device=device)))
+
+
+def test_more_reductions_write_into_out(device):
+    x = C.tensor([[1.5, 2.0], [3.0, 5.0]], device=device)
+
+    def out(dt=C.float32):
+        return C.zeros(0, dtype=dt, device=device)
+
+    for name, kw in [("std", {}), ("var", {"dim": 1}), ("norm", {}), ("amax", {"dim": 0})]:
+        o = out()
+        assert getattr(C, name)(x, **kw, out=o) is o
+        assert o.tolist() == getattr(C, name)(x, **kw).tolist()
+    i = out(C.int64)
+    assert C.argmax(x, 1, out=i) is i and i.tolist() == [1, 1]
+    b = out(C.uint8)
+    assert C.all(x, 1, out=b) is b and b.tolist() == [1, 1]
+    assert C.var(x, 1, out=out(C.float64)).dtype == C.float64  # castable is enough
+    for call, msg in [
+        (
+            lambda: C.std(x, out=out(C.int64)),
+            "result type Float can't be cast to the desired output type Long",
+        ),
+        (
+            lambda: C.norm(x, out=out(C.float64)),
+            "Expected out tensor to have dtype float, but got double instead",
+        ),
+        (
+            lambda: C.amin(x, out=out(C.float64)),
+            "Expected the dtype for input and out to match, "
+            "but got Float for input's dtype and Double for out's dtype.",
+        ),
+        (
+            lambda: C.argmin(x, out=out()),
+            "Expected out tensor to have dtype long int, but got float instead",
+        ),
+        (lambda: C.any(x, out=out()), "any only supports bool tensor for result, got: Float"),
+    ]:
+        with err(RuntimeError, msg):
+            call()
+    g = x.clone().requires_grad_()
+    with err(
+        RuntimeError,
+        "std(): functions with out=... arguments don't support automatic "
+        "differentiation, but one of the arguments requires grad.",
+    ):
+        C.std(g, out=out())

@@ -235,16 +235,26 @@ def min(input, dim=None, keepdim=False, *, out=None):
     return _extreme_out(_extreme(input, dim, keepdim, False), out, "min")
 
 
-def amax(input, dim=(), keepdim=False):
+def _same_dtype_out(input, out):
+    if out is not None and out.dtype != input.dtype:
+        raise RuntimeError(
+            f"Expected the dtype for input and out to match, but got {input.dtype._short_name} "
+            f"for input's dtype and {out.dtype._short_name} for out's dtype."
+        )
+
+
+def amax(input, dim=(), keepdim=False, *, out=None):
     """Largest values over ``dim`` (all dims when empty)."""
     _check_nonempty("amax", input, _dims(dim), wrapped=False)
-    return _C._reduce(MAX, input, _dims(dim) or None, keepdim, None)
+    _same_dtype_out(input, out)
+    return _out(_C._reduce(MAX, input, _dims(dim) or None, keepdim, None), out)
 
 
-def amin(input, dim=(), keepdim=False):
+def amin(input, dim=(), keepdim=False, *, out=None):
     """Smallest values over ``dim`` (all dims when empty)."""
     _check_nonempty("amin", input, _dims(dim), wrapped=False)
-    return _C._reduce(MIN, input, _dims(dim) or None, keepdim, None)
+    _same_dtype_out(input, out)
+    return _out(_C._reduce(MIN, input, _dims(dim) or None, keepdim, None), out)
 
 
 def _arg(input, dim, keepdim, op):
@@ -260,14 +270,14 @@ def _arg(input, dim, keepdim, op):
     return _C._reduce(op, input, [dim], keepdim, None)
 
 
-def argmax(input, dim=None, keepdim=False):
+def argmax(input, dim=None, keepdim=False, *, out=None):
     """Index of the largest element (first one on ties; NaN counts as largest)."""
-    return _arg(input, dim, keepdim, ARGMAX)
+    return _out(_arg(input, dim, keepdim, ARGMAX), out, exact=True)
 
 
-def argmin(input, dim=None, keepdim=False):
+def argmin(input, dim=None, keepdim=False, *, out=None):
     """Index of the smallest element."""
-    return _arg(input, dim, keepdim, ARGMIN)
+    return _out(_arg(input, dim, keepdim, ARGMIN), out, exact=True)
 
 
 def _correction(unbiased, correction):
@@ -278,9 +288,9 @@ def _correction(unbiased, correction):
     return 1 if unbiased else 0
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Variance with Bessel's correction by default."""
-    return _var(input, dim, unbiased, keepdim, correction, "var").to(input.dtype)
+    return _out(_var(input, dim, unbiased, keepdim, correction, "var").to(input.dtype), out)
 
 
 def _var(input, dim, unbiased, keepdim, correction, name):
@@ -311,9 +321,10 @@ def _upcast(x):
     return x.to(_C.float32) if x.dtype in (_C.float16, _C.bfloat16) else x
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Standard deviation with Bessel's correction by default."""
-    return _var(input, dim, unbiased, keepdim, correction, "std").sqrt().to(input.dtype)
+    r = _var(input, dim, unbiased, keepdim, correction, "std").sqrt().to(input.dtype)
+    return _out(r, out)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -326,7 +337,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, out=None):
     """Vector p-norm over all elements or ``dim`` ('fro' and 2 are the same for vectors;
     'fro' over more than two dims raises, as torch's matrix norm does). ``dtype``: the input
     is cast to it first (a floating dtype at least as wide as the input's, as in torch)."""
@@ -365,7 +376,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         r = _C._reduce(SUM, x, dims, keepdim, None)
     else:
         r = _C._reduce(SUM, x**p, dims, keepdim, None) ** (1.0 / p)
-    return r.to(out_dtype)
+    return _out(r.to(out_dtype), out, exact=True)
 
 
 def _logical(op, input, dim, keepdim):
@@ -378,14 +389,22 @@ def _logical(op, input, dim, keepdim):
     return r.to(_C.uint8) if input.dtype == _C.uint8 else r
 
 
-def all(input, dim=None, keepdim=False):
+def _logical_out(name, r, out):
+    if out is not None and out.dtype not in (_C.bool, _C.uint8):
+        raise RuntimeError(
+            f"{name} only supports bool tensor for result, got: {out.dtype._short_name}"
+        )
+    return _out(r, out)
+
+
+def all(input, dim=None, keepdim=False, *, out=None):
     """True when every element (along ``dim``) is nonzero."""
-    return _logical(ALL, input, dim, keepdim)
+    return _logical_out("all", _logical(ALL, input, dim, keepdim), out)
 
 
-def any(input, dim=None, keepdim=False):
+def any(input, dim=None, keepdim=False, *, out=None):
     """True when any element (along ``dim``) is nonzero."""
-    return _logical(ANY, input, dim, keepdim)
+    return _logical_out("any", _logical(ANY, input, dim, keepdim), out)
 
 
 def count_nonzero(input, dim=None):

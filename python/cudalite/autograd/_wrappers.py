@@ -384,10 +384,10 @@ def f_prod(orig, box):
 
 
 def f_amax(orig, box):
-    def f(input, dim=(), keepdim=False):
+    def f(input, dim=(), keepdim=False, *, out=None):
         if _r(input) and _gm():
-            return box[0](input, dim, keepdim)
-        return orig(input, dim, keepdim)
+            return box[0](input, dim, keepdim, out=out)
+        return orig(input, dim, keepdim, out=out)
 
     return f
 
@@ -401,11 +401,20 @@ def f_var(orig, box):
     return f
 
 
-def f_norm(orig, box):
-    def f(input, p="fro", dim=None, keepdim=False, dtype=None):
+def f_var_out(orig, box):
+    def f(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
         if _r(input) and _gm():
-            return box[0](input, p, dim, keepdim, dtype)
-        return orig(input, p, dim, keepdim, dtype)
+            return box[0](input, dim, unbiased, keepdim, correction=correction, out=out)
+        return orig(input, dim, unbiased, keepdim, correction=correction, out=out)
+
+    return f
+
+
+def f_norm(orig, box):
+    def f(input, p="fro", dim=None, keepdim=False, dtype=None, *, out=None):
+        if _r(input) and _gm():
+            return box[0](input, p, dim, keepdim, dtype, out=out)
+        return orig(input, p, dim, keepdim, dtype, out=out)
 
     return f
 
@@ -454,8 +463,8 @@ FUNCTIONS = {
     "prod": f_prod,
     "amax": f_amax,
     "amin": f_amax,
-    "std": f_var,
-    "var": f_var,
+    "std": f_var_out,
+    "var": f_var_out,
     "std_mean": f_var,
     "var_mean": f_var,
     "norm": f_norm,

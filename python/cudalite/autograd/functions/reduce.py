@@ -216,7 +216,8 @@ min = _extreme(False)
 def _amaxmin(is_max):
     base = _reductions.amax if is_max else _reductions.amin
 
-    def rec(input, dim=(), keepdim=False):
+    def rec(input, dim=(), keepdim=False, *, out=None):
+        no_out(out, "amax" if is_max else "amin")
         r = base(input, dim, keepdim)
         dims = dim if (isinstance(dim, int) or dim) else None
         node = _reduction(AmaxBackward0 if is_max else AminBackward0, input, r, dims, keepdim)
@@ -273,7 +274,8 @@ def _var_args(dim, unbiased, correction):
 
 
 def _var_like(cls, base):
-    def rec(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    def rec(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+        no_out(out, base.__name__)
         d, c = _var_args(dim, unbiased, correction)
         r = nograd(base, input, d, None, keepdim, correction=c)
         node = _reduction(cls, input, r, d, keepdim)
@@ -321,7 +323,8 @@ class LinalgVectorNormBackward0(_Reduction):
         return (x * x.abs() ** (p - 2) * scale,)
 
 
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, out=None):
+    no_out(out, "norm")
     r = nograd(_reductions.norm, input, p, dim, keepdim, dtype)
     node = _reduction(LinalgVectorNormBackward0, input, r, dim, keepdim)
     node.self_, node.result = input, r
