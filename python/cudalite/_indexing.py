@@ -72,11 +72,15 @@ def _walk(self, idx):
     single = not isinstance(idx, tuple)
     if single:
         idx = (idx,)
-    used = sum(_consumed(i) for i in idx)
+    used, stepped = 0, False
+    for i in idx:
+        used += _consumed(i)
+        stepped = stepped or (type(i) is slice and i.step is not None)
     # The order of torch's checks: a tuple's length, then slice steps, then the rest.
     if not single and used > self.dim():
         raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
-    _check_steps(self, idx, used)
+    if stepped:
+        _check_steps(self, idx, used)
     if self.dim() == 0 and any(
         (isinstance(i, (int, slice)) or is_np_integer(i)) and not isinstance(i, bool) for i in idx
     ):
@@ -164,8 +168,9 @@ def _index_shape(adv):
     return b
 
 
-def _offsets(view, adv):
-    """Storage offsets (int64, the result's shape) of the elements the indices select."""
+def _offsets(view, adv, checked=False):
+    """Storage offsets (int64, the result's shape) of the elements the indices select;
+    ``checked``: the caller has bounds-checked the indices (none negative)."""
     b = _index_shape(adv)
     positions = [p for p, _ in adv]
     rest = [d for d in range(view.dim()) if d not in positions]
@@ -182,7 +187,7 @@ def _offsets(view, adv):
     empty = 0 in out_shape  # torch checks indices as it reads them: none when there is nothing
     for k, (p, t) in enumerate(adv):
         size = view.shape[p]
-        if t.numel() and not empty:
+        if t.numel() and not empty and not checked:
             hi, lo = int(t.max().item()), int(t.min().item())
             bad = hi if hi >= size else lo if lo < -size else None
             if bad is not None:
@@ -203,11 +208,13 @@ def _offsets(view, adv):
     return total.expand(out_shape).contiguous()
 
 
-def getitem(self, idx):
+def getitem(self, idx, checked=False):
+    """``self[idx]``; ``checked``: the index tensors are known to be in range and non-negative
+    (index_select checks them itself)."""
     view, adv = _walk(self, idx)
     if not adv:
         return view._alias() if view is self else view
-    return _C._gather_offsets(view, _offsets(view, adv))
+    return _C._gather_offsets(view, _offsets(view, adv, checked))
 
 
 def _value(self, value):

@@ -194,15 +194,18 @@ def _masked_fill_value(self, mask, value):
     return value
 
 
-@method
-def masked_fill(self, mask, value):
+def _masked_fill(self, mask, value):
     value = _masked_fill_value(self, mask, value)
     return _ops.where(mask, value, self).to(self.dtype)
 
 
 @method
+def masked_fill(self, mask, value):
+    return _masked_fill(self, mask, value)
+
+
+@method
 def masked_fill_(self, mask, value):
-    value = _masked_fill_value(self, mask, value)
     if tuple(mask.shape) != tuple(self.shape):
         shape = _C._broadcast_shapes(tuple(self.shape), tuple(mask.shape))
         if tuple(shape) != tuple(self.shape):
@@ -210,11 +213,7 @@ def masked_fill_(self, mask, value):
                 f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                 f"{list(shape)}"
             )
-        mask = mask.expand(*self.shape)
-    if isinstance(value, _C.Tensor):
-        _C._copy_(self, _ops.where(mask, value.to(self.dtype), self), False)
-    else:
-        _indexing.setitem(self, mask, value)
+    _C._copy_(self, _masked_fill(self, mask, value), False)
     return self
 
 
@@ -295,19 +294,19 @@ def index_select(self, dim, index):
         raise RuntimeError(
             f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)"
         )
-    # Unlike indexing, index_select takes no negative indices.
-    if index.numel() and (index.min().item() < 0 or index.max().item() >= size):
+    # Unlike indexing, index_select takes no negative indices (one check, one synchronisation).
+    flat = index.reshape(-1)
+    outside = (flat < 0) | (flat >= size)
+    if flat.numel() and outside.any().item():
         if self.dim() > 1 and dim == 1:  # torch's CPU kernel for dim 1 words it so
-            bad = index.reshape(-1)[(index.reshape(-1) < 0) | (index.reshape(-1) >= size)]
-            raise RuntimeError(
-                f"INDICES element is out of DATA bounds, id={bad[0].item()} axis_dim={size}"
-            )
+            bad = flat[outside][0].item()
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
         raise IndexError("index out of range in self")
     if self.dim() == 0:
         return self.clone()
     idx = [slice(None)] * self.dim()
-    idx[dim] = index.reshape(-1) if index.dim() == 0 else index
-    return _indexing.getitem(self, tuple(idx))
+    idx[dim] = flat
+    return _indexing.getitem(self, tuple(idx), checked=True)
 
 
 @method
