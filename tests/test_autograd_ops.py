@@ -17,7 +17,7 @@ def _x(*shape, device, lo=-1.0, hi=1.0, seed=0):
     g = cudalite.Generator().manual_seed(seed) if hasattr(cudalite, "Generator") else None
     del g
     cudalite.manual_seed(seed + 17 * len(shape))
-    t = cudalite.rand(*shape, dtype=F64) * (hi - lo) + lo
+    t = cudalite.rand(shape, dtype=F64) * (hi - lo) + lo
     return t.to(device).requires_grad_()
 
 

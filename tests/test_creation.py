@@ -6,6 +6,7 @@ Expected dtypes and messages are what PyTorch 2.11 gives for the same calls.
 
 from __future__ import annotations
 
+import inspect
 import re
 
 import numpy as np
@@ -303,6 +304,54 @@ def test_size_scalars_and_zero_dim():
     assert C.zeros(C.tensor(2)).shape == (2,)
     assert C.zeros((C.tensor(2), 3)).shape == (2, 3)
     assert C.zeros(np.int64(2)).shape == (2,)
+
+
+@pytest.mark.parametrize("fn", ["empty", "zeros", "ones", "rand", "randn"])
+def test_no_size(fn):
+    with pytest.raises(TypeError, match=re.escape(f"{fn}() received an invalid combination")):
+        getattr(C, fn)()
+
+
+@pytest.mark.parametrize("fn", ["new_empty", "new_zeros", "new_ones"])
+def test_new_no_size(fn):
+    with pytest.raises(
+        TypeError, match=f'^{fn}\\(\\) missing 1 required positional arguments: "size"'
+    ):
+        getattr(C.zeros(2), fn)()
+
+
+# empty() takes its common calls in C (Note [empty in one call]) and hands every other call,
+# with the same arguments, to the general path: both give the same results and errors.
+def test_empty_entry_point(device):
+    assert C.empty.__name__ == "empty" and C.empty.__doc__.startswith("An uninitialised")
+    assert "dtype" in inspect.signature(C.empty).parameters
+    dev = C.device(device)
+    kw_dtype = "".join(["dt", "ype"])  # a keyword name that is not interned
+    cases = [
+        (C.empty(2, 3, device=device), (2, 3), C.float32),
+        (C.empty([4], dtype=C.int16, device=dev), (4,), C.int16),
+        (C.empty((), device=device, requires_grad=False, out=None), (), C.float32),
+        (C.empty(2, device=device, **{kw_dtype: C.float64}), (2,), C.float64),
+        (C.empty(np.int64(3), device=device), (3,), C.float32),  # the general path
+        (C.empty(2, dtype=float, device=f"{device}:0"), (2,), C.float64),
+        (C.empty(C.Size([1, 2]), device=device, pin_memory=False), (1, 2), C.float32),
+    ]
+    for t, shape, dtype in cases:
+        assert t.shape == shape and t.dtype is dtype and t.device.type == device
+    t = C.empty(2, device=device, requires_grad=True)
+    assert t.requires_grad and t.is_leaf
+    out = C.zeros(1, device=device)
+    assert C.empty(3, device=device, out=out) is out and out.shape == (3,)
+    with pytest.raises(TypeError, match="^empty\\(\\) got an unexpected keyword argument 'foo'"):
+        C.empty(2, device=device, foo=1)
+    with pytest.raises(TypeError, match="expected a cudalite.dtype"):
+        C.empty(2, dtype=3, device=device)
+    with pytest.raises(RuntimeError, match="Invalid device string: 'cuda:x'"):
+        C.empty(2, device="cuda:x")
+    with pytest.raises(RuntimeError, match="^Trying to create tensor with negative dimension"):
+        C.empty(2, -1, device=device)
+    with pytest.raises(TypeError, match=re.escape(_NOT.format(1, "float"))):
+        C.empty(2.0, device=device)
 
 
 @pytest.mark.parametrize("fn", ["empty", "ones", "rand", "randn"])

@@ -1,5 +1,6 @@
 // Creation from Python data (nested sequences and numbers) and the factory functions.
 #include "bindings/convert.h"
+#include "bindings/fast_method.h"
 #include "core/cuda_api.h"
 #include "core/error.h"
 
@@ -165,9 +166,127 @@ Device device_or_cpu(py::handle h) {
   return d;
 }
 
+// Note [empty in one call]
+// cudalite.empty is a CPython function (METH_FASTCALL): an `empty(n, dtype=..., device="cuda")`
+// and its free cost about as much as the allocation, the tensor object and the binding, so a
+// Python wrapper in front (a frame, *size and **kwargs packing) and pybind11's dispatcher
+// would be most of it. It handles sizes given as ints (or one tuple or list of ints) with the
+// keywords dtype, device, and requires_grad, pin_memory and out at their defaults; every
+// other call, and every call that would raise, goes with the same arguments to the general
+// Python function (_creation._empty), which owns torch's argument errors.
+py::object* g_empty_slow = nullptr;
+
+// The sizes of an empty() call's positional arguments, or false.
+bool fast_sizes(PyObject* const* args, Py_ssize_t nargs, Shape& shape) {
+  PyObject* const* items = args;
+  Py_ssize_t n = nargs;
+  if (nargs == 1 && PyTuple_Check(args[0])) {
+    items = &PyTuple_GET_ITEM(args[0], 0);
+    n = PyTuple_GET_SIZE(args[0]);
+  } else if (nargs == 1 && PyList_Check(args[0])) {
+    items = PySequence_Fast_ITEMS(args[0]);
+    n = PyList_GET_SIZE(args[0]);
+  } else if (nargs == 0) {
+    return false;  // torch's "received an invalid combination of arguments"
+  }
+  shape.resize(size_t(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (!PyLong_CheckExact(items[i])) return false;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(items[i], &overflow);
+    if (overflow || v < 0) return false;
+    shape[size_t(i)] = v;
+  }
+  return true;
+}
+
+// A device argument of empty(), or false for anything the general path should see.
+bool fast_device(PyObject* d, Device& out) {
+  if (d == Py_None) {
+    out = Device(DeviceType::CPU);
+    return true;
+  }
+  if (!PyUnicode_Check(d) && !py::isinstance<Device>(d)) return false;
+  try {
+    out = to_device(d);
+  } catch (const std::exception&) {
+    return false;  // the general path raises the error
+  }
+  return !(out.is_cuda() && out.has_index());  // the general path checks the index
+}
+
+// Which of empty()'s keywords `name` is: 0 dtype, 1 device, 2 requires_grad, 3 pin_memory,
+// 4 out, -1 another. Keyword names are interned, so identity nearly always decides.
+int empty_keyword(PyObject* name) {
+  static PyObject* const names[] = {
+      PyUnicode_InternFromString("dtype"), PyUnicode_InternFromString("device"),
+      PyUnicode_InternFromString("requires_grad"), PyUnicode_InternFromString("pin_memory"),
+      PyUnicode_InternFromString("out")};
+  for (int i = 0; i < 5; ++i) {
+    if (name == names[i]) return i;
+  }
+  for (int i = 0; i < 5; ++i) {
+    if (PyUnicode_Compare(name, names[i]) == 0) return i;
+  }
+  return -1;
+}
+
+PyObject* empty_entry(PyObject*, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  return guarded([&]() -> py::object {
+    const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Shape shape;
+    bool fast = fast_sizes(args, nargs, shape);
+    PyObject* dtype = Py_None;
+    PyObject* device = Py_None;
+    const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; fast && i < nkw; ++i) {
+      PyObject* v = args[nargs + i];
+      switch (empty_keyword(PyTuple_GET_ITEM(kwnames, i))) {
+        case 0:
+          dtype = v;
+          break;
+        case 1:
+          device = v;
+          break;
+        case 2:
+        case 3:
+          fast = v == Py_False;
+          break;
+        case 4:
+          fast = v == Py_None;
+          break;
+        default:
+          fast = false;
+      }
+    }
+    Device dev;
+    fast = fast && (dtype == Py_None || is_dtype_object(dtype)) && fast_device(device, dev);
+    if (fast) {
+      ScalarType dt = dtype == Py_None ? get_default_dtype() : to_dtype(dtype);
+      return wrap_tensor(empty(shape, dt, dev, false));
+    }
+    CL_CHECK(g_empty_slow, "cudalite.empty used before cudalite was imported");
+    PyObject* r = PyObject_Vectorcall(g_empty_slow->ptr(), args, nargsf, kwnames);
+    if (!r) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(r);
+  });
+}
+
+PyMethodDef g_empty_def = {
+    "empty", as_cfunction(&empty_entry), METH_FASTCALL | METH_KEYWORDS,
+    "empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False, out=None)\n"
+    "--\n\n"
+    "An uninitialised tensor of the given size."};
+
 }  // namespace
 
 void bind_creation(py::module_& m) {
+  m.add_object("empty", py::reinterpret_steal<py::object>(
+                            PyCFunction_NewEx(&g_empty_def, nullptr, py::str("cudalite").ptr())));
+  m.def("_set_empty_slow", [](py::object f) {
+    if (!g_empty_slow) g_empty_slow = new py::object();
+    *g_empty_slow = std::move(f);
+  });
   m.def("_tensor_from_data", &from_data, py::arg("data"), py::arg("dtype") = py::none(),
         py::arg("device") = py::none());
   m.def("_infer_dtype", [](py::handle data) -> py::object {
@@ -176,30 +295,6 @@ void bind_creation(py::module_& m) {
     if (!inf.dtype) return py::none();
     return py::cast(dtype_object(*inf.dtype), py::return_value_policy::reference);
   });
-  // cudalite.empty's common case in one call: sizes as the raw varargs tuple (ints, or one
-  // tuple/list of ints). Returns None for anything unusual, and the Python caller then takes
-  // the general path, which owns torch's argument errors.
-  m.def("_empty_fast",
-        [](py::tuple size, py::handle dtype, py::handle device, bool pin) -> py::object {
-          PyObject* seq = size.ptr();
-          if (PyTuple_GET_SIZE(seq) == 1) {
-            PyObject* only = PyTuple_GET_ITEM(seq, 0);
-            if (PyTuple_Check(only) || PyList_Check(only)) seq = only;
-          }
-          py::object fast = py::reinterpret_steal<py::object>(PySequence_Fast(seq, ""));
-          Py_ssize_t n = PySequence_Fast_GET_SIZE(fast.ptr());
-          PyObject** items = PySequence_Fast_ITEMS(fast.ptr());
-          Shape shape(static_cast<size_t>(n));
-          for (Py_ssize_t i = 0; i < n; ++i) {
-            if (!PyLong_CheckExact(items[i])) return py::none();
-            int overflow = 0;
-            long long v = PyLong_AsLongLongAndOverflow(items[i], &overflow);
-            if (overflow || v < 0) return py::none();
-            shape[size_t(i)] = v;
-          }
-          ScalarType dt = dtype.is_none() ? get_default_dtype() : to_dtype(dtype);
-          return py::cast(empty(shape, dt, device_or_cpu(device), pin));
-        });
   m.def(
       "_empty",
       [](py::handle shape, py::handle dtype, py::handle device, bool pin) {

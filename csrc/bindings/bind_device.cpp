@@ -45,6 +45,11 @@ PyTypeObject* g_device_type = nullptr;
 Device to_device(py::handle h) {
   if (g_device_type && Py_TYPE(h.ptr()) == g_device_type) return h.cast<Device>();
   if (PyUnicode_Check(h.ptr())) {
+    // The spellings nearly every call uses, without parsing.
+    static PyObject* const cuda = PyUnicode_InternFromString("cuda");
+    static PyObject* const cpu = PyUnicode_InternFromString("cpu");
+    if (h.ptr() == cuda) return Device(DeviceType::CUDA);
+    if (h.ptr() == cpu) return Device(DeviceType::CPU);
     Py_ssize_t n = 0;
     const char* s = PyUnicode_AsUTF8AndSize(h.ptr(), &n);
     if (s) return Device(std::string(s, size_t(n)));

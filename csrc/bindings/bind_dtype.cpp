@@ -16,6 +16,13 @@ namespace {
 PyObject* g_dtype_objs[kNumScalarTypes] = {};
 }  // namespace
 
+bool is_dtype_object(PyObject* h) {
+  for (PyObject* o : g_dtype_objs) {
+    if (h == o) return true;
+  }
+  return false;
+}
+
 ScalarType to_dtype(py::handle h) {
   for (int i = 0; i < kNumScalarTypes; ++i) {
     if (h.ptr() == g_dtype_objs[i]) return ScalarType(i);

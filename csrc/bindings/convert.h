@@ -21,6 +21,8 @@ struct DType {
   ScalarType type;
 };
 DType* dtype_object(ScalarType t);
+// Whether h is one of the dtype objects (cudalite.float32, ...).
+bool is_dtype_object(PyObject* h);
 
 // Tensor as seen from Python: the core TensorImpl with shared ownership.
 using PyTensor = py::class_<TensorImpl, std::shared_ptr<TensorImpl>>;

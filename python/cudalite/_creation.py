@@ -49,6 +49,10 @@ def _size(args, name="size", pos=1, sequence_only=False):
     Like torch's parser, only the first element decides whether the argument is a list of ints;
     a later bad element fails while unpacking, with a different message.
     """
+    if not args:
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments - got (), but expected one of:"
+        )
     one = len(args) == 1
     varargs = not (one and isinstance(args[0], (tuple, list)))
     if varargs and (sequence_only or (one and not _is_int(args[0]))):
@@ -142,17 +146,18 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     return _finish(_C._full([], s, dtype or get_default_dtype(), device), requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False, out=None):
-    """An uninitialised tensor of the given size."""
-    if out is None and not requires_grad:
-        t = _C._empty_fast(size, dtype, device, pin_memory)
-        if t is not None:
-            return t
+def _empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False, out=None):
+    """empty's general path: what _C.empty does not handle itself (Note [empty in one call])."""
     t = _C._empty(_size(size, "empty"), dtype, device, pin_memory)
     if out is not None:
         out._set_metadata(t)
         return out
     return _finish(t, requires_grad)
+
+
+_empty.__name__ = _empty.__qualname__ = "empty"  # in argument errors
+_C._set_empty_slow(_empty)
+empty = _C.empty
 
 
 def _filled(size, value, dtype, device, requires_grad, name, pin_memory=False):

@@ -333,6 +333,8 @@ def random_(self, from_=0, to=None, *, generator=None):
 
 def _new(name, factory):
     def fn(self, *args, dtype=None, device=None, requires_grad=False, **kw):
+        if not args and "size" not in kw:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
         return factory(
             *args,
             dtype=dtype or self.dtype,

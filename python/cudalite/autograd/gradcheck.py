@@ -142,7 +142,7 @@ def gradgradcheck(
     outputs = _outputs(func, inputs)
     if grad_outputs is None:
         grad_outputs = tuple(
-            randn(*o.shape, dtype=o.dtype, device=o.device).requires_grad_() for o in outputs
+            randn(o.shape, dtype=o.dtype, device=o.device).requires_grad_() for o in outputs
         )
     grad_outputs = _tuple(grad_outputs)
     n = len(inputs)
