@@ -174,6 +174,25 @@ def test_allocations_count_rounded_bytes(no_leak):
 
 
 @requires_gpu
+def test_raw_entry_points_check_arguments(no_leak):
+    from cudalite._C import _memory as m
+
+    with pytest.raises(TypeError, match="takes 3 arguments"):
+        m.raw_alloc(1, 0)
+    with pytest.raises(TypeError, match=r"argument 1 must be int, not float"):
+        m.raw_alloc(1.5, 0, 0)
+    with pytest.raises(OverflowError):
+        m.raw_alloc(-1, 0, 0)
+    with pytest.raises(RuntimeError, match="invalid device pointer"):
+        memory.caching_allocator_delete(12345)
+    with pytest.raises(TypeError, match="must be int, not str"):
+        memory.caching_allocator_delete("x")
+    p = m.raw_alloc(512, 0, 0)
+    assert isinstance(p, int) and p > 0 and memory.memory_allocated() >= 512
+    m.raw_delete(p)
+
+
+@requires_gpu
 def test_memory_stats_keys_after_init(no_leak):
     memory.caching_allocator_delete(memory.caching_allocator_alloc(1))
     keys = set(memory.memory_stats())

@@ -2,6 +2,7 @@
 // torch's dictionaries, history recording with Python stacks, settings, and
 // _HostCachingAllocator, the host-memory allocator tests use on machines without a GPU.
 #include "bindings/convert.h"
+#include "bindings/fast_method.h"
 // After Python.h (convert.h): frame access for history stacks.
 #include <frameobject.h>
 
@@ -212,6 +213,62 @@ CachingAllocator& device_caching_allocator(int device) {
   return *a;
 }
 
+// Note [Raw allocation entry points]
+// caching_allocator_alloc / caching_allocator_delete end in these two, as torch's end in its
+// _cuda_cudaCachingAllocator_raw_alloc / raw_delete: plain CPython functions (METH_FASTCALL),
+// since pybind11's dispatcher would cost more than the cached allocation itself
+// (benchmarks/fragmentation.py replays traces through them).
+uint64_t int_arg(PyObject* const* args, Py_ssize_t i, const char* fn) {
+  if (!PyLong_Check(args[i])) {
+    throw TypeError(
+        detail::str(fn, "(): argument ", i + 1, " must be int, not ", Py_TYPE(args[i])->tp_name));
+  }
+  const uint64_t v = PyLong_AsUnsignedLongLong(args[i]);
+  if (PyErr_Occurred()) throw py::error_already_set();  // negative or too large
+  return v;
+}
+
+PyObject* raw_alloc_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  return guarded([&]() -> py::object {
+    if (nargs != 3) throw TypeError("raw_alloc(nbytes, device, stream) takes 3 arguments");
+    const size_t nbytes = size_t(int_arg(args, 0, "raw_alloc"));
+    const uint64_t device = int_arg(args, 1, "raw_alloc");
+    const uintptr_t stream = uintptr_t(int_arg(args, 2, "raw_alloc"));
+    CL_CHECK(device < uint64_t(std::numeric_limits<int>::max()), "invalid device ", device);
+    CachingAllocator& a = device_caching_allocator(int(device));
+    void* p = nullptr;
+    {
+      py::gil_scoped_release nogil;  // growing or out of memory, it may wait for the GPU
+      cuda::DeviceGuard g(int(device));
+      p = a.raw_alloc(nbytes, stream);
+    }
+    return py::reinterpret_steal<py::object>(PyLong_FromUnsignedLongLong(uintptr_t(p)));
+  });
+}
+
+PyObject* raw_delete_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  return guarded([&]() -> py::object {
+    if (nargs != 1) throw TypeError("raw_delete(ptr) takes 1 argument");
+    void* ptr = reinterpret_cast<void*>(uintptr_t(int_arg(args, 0, "raw_delete")));
+    for (CachingAllocator* a : cuda::caching_allocators()) {
+      if (!a) continue;
+      try {
+        a->raw_delete(ptr);
+        return py::none();
+      } catch (const Error&) {
+      }
+    }
+    throw Error(detail::str("invalid device pointer: ", ptr));
+  });
+}
+
+PyMethodDef g_raw_defs[] = {
+    {"raw_alloc", as_cfunction(&raw_alloc_entry), METH_FASTCALL,
+     "raw_alloc(nbytes, device, stream) -> int: a cached block's address"},
+    {"raw_delete", as_cfunction(&raw_delete_entry), METH_FASTCALL,
+     "raw_delete(ptr): frees what raw_alloc returned"},
+};
+
 std::vector<TraceOp> to_trace(const py::iterable& ops) {
   std::vector<TraceOp> out;
   for (py::handle op : ops) {
@@ -401,23 +458,10 @@ void bind_memory(py::module_& m) {
              }
            }
          });
-  mm.def("raw_alloc", [](size_t nbytes, int device, uintptr_t stream) {
-    CachingAllocator& a = device_caching_allocator(device);
-    py::gil_scoped_release nogil;
-    cuda::DeviceGuard g(device);
-    return uintptr_t(a.raw_alloc(nbytes, stream));
-  });
-  mm.def("raw_delete", [](uintptr_t ptr) {
-    for (CachingAllocator* a : cuda::caching_allocators()) {
-      if (!a) continue;
-      try {
-        a->raw_delete(reinterpret_cast<void*>(ptr));
-        return;
-      } catch (const Error&) {
-      }
-    }
-    throw Error(detail::str("invalid device pointer: ", reinterpret_cast<void*>(ptr)));
-  });
+  for (PyMethodDef& d : g_raw_defs) {
+    mm.add_object(d.ml_name, py::reinterpret_steal<py::object>(PyCFunction_NewEx(
+                                 &d, nullptr, py::str("cudalite._C._memory").ptr())));
+  }
   mm.def("set_memory_fraction", [](double fraction, int device) {
     device_caching_allocator(device).set_memory_fraction(fraction);
   });
