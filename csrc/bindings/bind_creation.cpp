@@ -283,6 +283,19 @@ PyMethodDef g_empty_def = {
 void bind_creation(py::module_& m) {
   m.add_object("empty", py::reinterpret_steal<py::object>(
                             PyCFunction_NewEx(&g_empty_def, nullptr, py::str("cudalite").ptr())));
+  // The sizes of a factory's *size as a list of non-negative ints, or None for anything the
+  // general parser (_creation._size) must look at.
+  m.def("_int_sizes", [](py::tuple args) -> py::object {
+    Shape shape;
+    if (!fast_sizes(&PyTuple_GET_ITEM(args.ptr(), 0), PyTuple_GET_SIZE(args.ptr()), shape)) {
+      return py::none();
+    }
+    py::list out(shape.size());
+    for (size_t i = 0; i < shape.size(); ++i) {
+      PyList_SET_ITEM(out.ptr(), Py_ssize_t(i), PyLong_FromLongLong(shape[i]));
+    }
+    return std::move(out);
+  });
   m.def("_set_empty_slow", [](py::object f) {
     if (!g_empty_slow) g_empty_slow = new py::object();
     *g_empty_slow = std::move(f);

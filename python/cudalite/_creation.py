@@ -49,6 +49,9 @@ def _size(args, name="size", pos=1, sequence_only=False):
     Like torch's parser, only the first element decides whether the argument is a list of ints;
     a later bad element fails while unpacking, with a different message.
     """
+    fast = _C._int_sizes(args)  # ints, or one tuple / list of ints, all >= 0
+    if fast is not None and (not sequence_only or isinstance(args[0], (tuple, list))):
+        return fast
     if not args:
         raise TypeError(
             f"{name}() received an invalid combination of arguments - got (), but expected one of:"
@@ -141,9 +144,7 @@ def as_tensor(data, dtype=None, device=None):
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     """A 0-dim tensor holding ``s`` (default dtype unless given)."""
-    from cudalite import get_default_dtype
-
-    return _finish(_C._full([], s, dtype or get_default_dtype(), device), requires_grad)
+    return _finish(_C._full([], s, dtype or _C.get_default_dtype(), device), requires_grad)
 
 
 def _empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False, out=None):
@@ -160,23 +161,22 @@ _C._set_empty_slow(_empty)
 empty = _C.empty
 
 
-def _filled(size, value, dtype, device, requires_grad, name, pin_memory=False):
-    from cudalite import get_default_dtype
-
-    t = _C._full(_size(size, name), value, dtype or get_default_dtype(), device)
+def _filled(shape, value, dtype, device, requires_grad, pin_memory=False):
+    t = _C._full(shape, value, dtype or _C.get_default_dtype(), device)
     return _finish(t, requires_grad, pin_memory)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor of zeros."""
-    if any(s < 0 for s in _size(size, "zeros")):
+    shape = _size(size, "zeros")
+    if shape and min(shape) < 0:
         raise RuntimeError("zeros: Dimension size must be non-negative.")
-    return _filled(size, 0, dtype, device, requires_grad, "zeros", pin_memory)
+    return _filled(shape, 0, dtype, device, requires_grad, pin_memory)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor of ones."""
-    return _filled(size, 1, dtype, device, requires_grad, "ones", pin_memory)
+    return _filled(_size(size, "ones"), 1, dtype, device, requires_grad, pin_memory)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -263,9 +263,7 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
 
 
 def _random(size, dtype, device, fill, requires_grad, pin_memory=False):
-    from cudalite import get_default_dtype
-
-    t = _C._empty(size, dtype or get_default_dtype(), device, pin_memory)
+    t = _C._empty(size, dtype or _C.get_default_dtype(), device, pin_memory)
     fill(t)
     return _finish(t, requires_grad)
 

@@ -353,7 +353,7 @@ _methods["new_empty"] = _new("new_empty", _creation.empty)
 
 def _new_zeros(*size, dtype=None, device=None, requires_grad=False):
     # Not cudalite.zeros: torch's new_zeros reports negative sizes like empty, not like zeros.
-    return _creation._filled(size, 0, dtype, device, requires_grad, "new_zeros")
+    return _creation._filled(_creation._size(size, "new_zeros"), 0, dtype, device, requires_grad)
 
 
 _methods["new_zeros"] = _new("new_zeros", _new_zeros)
