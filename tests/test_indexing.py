@@ -475,3 +475,62 @@ def test_index_select_errors_and_zero_dim(device):
         s.index_select(0, T([0, 0], device))
     with err(IndexError, "index out of range in self"):
         s.index_select(0, T([1], device))
+
+
+# Ints and slices are indexed in C++ (Note [Basic indexing in C++]); everything else, and
+# every error, goes to the general path: both must agree.
+FAST_OR_NOT = [
+    0,
+    -1,
+    2,
+    slice(1, None),
+    slice(None, None, 2),
+    slice(-2, 100),
+    slice(5, 9),
+    (1, 2),
+    (0, slice(1, 3)),
+    (slice(None), 0, -1),
+    (2, 3, 4),
+    (),
+    (None, 0),
+    (Ellipsis, 1),
+    True,
+    [0, 2],
+    (0, [1, 2]),
+    np.int64(1),
+]
+
+
+@pytest.mark.parametrize("idx", FAST_OR_NOT, ids=repr)
+def test_basic_index_in_cpp_matches_general_path(idx, device):
+    from cudalite import _indexing
+
+    x = tens(device)
+    got, want = x[idx], _indexing.getitem(x, idx)
+    assert got.shape == want.shape and got.stride() == want.stride()
+    np.testing.assert_array_equal(to_np(got), to_np(want))
+    advanced = isinstance(idx, (list, bool)) or (
+        isinstance(idx, tuple) and any(isinstance(i, list) for i in idx)
+    )
+    if not advanced:
+        assert got._is_same_storage(x)  # a view
+
+
+def test_basic_index_errors_and_fallbacks(device):
+    x = tens(device)
+    with pytest.raises(IndexError, match="^index 3 is out of bounds for dimension 0 with size 3"):
+        x[3]
+    with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 1 with size 4"):
+        x[0, 5]
+    with pytest.raises(IndexError, match="too many indices for tensor of dimension 3"):
+        x[0, 0, 0, 0]
+    with pytest.raises(ValueError, match="step must be greater than zero"):
+        x[::-1]
+    with pytest.raises(IndexError, match="invalid index of a 0-dim tensor"):
+        x[0, 0, 0][0]
+    assert x[T(1, device) : T(3, device)].shape == (2, 4, 5)  # bounds through __index__
+    with pytest.raises(TypeError):
+        x[T(1.5, device) :]
+    w = C.ones(3, 2, device=device, requires_grad=True)
+    (w[1] * 2).sum().backward()  # recorded: a tensor that requires grad takes the general path
+    np.testing.assert_array_equal(to_np(w.grad), [[0, 0], [2, 2], [0, 0]])

@@ -72,6 +72,57 @@ PyObject* no_args(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObj
   });
 }
 
+// Note [Basic indexing in C++]
+// x[i], x[a:b] and tuples of ints and slices (the indexing of every tutorial loop) are views
+// made here; anything else (None, Ellipsis, bools, tensors, lists, steps <= 0, an index out
+// of range, a 0-dim tensor, a tensor that requires grad) goes to _indexing.getitem, which
+// owns torch's rules and errors.
+bool apply_basic(Tensor& view, int64_t& d, PyObject* i) {
+  if (PyLong_CheckExact(i)) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
+    if (overflow || d >= int64_t(view->dim())) return false;
+    const int64_t size = view->sizes[size_t(d)];
+    if (v < -size || v >= size) return false;
+    view = select(view, d, v);
+    return true;
+  }
+  if (PySlice_Check(i)) {
+    Py_ssize_t start = 0, stop = 0, step = 0;
+    if (PySlice_Unpack(i, &start, &stop, &step) < 0) {
+      PyErr_Clear();
+      return false;
+    }
+    if (step <= 0 || d >= int64_t(view->dim())) return false;
+    view = slice(view, d, start, stop, step);
+    ++d;
+    return true;
+  }
+  return false;
+}
+
+PyObject* getitem_fast(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return guarded([&] {
+    Tensor t;
+    if (nargs == 1 && !kwnames && load_tensor(self, t) && !t->requires_grad && t->dim() > 0) {
+      PyObject* idx = args[0];
+      Tensor view = t;
+      int64_t d = 0;
+      bool ok;
+      if (PyTuple_CheckExact(idx)) {
+        const Py_ssize_t n = PyTuple_GET_SIZE(idx);
+        ok = n > 0 && n <= Py_ssize_t(t->dim());
+        for (Py_ssize_t k = 0; ok && k < n; ++k)
+          ok = apply_basic(view, d, PyTuple_GET_ITEM(idx, k));
+      } else {
+        ok = apply_basic(view, d, idx);
+      }
+      if (ok) return wrap_tensor(view);
+    }
+    return call_slow("__getitem__", self, args, nargs, kwnames);
+  });
+}
+
 #define CL_NO_ARGS(name, fn, doc)                                                           \
   {name, as_cfunction(+[](PyObject* self, PyObject* const* a, Py_ssize_t n, PyObject* kw) { \
      return no_args<&fn>(self, a, n, kw, name);                                             \
@@ -85,6 +136,8 @@ PyMethodDef g_methods[] = {
     CL_NO_ARGS("cuda", to_cuda, "cuda(device=None, non_blocking=False) -> Tensor: a copy in "
                                 "CUDA memory (self if already there)")
     CL_NO_ARGS("cpu", to_cpu, "cpu() -> Tensor: a copy in host memory (self if already there)")
+    {"__getitem__", as_cfunction(&getitem_fast), METH_FASTCALL | METH_KEYWORDS,
+     "self[idx]: torch's indexing (Note [Basic indexing in C++])"},
     {nullptr, nullptr, 0, nullptr}};
 // clang-format on
 

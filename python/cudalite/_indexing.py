@@ -8,6 +8,7 @@ CPU and CUDA tensors.
 
 from __future__ import annotations
 
+import operator
 import sys
 
 from cudalite import _C
@@ -46,6 +47,13 @@ def _consumed(i):
     return 1
 
 
+def _slice_int(v):
+    """A slice bound or step as Python's slice.indices reads it (torch's errors)."""
+    if not hasattr(type(v), "__index__"):
+        raise TypeError("slice indices must be integers or None or have an __index__ method")
+    return operator.index(v)
+
+
 def _check_steps(self, idx, used):
     """Slice steps, in torch's order: left to right with the integers (tensors come later)."""
     d, shape = 0, self.shape
@@ -53,10 +61,10 @@ def _check_steps(self, idx, used):
         if i is Ellipsis:
             d += self.dim() - used
         elif isinstance(i, slice):
-            if i.step is not None and int(i.step) <= 0:
+            if i.step is not None and _slice_int(i.step) <= 0:
                 raise ValueError(
                     "slice step cannot be zero"
-                    if int(i.step) == 0
+                    if _slice_int(i.step) == 0
                     else "step must be greater than zero"
                 )
             d += 1
@@ -110,9 +118,9 @@ def _walk(self, idx):
             adv.append((d, _C._full([1 if i else 0], 0, _C.int64, view.device)))
             d += 1
         elif isinstance(i, slice):
-            step = 1 if i.step is None else int(i.step)
-            start = 0 if i.start is None else int(i.start)
-            stop = sys.maxsize if i.stop is None else int(i.stop)
+            step = 1 if i.step is None else _slice_int(i.step)
+            start = 0 if i.start is None else _slice_int(i.start)
+            stop = sys.maxsize if i.stop is None else _slice_int(i.stop)
             view = view._slice(d, start, stop, step)
             d += 1
         elif isinstance(i, int) or is_np_integer(i):

@@ -450,9 +450,11 @@ def __repr__(self, *, tensor_contents=None):
     )
 
 
-@method
 def __getitem__(self, idx):
     return _indexing.getitem(self, idx)
+
+
+fast_methods(__getitem__=__getitem__)
 
 
 @method
