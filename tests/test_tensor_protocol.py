@@ -268,3 +268,23 @@ def test_to_returns_self_or_copies(device):
     assert x.to(device, C.float64).dtype is C.float64
     assert x.bfloat16().float().tolist() == [1.5, 2.5]
     assert x.cpu().device.type == "cpu"
+
+
+def test_attributes_read_in_c(device):
+    # Note [Tensor attributes in C]: plain getters, the same objects as before.
+    x = C.zeros(2, 3, dtype=C.float64, device=device)
+    assert (
+        type(x.shape) is C.Size and x.shape == (2, 3) and repr(x.shape) == "cudalite.Size([2, 3])"
+    )
+    assert x.shape[1:] == C.Size([3]) and type(x.shape[1:]) is C.Size
+    assert pickle.loads(pickle.dumps(x.shape)) == x.shape
+    assert x.dtype is C.float64 and x.ndim == 2 and x.is_cuda == (device == "cuda")
+    assert x.device == C.device(device, 0) if device == "cuda" else x.device == C.device("cpu")
+    assert x.device is x.device  # cached, immutable
+    assert str(C.zeros(1).device) == "cpu" and len(x) == 2
+    C.empty(1, 2, 3, device=device, dtype=C.float64, out=x)  # metadata changed in place
+    assert x.shape == (1, 2, 3) and x.ndim == 3 and len(x) == 1
+    with pytest.raises(AttributeError):
+        x.shape = (6,)
+    with pytest.raises(TypeError, match="doesn't apply to a 'object' object"):
+        C.Tensor.shape.__get__(object())

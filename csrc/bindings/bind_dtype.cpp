@@ -16,6 +16,8 @@ namespace {
 PyObject* g_dtype_objs[kNumScalarTypes] = {};
 }  // namespace
 
+PyObject* dtype_pyobject(ScalarType t) { return g_dtype_objs[int(t)]; }
+
 bool is_dtype_object(PyObject* h) {
   for (PyObject* o : g_dtype_objs) {
     if (h == o) return true;

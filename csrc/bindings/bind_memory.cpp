@@ -239,7 +239,7 @@ PyObject* raw_alloc_entry(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     void* p = nullptr;
     {
       py::gil_scoped_release nogil;  // growing or out of memory, it may wait for the GPU
-      cuda::DeviceGuard g(int(device));
+      cuda::DeviceGuard g{int(device)};
       p = a.raw_alloc(nbytes, stream);
     }
     return py::reinterpret_steal<py::object>(PyLong_FromUnsignedLongLong(uintptr_t(p)));

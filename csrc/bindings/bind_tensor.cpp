@@ -2,6 +2,7 @@
 // bind_arith.cpp; the Python layer (python/cudalite/_tensor.py) adds the methods that are
 // compositions.
 #include "bindings/convert.h"
+#include "bindings/fast_method.h"
 #include "core/cuda_api.h"
 #include "core/error.h"
 
@@ -61,11 +62,84 @@ Shape shape_from_args(const py::args& args) {
 }
 
 py::object make_size(const Shape& s) {
-  static py::object* size_cls = new py::object(py::module_::import("cudalite._size").attr("Size"));
-  py::tuple t(s.size());
-  for (size_t i = 0; i < s.size(); ++i) t[i] = py::int_(s[i]);
-  return (*size_cls)(t);
+  // Size is a tuple subclass with no state of its own: made as tuple's own constructor makes
+  // subclass instances (tp_alloc, then the items), without calling the class.
+  static auto* size_type = reinterpret_cast<PyTypeObject*>(
+      py::object(py::module_::import("cudalite._size").attr("Size")).release().ptr());
+  py::object out =
+      py::reinterpret_steal<py::object>(size_type->tp_alloc(size_type, Py_ssize_t(s.size())));
+  if (!out) throw py::error_already_set();
+  for (size_t i = 0; i < s.size(); ++i) {
+    PyObject* v = PyLong_FromLongLong(s[i]);
+    if (!v) throw py::error_already_set();
+    PyTuple_SET_ITEM(out.ptr(), Py_ssize_t(i), v);
+  }
+  return out;
 }
+
+namespace {
+// Note [Tensor attributes in C]
+// shape, dtype, device, ndim and is_cuda, and len(), are read in loops (x.shape[0],
+// x.device): plain CPython getters rather than pybind11 properties, whose dispatch costs
+// several times the read. Device objects are cached (one per device: they are immutable).
+template <class F>
+PyObject* getter(PyObject* self, F&& f) {
+  return guarded([&]() -> py::object {
+    Tensor t;
+    if (!load_tensor(self, t)) throw TypeError("expected a cudalite.Tensor");
+    return f(t);
+  });
+}
+
+py::object device_pyobject(Device d) {
+  static PyObject* cache[2][65] = {};
+  const int k = d.is_cuda() ? 1 : 0;
+  const int i = d.index + 1;
+  if (i < 0 || i > 64) return py::cast(d);
+  if (!cache[k][i]) cache[k][i] = py::cast(d).release().ptr();  // kept for the process
+  return py::reinterpret_borrow<py::object>(cache[k][i]);
+}
+
+PyGetSetDef g_getters[] = {
+    {"shape",
+     [](PyObject* s, void*) {
+       return getter(s, [](const Tensor& t) { return make_size(t->sizes); });
+     },
+     nullptr, "the tensor's sizes, a cudalite.Size", nullptr},
+    {"dtype",
+     [](PyObject* s, void*) {
+       return getter(s, [](const Tensor& t) {
+         return py::reinterpret_borrow<py::object>(dtype_pyobject(t->dtype));
+       });
+     },
+     nullptr, "the tensor's dtype", nullptr},
+    {"device",
+     [](PyObject* s, void*) {
+       return getter(s, [](const Tensor& t) { return device_pyobject(t->device()); });
+     },
+     nullptr, "the device that holds the tensor", nullptr},
+    {"ndim",
+     [](PyObject* s, void*) {
+       return getter(s, [](const Tensor& t) { return py::int_(t->dim()); });
+     },
+     nullptr, "the number of dimensions", nullptr},
+    {"is_cuda",
+     [](PyObject* s, void*) {
+       return getter(s, [](const Tensor& t) { return py::bool_(t->is_cuda()); });
+     },
+     nullptr, "whether the tensor is in CUDA memory", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyObject* len_method(PyObject* self, PyObject*) {
+  return getter(self, [](const Tensor& t) {
+    if (t->dim() == 0) throw TypeError("len() of a 0-d tensor");
+    return py::int_(t->sizes[0]);
+  });
+}
+
+PyMethodDef g_len_def[] = {{"__len__", &len_method, METH_NOARGS, "len(self): the size of dim 0"},
+                           {nullptr, nullptr, 0, nullptr}};
+}  // namespace
 
 void bind_tensor(py::module_& m) {
   PyTensor cls(m, "Tensor", py::dynamic_attr());
@@ -77,17 +151,17 @@ void bind_tensor(py::module_& m) {
     return alias((*g_legacy_ctor)(*a, **k).cast<Tensor>());
   }));
   m.def("_set_legacy_ctor", [](py::object f) { g_legacy_ctor = new py::object(std::move(f)); });
-  cls.def_property_readonly("shape", [](const Tensor& t) { return make_size(t->sizes); })
-      .def_property_readonly(
-          "dtype", [](const Tensor& t) { return dtype_object(t->dtype); },
-          py::return_value_policy::reference)
-      .def_property_readonly("device", [](const Tensor& t) { return t->device(); })
-      .def_property(
-          "_requires_grad_flag", [](const Tensor& t) { return t->requires_grad; },
-          [](const Tensor& t, bool v) { t->requires_grad = v; })
-      .def_property_readonly("is_cuda", [](const Tensor& t) { return t->is_cuda(); })
+  for (PyGetSetDef* g = g_getters; g->name; ++g) {
+    py::object d = py::reinterpret_steal<py::object>(
+        PyDescr_NewGetSet(reinterpret_cast<PyTypeObject*>(cls.ptr()), g));
+    if (!d) throw py::error_already_set();
+    py::setattr(cls, g->name, d);
+  }
+  add_tensor_methods(g_len_def);
+  cls.def_property(
+         "_requires_grad_flag", [](const Tensor& t) { return t->requires_grad; },
+         [](const Tensor& t, bool v) { t->requires_grad = v; })
       .def_property_readonly("is_cpu", [](const Tensor& t) { return t->device().is_cpu(); })
-      .def_property_readonly("ndim", [](const Tensor& t) { return t->dim(); })
       .def("dim", [](const Tensor& t) { return t->dim(); })
       .def("ndimension", [](const Tensor& t) { return t->dim(); })
       .def("numel", [](const Tensor& t) { return t->numel(); })

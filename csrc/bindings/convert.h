@@ -21,6 +21,8 @@ struct DType {
   ScalarType type;
 };
 DType* dtype_object(ScalarType t);
+// The Python object of a dtype (borrowed; it lives as long as the module).
+PyObject* dtype_pyobject(ScalarType t);
 // Whether h is one of the dtype objects (cudalite.float32, ...).
 bool is_dtype_object(PyObject* h);
 

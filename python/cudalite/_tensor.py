@@ -375,13 +375,6 @@ def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
 
 
 @method
-def __len__(self):
-    if self.dim() == 0:
-        raise TypeError("len() of a 0-d tensor")
-    return self.shape[0]
-
-
-@method
 def __iter__(self):
     if self.dim() == 0:
         raise TypeError("iteration over a 0-d tensor")
