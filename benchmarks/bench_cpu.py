@@ -75,6 +75,28 @@ def main():
         torch=per_call(lambda: torch.tensor([1.0, 2.0, 3.0])) if torch else None,
     )
 
+    # Everyday calls whose cost is all overhead (Notes [empty in one call], [Basic indexing
+    # in C++], [Tensor attributes in C]); NumPy's equivalents where it has one.
+    every = Table("CPU: everyday calls on a 4x4 float32 tensor (per call)")
+    libs = {"cudalite": cudalite, "numpy": np, "torch": torch}
+    xs = {k: (m.ones((4, 4), dtype=m.float32) if m else None) for k, m in libs.items()}
+    cases = [
+        ("x.shape[0]", lambda m, x: lambda: x.shape[0]),
+        ("x.dtype", lambda m, x: lambda: x.dtype),
+        ("x.device", lambda m, x: (lambda: x.device) if m is not np else None),
+        ("len(x)", lambda m, x: lambda: len(x)),
+        ("x[0]", lambda m, x: lambda: x[0]),
+        ("x[:, 1:]", lambda m, x: lambda: x[:, 1:]),
+        ("empty(16)", lambda m, x: lambda: m.empty(16)),
+        ("zeros(16)", lambda m, x: lambda: m.zeros(16)),
+    ]
+    for name, make in cases:
+        row = {}
+        for k, m in libs.items():
+            fn = make(m, xs[k]) if m else None
+            row[k] = per_call(fn) if fn else None
+        every.add(name, **row)
+
     n = 16 * 2**20
     rng = np.random.default_rng(0)
     x_np, y_np = rng.standard_normal(n, np.float32), rng.standard_normal(n, np.float32)
@@ -115,7 +137,7 @@ def main():
         tm = torch.from_numpy(m_np)
         row["torch"] = flops / per_call(lambda: tm @ tm, repeat=5) / 1e9
     mm.add("1024x1024 float32", **row)
-    for table in (imp, t, bw, mm):
+    for table in (imp, t, every, bw, mm):
         print(table.render())
 
 

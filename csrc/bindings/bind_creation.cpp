@@ -167,14 +167,17 @@ Device device_or_cpu(py::handle h) {
 }
 
 // Note [empty in one call]
-// cudalite.empty is a CPython function (METH_FASTCALL): an `empty(n, dtype=..., device="cuda")`
-// and its free cost about as much as the allocation, the tensor object and the binding, so a
-// Python wrapper in front (a frame, *size and **kwargs packing) and pybind11's dispatcher
-// would be most of it. It handles sizes given as ints (or one tuple or list of ints) with the
-// keywords dtype, device, and requires_grad, pin_memory and out at their defaults; every
-// other call, and every call that would raise, goes with the same arguments to the general
-// Python function (_creation._empty), which owns torch's argument errors.
-py::object* g_empty_slow = nullptr;
+// cudalite.empty (and zeros, ones) are CPython functions (METH_FASTCALL): an `empty(n,
+// dtype=..., device="cuda")` and its free cost about as much as the allocation, the tensor
+// object and the binding, so a Python wrapper in front (a frame, *size and **kwargs packing)
+// and pybind11's dispatcher would be most of it. They handle sizes given as ints (or one tuple
+// or list of ints) with the keywords dtype, device, and requires_grad, pin_memory and (empty's)
+// out at their defaults; every other call, and every call that would raise, goes with the same
+// arguments to the general Python function (_creation._empty, ...), which owns torch's
+// argument errors.
+enum Factory { kEmpty, kZeros, kOnes, kNumFactories };
+const char* const kFactoryNames[kNumFactories] = {"empty", "zeros", "ones"};
+py::object* g_factory_slow[kNumFactories] = {};
 
 // The sizes of an empty() call's positional arguments, or false.
 bool fast_sizes(PyObject* const* args, Py_ssize_t nargs, Shape& shape) {
@@ -231,7 +234,8 @@ int empty_keyword(PyObject* name) {
   return -1;
 }
 
-PyObject* empty_entry(PyObject*, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+template <Factory F>
+PyObject* factory_entry(PyObject*, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   return guarded([&]() -> py::object {
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     Shape shape;
@@ -253,7 +257,7 @@ PyObject* empty_entry(PyObject*, PyObject* const* args, size_t nargsf, PyObject*
           fast = v == Py_False;
           break;
         case 4:
-          fast = v == Py_None;
+          fast = F == kEmpty && v == Py_None;
           break;
         default:
           fast = false;
@@ -263,26 +267,39 @@ PyObject* empty_entry(PyObject*, PyObject* const* args, size_t nargsf, PyObject*
     fast = fast && (dtype == Py_None || is_dtype_object(dtype)) && fast_device(device, dev);
     if (fast) {
       ScalarType dt = dtype == Py_None ? get_default_dtype() : to_dtype(dtype);
-      return wrap_tensor(empty(shape, dt, dev, false));
+      if (F == kEmpty) return wrap_tensor(empty(shape, dt, dev, false));
+      return wrap_tensor(full(shape, Scalar(int64_t(F == kOnes)), dt, dev));
     }
-    CL_CHECK(g_empty_slow, "cudalite.empty used before cudalite was imported");
-    PyObject* r = PyObject_Vectorcall(g_empty_slow->ptr(), args, nargsf, kwnames);
+    py::object* slow = g_factory_slow[F];
+    CL_CHECK(slow, "cudalite.", kFactoryNames[F], " used before cudalite was imported");
+    PyObject* r = PyObject_Vectorcall(slow->ptr(), args, nargsf, kwnames);
     if (!r) throw py::error_already_set();
     return py::reinterpret_steal<py::object>(r);
   });
 }
 
-PyMethodDef g_empty_def = {
-    "empty", as_cfunction(&empty_entry), METH_FASTCALL | METH_KEYWORDS,
-    "empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False, out=None)\n"
-    "--\n\n"
-    "An uninitialised tensor of the given size."};
+PyMethodDef g_factory_defs[] = {
+    {"empty", as_cfunction(&factory_entry<kEmpty>), METH_FASTCALL | METH_KEYWORDS,
+     "empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False, out=None)\n"
+     "--\n\n"
+     "An uninitialised tensor of the given size."},
+    {"zeros", as_cfunction(&factory_entry<kZeros>), METH_FASTCALL | METH_KEYWORDS,
+     "zeros(*size, dtype=None, device=None, requires_grad=False, pin_memory=False)\n"
+     "--\n\n"
+     "A tensor of zeros."},
+    {"ones", as_cfunction(&factory_entry<kOnes>), METH_FASTCALL | METH_KEYWORDS,
+     "ones(*size, dtype=None, device=None, requires_grad=False, pin_memory=False)\n"
+     "--\n\n"
+     "A tensor of ones."},
+};
 
 }  // namespace
 
 void bind_creation(py::module_& m) {
-  m.add_object("empty", py::reinterpret_steal<py::object>(
-                            PyCFunction_NewEx(&g_empty_def, nullptr, py::str("cudalite").ptr())));
+  for (PyMethodDef& d : g_factory_defs) {
+    m.add_object(d.ml_name, py::reinterpret_steal<py::object>(
+                                PyCFunction_NewEx(&d, nullptr, py::str("cudalite").ptr())));
+  }
   // The sizes of a factory's *size as a list of non-negative ints, or None for anything the
   // general parser (_creation._size) must look at.
   m.def("_int_sizes", [](py::tuple args) -> py::object {
@@ -296,9 +313,14 @@ void bind_creation(py::module_& m) {
     }
     return std::move(out);
   });
-  m.def("_set_empty_slow", [](py::object f) {
-    if (!g_empty_slow) g_empty_slow = new py::object();
-    *g_empty_slow = std::move(f);
+  m.def("_set_factory_slow", [](const std::string& name, py::object f) {
+    for (int i = 0; i < kNumFactories; ++i) {
+      if (name != kFactoryNames[i]) continue;
+      if (!g_factory_slow[i]) g_factory_slow[i] = new py::object();
+      *g_factory_slow[i] = std::move(f);
+      return;
+    }
+    throw ValueError("no C entry point for " + name);
   });
   m.def("_tensor_from_data", &from_data, py::arg("data"), py::arg("dtype") = py::none(),
         py::arg("device") = py::none());

@@ -1,6 +1,8 @@
 // The tensor class: metadata, views and shape functions. Ops are in bind_ops.cpp and
 // bind_arith.cpp; the Python layer (python/cudalite/_tensor.py) adds the methods that are
 // compositions.
+#include <functional>
+
 #include "bindings/convert.h"
 #include "bindings/fast_method.h"
 #include "core/cuda_api.h"
@@ -61,20 +63,47 @@ Shape shape_from_args(const py::args& args) {
   return s;
 }
 
-py::object make_size(const Shape& s) {
-  // Size is a tuple subclass with no state of its own: made as tuple's own constructor makes
-  // subclass instances (tp_alloc, then the items), without calling the class.
-  static auto* size_type = reinterpret_cast<PyTypeObject*>(
+namespace {
+PyTypeObject* size_type() {
+  static auto* t = reinterpret_cast<PyTypeObject*>(
       py::object(py::module_::import("cudalite._size").attr("Size")).release().ptr());
-  py::object out =
-      py::reinterpret_steal<py::object>(size_type->tp_alloc(size_type, Py_ssize_t(s.size())));
+  return t;
+}
+
+// Size is a tuple subclass with no state of its own: made as tuple's own constructor makes
+// subclass instances (tp_alloc, then the items), without calling the class. Steals `items`.
+py::object new_size(Py_ssize_t n, const std::function<PyObject*(Py_ssize_t)>& item) {
+  PyTypeObject* type = size_type();
+  py::object out = py::reinterpret_steal<py::object>(type->tp_alloc(type, n));
   if (!out) throw py::error_already_set();
-  for (size_t i = 0; i < s.size(); ++i) {
-    PyObject* v = PyLong_FromLongLong(s[i]);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* v = item(i);
     if (!v) throw py::error_already_set();
-    PyTuple_SET_ITEM(out.ptr(), Py_ssize_t(i), v);
+    PyTuple_SET_ITEM(out.ptr(), i, v);
   }
   return out;
+}
+
+// Size.__getitem__: tuple's, with slices giving a Size (as torch.Size).
+PyObject* size_getitem(PyObject* self, PyObject* key) {
+  return guarded([&]() -> py::object {
+    PyObject* r = PyTuple_Type.tp_as_mapping->mp_subscript(self, key);
+    if (!r) throw py::error_already_set();
+    py::object got = py::reinterpret_steal<py::object>(r);
+    if (!PySlice_Check(key)) return got;
+    return new_size(PyTuple_GET_SIZE(r), [&](Py_ssize_t i) {
+      PyObject* v = PyTuple_GET_ITEM(r, i);
+      Py_INCREF(v);
+      return v;
+    });
+  });
+}
+PyMethodDef g_size_getitem = {"__getitem__", &size_getitem, METH_O, "self[key]"};
+}  // namespace
+
+py::object make_size(const Shape& s) {
+  return new_size(Py_ssize_t(s.size()),
+                  [&](Py_ssize_t i) { return PyLong_FromLongLong(s[size_t(i)]); });
 }
 
 namespace {
@@ -158,6 +187,12 @@ void bind_tensor(py::module_& m) {
     py::setattr(cls, g->name, d);
   }
   add_tensor_methods(g_len_def);
+  m.def("_install_size_getitem", [](py::handle cls) {
+    auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+    py::object d = py::reinterpret_steal<py::object>(PyDescr_NewMethod(type, &g_size_getitem));
+    if (!d) throw py::error_already_set();
+    py::setattr(cls, "__getitem__", d);
+  });
   cls.def_property(
          "_requires_grad_flag", [](const Tensor& t) { return t->requires_grad; },
          [](const Tensor& t, bool v) { t->requires_grad = v; })

@@ -156,27 +156,28 @@ def _empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False
     return _finish(t, requires_grad)
 
 
-_empty.__name__ = _empty.__qualname__ = "empty"  # in argument errors
-_C._set_empty_slow(_empty)
-empty = _C.empty
-
-
 def _filled(shape, value, dtype, device, requires_grad, pin_memory=False):
     t = _C._full(shape, value, dtype or _C.get_default_dtype(), device)
     return _finish(t, requires_grad, pin_memory)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """A tensor of zeros."""
+def _zeros(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
     shape = _size(size, "zeros")
     if shape and min(shape) < 0:
         raise RuntimeError("zeros: Dimension size must be non-negative.")
     return _filled(shape, 0, dtype, device, requires_grad, pin_memory)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """A tensor of ones."""
+def _ones(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
     return _filled(_size(size, "ones"), 1, dtype, device, requires_grad, pin_memory)
+
+
+# empty, zeros and ones take their common calls in C (Note [empty in one call]) and hand the
+# others to these general paths, named as the public functions in argument errors.
+for _name, _slow in (("empty", _empty), ("zeros", _zeros), ("ones", _ones)):
+    _slow.__name__ = _slow.__qualname__ = _name
+    _C._set_factory_slow(_name, _slow)
+empty, zeros, ones = _C.empty, _C.zeros, _C.ones
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, pin_memory=False):

@@ -1,5 +1,7 @@
 """``cudalite.Size``: the shape of a tensor, a tuple subclass printed like torch's."""
 
+from cudalite import _C
+
 
 class Size(tuple):
     """A tuple of ints describing a tensor's shape, e.g. ``Size([2, 3])``."""
@@ -18,10 +20,6 @@ class Size(tuple):
             n *= s
         return n
 
-    def __getitem__(self, key):
-        out = tuple.__getitem__(self, key)
-        return Size(out) if isinstance(key, slice) else out
-
     def __add__(self, other):
         return Size(tuple(self) + tuple(other))
 
@@ -30,3 +28,7 @@ class Size(tuple):
 
     def __reduce__(self):
         return (Size, (tuple(self),))
+
+
+# Size.__getitem__ (slices give a Size) is written in C: x.shape[0] is read in loops.
+_C._install_size_getitem(Size)
