@@ -71,7 +71,8 @@ PyTypeObject* size_type() {
 }
 
 // Size is a tuple subclass with no state of its own: made as tuple's own constructor makes
-// subclass instances (tp_alloc, then the items), without calling the class. Steals `items`.
+// subclass instances (tp_alloc, then the items), without calling the class. item(i) returns
+// a new reference.
 py::object new_size(Py_ssize_t n, const std::function<PyObject*(Py_ssize_t)>& item) {
   PyTypeObject* type = size_type();
   py::object out = py::reinterpret_steal<py::object>(type->tp_alloc(type, n));
