@@ -28,6 +28,8 @@ __all__ = [
     "all",
     "any",
     "count_nonzero",
+    "nansum",
+    "nanmean",
     "std_mean",
     "var_mean",
 ]
@@ -410,3 +412,23 @@ def any(input, dim=None, keepdim=False, *, out=None):
 def count_nonzero(input, dim=None):
     """The number of nonzero elements (along ``dim``)."""
     return _C._reduce(SUM, input != 0, _dims(dim), False, None)
+
+
+# nansum and nanmean are written with Tensor methods (masked_fill, sum), so that autograd,
+# once armed, records them: the gradient is zero where the input is NaN, as torch's.
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sum (as :func:`sum`) that counts NaN as zero."""
+    if input.dtype.is_floating_point:
+        input = input.masked_fill(input.isnan(), 0)
+    return input.sum(dim, keepdim, dtype=dtype)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """Mean (as :func:`mean`) of the elements that are not NaN; NaN where there are none."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(
+            "nanmean(): expected input to have floating point or complex dtype but got "
+            f"{input.dtype._short_name}"
+        )
+    count = (~input.isnan()).sum(dim, keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype) / count

@@ -267,6 +267,8 @@ for _n in (
     "all",
     "any",
     "count_nonzero",
+    "nansum",
+    "nanmean",
 ):
     _methods[_n] = getattr(_reductions, _n)
 fast_methods(sum=_reductions.sum)
