@@ -11,16 +11,14 @@ agree. Exits non-zero on any mismatch.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import traceback
-import warnings
 
 import numpy as np
 import torch
 
 import cudalite
-from fuzz_ops_vs_torch import raised_alike, report
+from fuzz_ops_vs_torch import fuzz_args, raised_alike, report
 
 UNARY = ["exp", "tanh", "sigmoid", "relu", "neg", "abs", "sin", "cos", "square", "reciprocal"]
 POSITIVE = ["log", "sqrt", "rsqrt", "log1p", "log2", "log10"]
@@ -259,13 +257,7 @@ def _run(M, base, steps, device, rng_w):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--device", default="cpu")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--count", type=int, default=1000)
-    args = ap.parse_args()
-    rng = np.random.default_rng(args.seed)
-    warnings.simplefilter("ignore")
+    args, rng = fuzz_args(1000)
     failures = 0
     for i in range(args.count):
         base, steps, _ = _case(rng)

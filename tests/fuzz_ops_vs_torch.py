@@ -265,14 +265,19 @@ def _run(f, args):
         return None, e
 
 
-def main():
+def fuzz_args(count):
+    """The fuzzers' command line (--device, --seed, --count) and their random generator."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--count", type=int, default=3000)
+    ap.add_argument("--count", type=int, default=count)
     args = ap.parse_args()
-    rng = np.random.default_rng(args.seed)
     warnings.simplefilter("ignore")  # std of one element and the like warn in both
+    return args, np.random.default_rng(args.seed)
+
+
+def main():
+    args, rng = fuzz_args(3000)
     failures = 0
     for i in range(args.count):
         try:

@@ -15,16 +15,23 @@ on any mismatch.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import traceback
-import warnings
 
 import numpy as np
 import torch
 
 import cudalite
-from fuzz_ops_vs_torch import DTYPES, Pair, _run, _same, _shape, raised_alike, report
+from fuzz_ops_vs_torch import (
+    DTYPES,
+    Pair,
+    _run,
+    _same,
+    _shape,
+    fuzz_args,
+    raised_alike,
+    report,
+)
 
 
 def _index_item(rng, size, allow_tensor, device):
@@ -277,13 +284,7 @@ def _layout(rt, rc, what):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--device", default="cpu")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--count", type=int, default=3000)
-    args = ap.parse_args()
-    rng = np.random.default_rng(args.seed)
-    warnings.simplefilter("ignore")
+    args, rng = fuzz_args(3000)
     failures = 0
     for i in range(args.count):
         try:
