@@ -4,6 +4,7 @@
 #include "core/cuda_api.h"
 #include "core/error.h"
 #include "core/mem_overlap.h"
+#include "ops/generator.h"
 
 namespace cl::bind {
 
@@ -191,14 +192,22 @@ void bind_ops(py::module_& m) {
   m.def("_scatter_offsets", &scatter_offsets);
   m.def("_nonzero", &nonzero);
   m.def("_cat", [](const std::vector<Tensor>& ts, int64_t dim) { return cat(ts, dim); });
-  m.def("_uniform_", &uniform_);
-  m.def("_normal_", &normal_);
-  m.def("_random_int_", &random_int_);
+  // Random fills: gen=None draws from the tensor's device's default generator.
+  m.def("_uniform_", &uniform_, py::arg("t"), py::arg("lo"), py::arg("hi"),
+        py::arg("gen") = nullptr);
+  m.def("_normal_", &normal_, py::arg("t"), py::arg("mean"), py::arg("std"),
+        py::arg("gen") = nullptr);
+  m.def("_random_int_", &random_int_, py::arg("t"), py::arg("lo"), py::arg("hi"),
+        py::arg("gen") = nullptr);
   m.def("_manual_seed", &manual_seed);
-  m.def("_initial_seed", [](py::handle d) { return initial_seed(to_device(d)); });
-  m.def("_get_rng_state", [](py::handle d) { return get_rng_state(to_device(d)); });
-  m.def("_set_rng_state",
-        [](py::handle d, uint64_t s, uint64_t o) { set_rng_state(to_device(d), s, o); });
+  // The state behind cudalite.Generator (random.py): a device's default or a new one.
+  py::class_<Generator, GeneratorPtr>(m, "_Generator")
+      .def(py::init([](py::handle d) { return std::make_shared<Generator>(to_device(d)); }))
+      .def_static("default", [](py::handle d) { return default_generator(to_device(d)); })
+      .def("manual_seed", &Generator::manual_seed)
+      .def("initial_seed", &Generator::initial_seed)
+      .def("state", &Generator::state)
+      .def("set_state", &Generator::set_state);
   m.def("_cuda_matmul", &cuda_matmul);
   m.def("_check_same_device", [](const std::vector<Tensor>& ts) {
     std::vector<const Tensor*> p;

@@ -13,6 +13,8 @@
 
 namespace cl {
 
+class Generator;  // ops/generator.h
+
 enum class BinaryOp : int8_t {
   Add,
   Sub,
@@ -133,14 +135,12 @@ Tensor nonzero(const Tensor& t);  // [n, ndim] int64
 Tensor cat(const std::vector<Tensor>& ts, int64_t dim);
 
 // Random numbers from a counter-based Philox generator: the same seed gives the same
-// numbers on CPU and GPU, whatever the launch shape.
-void uniform_(const Tensor& t, double lo, double hi);
-void normal_(const Tensor& t, double mean, double std);
-void random_int_(const Tensor& t, int64_t lo, int64_t hi);  // [lo, hi)
-void manual_seed(uint64_t seed);
-uint64_t initial_seed(Device device);
-std::vector<uint64_t> get_rng_state(Device device);  // {seed, offset}
-void set_rng_state(Device device, uint64_t seed, uint64_t offset);
+// numbers on CPU and GPU, whatever the launch shape. `gen` null: the device's default
+// generator; otherwise it must be of the tensor's device type (ops/generator.h).
+void uniform_(const Tensor& t, double lo, double hi, Generator* gen = nullptr);
+void normal_(const Tensor& t, double mean, double std, Generator* gen = nullptr);
+void random_int_(const Tensor& t, int64_t lo, int64_t hi,
+                 Generator* gen = nullptr);  // [lo, hi)
 
 // Matrix products on CUDA through cuBLAS (the CPU path goes through NumPy's BLAS).
 Tensor cuda_matmul(const Tensor& a, const Tensor& b);

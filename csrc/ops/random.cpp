@@ -1,9 +1,7 @@
-// Generators: one (seed, offset) pair for the CPU and one per CUDA device.
-#include <mutex>
-#include <unordered_map>
-
+// Generators (ops/generator.h) and the random fills that draw from them.
 #include "core/cuda_api.h"
 #include "core/error.h"
+#include "ops/generator.h"
 #include "ops/kernels.h"
 #include "ops/ops.h"
 
@@ -11,35 +9,25 @@ namespace cl {
 
 namespace {
 
-constexpr uint64_t kDefaultSeed = 67280421310721ull;  // torch's default
+constexpr int kMaxCudaDevices = 64;
 
-struct GenState {
-  uint64_t seed = kDefaultSeed;
-  uint64_t offset = 0;  // in Philox counters (4 values each)
-};
-
-std::mutex g_mu;
-std::unordered_map<Device, GenState>& states() {
-  static std::unordered_map<Device, GenState> m;
-  return m;
+// Checks that `gen` (null: the device's default) draws for `d`, and returns it.
+Generator& generator_for(Device d, Generator* gen) {
+  if (gen == nullptr) return *default_generator(d);
+  CL_CHECK(gen->device().type == d.type, "Expected a '", device_type_name(d.type),
+           "' device type for generator but found '", device_type_name(gen->device().type),
+           "'");
+  return *gen;
 }
 
-// Reserves counters for `numel` values and returns (seed, first counter).
-std::pair<uint64_t, uint64_t> reserve(Device d, int64_t numel) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  GenState& s = states()[d];
-  uint64_t base = s.offset;
-  s.offset += uint64_t(numel + 3) / 4;
-  return {s.seed, base};
-}
-
-void fill(const Tensor& t, int kind, double a, double b) {
+void fill(const Tensor& t, int kind, double a, double b, Generator* gen) {
+  Device d = resolve_device(t->device());
+  Generator& g = generator_for(d, gen);
   if (t->numel() == 0) return;
   Tensor dense = t->is_contiguous() ? t : empty(t->sizes, t->dtype, t->device());
-  Device d = resolve_device(t->device());
-  auto [seed, base] = reserve(d, t->numel());
+  auto [seed, base] = g.reserve(t->numel());
   if (d.is_cuda()) {
-    cuda::DeviceGuard g(d.index);
+    cuda::DeviceGuard guard(d.index);
     cuda::random_fill(dense, kind, a, b, seed, base);
   } else {
     cpu::random_fill(dense, kind, a, b, seed, base);
@@ -49,51 +37,71 @@ void fill(const Tensor& t, int kind, double a, double b) {
 
 }  // namespace
 
-void uniform_(const Tensor& t, double lo, double hi) {
+void Generator::manual_seed(uint64_t seed) { set_state(seed, 0); }
+
+uint64_t Generator::initial_seed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return seed_;
+}
+
+std::pair<uint64_t, uint64_t> Generator::state() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {seed_, offset_};
+}
+
+void Generator::set_state(uint64_t seed, uint64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  seed_ = seed;
+  offset_ = offset;
+}
+
+std::pair<uint64_t, uint64_t> Generator::reserve(int64_t numel) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t base = offset_;
+  offset_ += uint64_t(numel + 3) / 4;
+  return {seed_, base};
+}
+
+const GeneratorPtr& default_generator(Device device) {
+  static std::mutex mu;
+  static GeneratorPtr cpu = std::make_shared<Generator>(Device(DeviceType::CPU));
+  static GeneratorPtr cuda[kMaxCudaDevices];
+  if (device.is_cpu()) return cpu;
+  Device d = resolve_device(device);
+  CL_CHECK(d.index >= 0 && d.index < kMaxCudaDevices, "Invalid device index ", d.index);
+  std::lock_guard<std::mutex> lock(mu);
+  if (!cuda[d.index]) cuda[d.index] = std::make_shared<Generator>(d);
+  return cuda[d.index];
+}
+
+void manual_seed(uint64_t seed) {
+  // Every device's generator, including CUDA devices not used yet.
+  default_generator(Device(DeviceType::CPU))->manual_seed(seed);
+  for (int i = 0; i < kMaxCudaDevices; ++i)
+    default_generator(Device(DeviceType::CUDA, i))->manual_seed(seed);
+}
+
+void uniform_(const Tensor& t, double lo, double hi, Generator* gen) {
   CL_CHECK_AS(NotImplementedError, is_floating(t->dtype),
               "\"check_uniform_bounds\" not implemented for '", dtype_short_name(t->dtype), "'");
   CL_CHECK(lo <= hi, "uniform_ expects to return a [from, to) range, but found from=", lo,
            " > to=", hi);
-  fill(t, 0, lo, hi);
+  fill(t, 0, lo, hi, gen);
 }
 
-void normal_(const Tensor& t, double mean, double std) {
+void normal_(const Tensor& t, double mean, double std, Generator* gen) {
   CL_CHECK_AS(NotImplementedError, is_floating(t->dtype),
               t->is_cuda() ? "\"normal_kernel_cuda\" not implemented for '"
                            : "\"normal_kernel_cpu\" not implemented for '",
               dtype_short_name(t->dtype), "'");
   CL_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
-  fill(t, 1, mean, std);
+  fill(t, 1, mean, std, gen);
 }
 
-void random_int_(const Tensor& t, int64_t lo, int64_t hi) {
+void random_int_(const Tensor& t, int64_t lo, int64_t hi, Generator* gen) {
   CL_CHECK(lo < hi, "random_ expects 'from' to be less than 'to', but got from=", lo,
            " >= to=", hi);
-  fill(t, 2, double(lo), double(hi));
-}
-
-void manual_seed(uint64_t seed) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  // Seeds every generator, including CUDA devices not yet used.
-  for (auto& [dev, st] : states()) st = GenState{seed, 0};
-  states()[Device(DeviceType::CPU)] = GenState{seed, 0};
-  for (int i = 0; i < 64; ++i) states()[Device(DeviceType::CUDA, i)] = GenState{seed, 0};
-}
-
-uint64_t initial_seed(Device d) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  return states()[resolve_device(d)].seed;
-}
-
-std::vector<uint64_t> get_rng_state(Device d) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  GenState& s = states()[resolve_device(d)];
-  return {s.seed, s.offset};
-}
-
-void set_rng_state(Device d, uint64_t seed, uint64_t offset) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  states()[resolve_device(d)] = GenState{seed, offset};
+  fill(t, 2, double(lo), double(hi), gen);
 }
 
 }  // namespace cl

@@ -26,7 +26,15 @@ from cudalite._ops import *  # noqa: F403
 from cudalite._reductions import *  # noqa: F403
 from cudalite._reductions import return_types
 from cudalite._functional import *  # noqa: F403
-from cudalite.random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from cudalite.random import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
 from cudalite._tensor import get_printoptions, set_printoptions
 from cudalite import random, autograd, cuda, backends
 from cudalite._interop import from_dlpack

@@ -7,6 +7,7 @@ import warnings
 from cudalite import _C
 from cudalite._C import Tensor
 from cudalite._lazy import is_ndarray, numpy
+from cudalite.random import _check_generator
 
 __all__ = [
     "tensor",
@@ -275,7 +276,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, pi
         _size(size, "rand"),
         dtype,
         device,
-        lambda t: _C._uniform_(t, 0.0, 1.0),
+        lambda t: _C._uniform_(t, 0.0, 1.0, _check_generator(generator, "rand")),
         requires_grad,
         pin_memory,
     )
@@ -287,7 +288,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, p
         _size(size, "randn"),
         dtype,
         device,
-        lambda t: _C._normal_(t, 0.0, 1.0),
+        lambda t: _C._normal_(t, 0.0, 1.0, _check_generator(generator, "randn")),
         requires_grad,
         pin_memory,
     )
@@ -333,7 +334,7 @@ def randint(
     shape = _size((size,), "randint", pos=2, sequence_only=True)
     t = _C._empty(shape, dtype or int64, device, pin_memory)
     check_random_bounds(t.dtype, int(low), int(high))
-    _C._random_int_(t, int(low), int(high))
+    _C._random_int_(t, int(low), int(high), _check_generator(generator, "randint"))
     return _finish(t, requires_grad)
 
 
@@ -394,13 +395,16 @@ def randint_like(
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """A random permutation of 0..n-1 (keys from the Philox generator, sorted on the host)."""
+    """A random permutation of 0..n-1: random keys drawn by the generator of the result's
+    device, sorted on the host."""
     from cudalite import int64
 
-    keys = _C._empty([n], _C.float64, None, False)
-    _C._uniform_(keys, 0.0, 1.0)
+    gen = _check_generator(generator, "randperm")
+    keys = _C._empty([n], _C.float64, device, False)
+    _C._uniform_(keys, 0.0, 1.0, gen)
     np = numpy()
-    perm = np.argsort(_C._numpy(keys), kind="stable").astype(np.int64)
+    perm = np.argsort(_C._numpy(_C._to(keys, "cpu", None, False, False)), kind="stable")
+    perm = perm.astype(np.int64)
     t = _C._to(_C.from_numpy(perm), device, dtype or int64, False, False)
     return _finish(t, requires_grad, pin_memory)
 
@@ -411,9 +415,9 @@ def normal(mean, std, size=None, *, generator=None, dtype=None, device=None):
         m = mean if isinstance(mean, Tensor) else None
         s = std if isinstance(std, Tensor) else None
         ref = m if m is not None else s
-        z = randn(list(ref.shape), dtype=ref.dtype, device=ref.device)
+        z = randn(list(ref.shape), dtype=ref.dtype, device=ref.device, generator=generator)
         return z * std + mean
     shape = _size((size,), "normal", pos=3, sequence_only=True)
     t = _C._empty(shape, dtype or _C.get_default_dtype(), device, False)
-    _C._normal_(t, float(mean), float(std))
+    _C._normal_(t, float(mean), float(std), _check_generator(generator, "normal"))
     return t

@@ -11,6 +11,7 @@ import copy as _copy
 
 from cudalite import _C, _creation, _indexing
 from cudalite._C import Tensor
+from cudalite.random import _check_generator
 
 _methods = {}
 
@@ -301,14 +302,14 @@ def zero_(self):
 @method
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """Fills self with normal random numbers."""
-    _C._normal_(self, float(mean), float(std))
+    _C._normal_(self, float(mean), float(std), _check_generator(generator, "normal_"))
     return self
 
 
 @method
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
     """Fills self with uniform random numbers in [from_, to)."""
-    _C._uniform_(self, float(from_), float(to))
+    _C._uniform_(self, float(from_), float(to), _check_generator(generator, "uniform_"))
     return self
 
 
@@ -327,7 +328,7 @@ def random_(self, from_=0, to=None, *, generator=None):
         }.get(self.dtype._name, 2 ** (self.element_size() * 8 - 1))
         from_, to = 0, from_ if from_ else default
     _creation.check_random_bounds(self.dtype, int(from_), int(to))
-    _C._random_int_(self, int(from_), int(to))
+    _C._random_int_(self, int(from_), int(to), _check_generator(generator, "random_"))
     return self
 
 

@@ -81,6 +81,8 @@ def __getattr__(name):
         from cudalite.cuda import _lazy
 
         return _lazy._initialized
+    if name == "default_generators":  # filled when CUDA initialises, as torch's
+        return _random.default_generators()
     raise AttributeError(f"module 'cudalite.cuda' has no attribute '{name}'")
 
 
@@ -120,8 +122,10 @@ __all__ = [
 
 # Other parts of torch.cuda, each in its own module (they may import the names above).
 from cudalite.cuda import memory as _memory  # noqa: E402
+from cudalite.cuda import random as _random  # noqa: E402
 from cudalite.cuda import streams as _streams  # noqa: E402
 from cudalite.cuda.memory import *  # noqa: E402, F403
+from cudalite.cuda.random import *  # noqa: E402, F403
 from cudalite.cuda.streams import *  # noqa: E402, F403
 
-__all__ += getattr(_memory, "__all__", []) + getattr(_streams, "__all__", [])
+__all__ += _memory.__all__ + _random.__all__ + _streams.__all__

@@ -57,12 +57,14 @@ class RandomSampler(Sampler):
 
         n = len(self.data_source)
         if self.replacement:
-            order = cudalite.randint(0, n, (self.num_samples,), dtype=cudalite.int64).tolist()
+            order = cudalite.randint(
+                0, n, (self.num_samples,), dtype=cudalite.int64, generator=self.generator
+            ).tolist()
         else:
             order = []
             for _ in range(self.num_samples // n):
-                order += cudalite.randperm(n).tolist()
-            order += cudalite.randperm(n).tolist()[: self.num_samples % n]
+                order += cudalite.randperm(n, generator=self.generator).tolist()
+            order += cudalite.randperm(n, generator=self.generator).tolist()[: self.num_samples % n]
         return iter(order)
 
     def __len__(self):
