@@ -1,7 +1,8 @@
 // Row reductions on the GPU: `outer` dense rows of length `inner` (ops/reduce.cpp makes
-// the layout). Short rows get a thread each; long rows get blocks, split across several
-// blocks when there are too few rows to fill the GPU, with a second pass over the partial
-// results. Column mode reduces the middle dim of a dense [outer, inner, cols] tensor in place.
+// the layout). Short rows get a thread each, moderate ones a team of 4 to 32 lanes of a warp,
+// long rows blocks, split across several blocks when there are too few rows to fill the GPU,
+// with a second pass over the partial results. Column mode reduces the middle dim of a dense
+// [outer, inner, cols] tensor in place.
 //
 // Speed comes from bytes in flight: each thread loads 16-byte vectors (kUnroll of them
 // before combining any), into one accumulator per vector lane, so the combine chains are
@@ -10,6 +11,7 @@
 // itemsize (+ the output).
 #include <cuda_runtime.h>
 
+#include <cstring>
 #include <limits>
 
 #include "core/cuda_api.h"
@@ -133,20 +135,17 @@ using Vec = gpu::VecT<T, V>;
 
 constexpr int kUnroll = 4;  // vectors loaded per thread before any is combined
 
-// Block (row, split): reduces the row's vectors split, split + splits, ... in steps of a
-// block (the blocks of a row walk it together: interleaved, they read at the full bandwidth,
-// where a contiguous chunk per block lost 4 %, benchmarks/cpp/reduce_variants.cu), and with
-// split 0 the scalar head up to the first vector boundary and the scalar tail. With one split
-// it stores the result, otherwise it writes a partial accumulator. The elements each thread
-// combines, and in what order, depend only on the shape: the result is the same run to run.
+// What one thread of a row's `team` (the threads reading the row together: a block, the
+// blocks of a split row, or a warp) folds: the row's vectors first, first + stride, ... with
+// kUnroll of them in flight, and, with `edges`, the scalar head up to the first vector
+// boundary and the scalar tail, spread over the team's `width` threads by `t`. The elements
+// each thread combines, and in what order, depend only on the shape: the result is the same
+// run to run.
 template <class T, class Red>
-__global__ void block_rows(const T* x, int64_t inner, int splits, void* out, int64_t* idx,
-                           typename Red::acc_t* partial) {
+__device__ typename Red::acc_t row_part(const T* row, int64_t inner, int64_t first, int64_t stride,
+                                        bool edges, int t, int width) {
   constexpr int V = vec_width<T>();
   using acc_t = typename Red::acc_t;
-  int64_t r = blockIdx.x / splits;
-  int split = blockIdx.x % splits;
-  const T* row = x + r * inner;
   acc_t acc[V];
 #pragma unroll
   for (int j = 0; j < V; ++j) acc[j] = Red::identity();
@@ -155,10 +154,12 @@ __global__ void block_rows(const T* x, int64_t inner, int splits, void* out, int
               sizeof(Vec<T, V>)) /
       int64_t(sizeof(T));
   if (head > inner) head = inner;
-  if (split == 0 && threadIdx.x < head) Red::step(acc[0], row[threadIdx.x], threadIdx.x);
-  const int64_t a = head, nvec = (inner - a) / V, bs = blockDim.x, stride = int64_t(splits) * bs;
+  if (edges) {
+    for (int64_t i = t; i < head; i += width) Red::step(acc[0], row[i], i);
+  }
+  const int64_t a = head, nvec = (inner - a) / V;
   const Vec<T, V>* vp = reinterpret_cast<const Vec<T, V>*>(row + a);
-  int64_t k = int64_t(split) * bs + threadIdx.x;
+  int64_t k = first;
   for (; k + (kUnroll - 1) * stride < nvec; k += kUnroll * stride) {
     Vec<T, V> v[kUnroll];
 #pragma unroll
@@ -174,12 +175,27 @@ __global__ void block_rows(const T* x, int64_t inner, int splits, void* out, int
 #pragma unroll
     for (int j = 0; j < V; ++j) Red::step(acc[j], v.v[j], a + k * V + j);
   }
-  if (split == 0) {
-    for (int64_t i = a + nvec * V + threadIdx.x; i < inner; i += bs) Red::step(acc[0], row[i], i);
+  if (edges) {
+    for (int64_t i = a + nvec * V + t; i < inner; i += width) Red::step(acc[0], row[i], i);
   }
 #pragma unroll
   for (int j = 1; j < V; ++j) acc[0] = Red::combine(acc[0], acc[j]);
-  acc_t total = block_reduce<Red>(acc[0]);
+  return acc[0];
+}
+
+// Block (row, split): the blocks of a row walk it together, block after block (interleaved,
+// they read at the full bandwidth, where a contiguous chunk per block lost 4 %,
+// benchmarks/cpp/reduce_variants.cu); split 0 takes the scalar edges. With one split it
+// stores the result, otherwise it writes a partial accumulator.
+template <class T, class Red>
+__global__ void block_rows(const T* x, int64_t inner, int splits, void* out, int64_t* idx,
+                           typename Red::acc_t* partial) {
+  int64_t r = blockIdx.x / splits;
+  int split = blockIdx.x % splits;
+  const int64_t bs = blockDim.x;
+  auto acc = row_part<T, Red>(x + r * inner, inner, int64_t(split) * bs + threadIdx.x,
+                              int64_t(splits) * bs, split == 0, threadIdx.x, blockDim.x);
+  auto total = block_reduce<Red>(acc);
   if (threadIdx.x == 0) {
     if (splits == 1) {
       Red::store(total, out, idx, r);
@@ -187,6 +203,34 @@ __global__ void block_rows(const T* x, int64_t inner, int splits, void* out, int
       partial[blockIdx.x] = total;
     }
   }
+}
+
+// An accumulator from lane `lane ^ mask`, moved as 32-bit words (any trivially copyable type).
+template <class A>
+__device__ A shfl_xor(A a, int mask) {
+  constexpr int kWords = int((sizeof(A) + 3) / 4);
+  unsigned w[kWords] = {};
+  memcpy(w, &a, sizeof(A));
+#pragma unroll
+  for (int i = 0; i < kWords; ++i) w[i] = __shfl_xor_sync(0xffffffffu, w[i], mask);
+  memcpy(&a, w, sizeof(A));
+  return a;
+}
+
+// Team rows: `team` lanes (4, 8, 16 or 32: a warp or a part of one) per row, for rows too
+// short to keep a block busy but too long for a thread (row_team below). The lanes read the row
+// interleaved, then combine through shuffles in a fixed butterfly. Lanes past the last row still
+// take part in the shuffles (with the identity), so every shuffle has the whole warp.
+template <class T, class Red>
+__global__ void team_rows(const T* x, int64_t outer, int64_t inner, int team, void* out,
+                          int64_t* idx) {
+  int64_t r = int64_t(blockIdx.x) * (blockDim.x / team) + threadIdx.x / team;
+  int lane = threadIdx.x % team;
+  bool active = r < outer;
+  auto acc = active ? row_part<T, Red>(x + r * inner, inner, lane, team, true, lane, team)
+                    : Red::identity();
+  for (int m = team / 2; m > 0; m >>= 1) acc = Red::combine(acc, shfl_xor(acc, m));
+  if (active && lane == 0) Red::store(acc, out, idx, r);
 }
 
 template <class Red>
@@ -201,6 +245,25 @@ __global__ void finish_rows(const typename Red::acc_t* partial, int splits, void
   if (threadIdx.x == 0) Red::store(acc, out, idx, r);
 }
 
+// Row modes, measured on an H200 over rows of 16 to 65536 float32 (bench_reduce_shapes.py;
+// performance.md): a thread per row up to 16 elements; a team of lanes per row up to 8192
+// elements when there are enough rows to give every multiprocessor 16 teams' worth, sized
+// for about one round of kUnroll vectors per lane (a block per row there spent most of its
+// time in the block reduction: rows of 64 to 2048 ran at 0.1 to 0.5 x torch); a block per
+// row (or several, split) beyond.
+constexpr int64_t kThreadRowMax = 16;
+constexpr int64_t kTeamRowMax = 8192;
+constexpr int64_t kTeamMinRows = 132 * 16;
+
+// The lanes per row for team_rows, or 0 for a block per row.
+inline int row_team(int64_t outer, int64_t inner, int vec) {
+  if (inner > kTeamRowMax || outer < kTeamMinRows) return 0;
+  int64_t per_round = (inner / vec + kUnroll - 1) / kUnroll;
+  int team = 4;
+  while (team < 32 && team < per_round) team *= 2;
+  return team;
+}
+
 template <class T, ReduceOp OP>
 void launch(const Tensor& in, int64_t outer, int64_t inner, const Tensor& out, const Tensor& idx) {
   using Red = R<T, OP>;
@@ -208,9 +271,17 @@ void launch(const Tensor& in, int64_t outer, int64_t inner, const Tensor& out, c
   const T* x = reinterpret_cast<const T*>(in->data());
   void* o = out->data();
   int64_t* ix = idx ? reinterpret_cast<int64_t*>(idx->data()) : nullptr;
-  if (inner <= 32 && outer >= 1024) {
+  if (inner <= kThreadRowMax && outer >= 1024) {
     int64_t blocks = (outer + kThreads - 1) / kThreads;
     gpu::launch<thread_rows<T, Red>>(unsigned(blocks), kThreads, stream, x, outer, inner, o, ix);
+    CL_CUDA_KERNEL_LAUNCH_CHECK();
+    return;
+  }
+  if (int team = row_team(outer, inner, vec_width<T>())) {
+    int64_t rows_per_block = kThreads / team;
+    int64_t blocks = (outer + rows_per_block - 1) / rows_per_block;
+    gpu::launch<team_rows<T, Red>>(unsigned(blocks), kThreads, stream, x, outer, inner, team, o,
+                                   ix);
     CL_CUDA_KERNEL_LAUNCH_CHECK();
     return;
   }

@@ -272,7 +272,19 @@ def test_nan_propagation(device):
 
 # ---- sizes and layouts that exercise the GPU loops' vector, tail and split paths ----
 
-LAYOUT_SHAPES = [(1, 5000), (3, 4099), (1000, 37), (40, 4), (7, 33, 66)]
+# Rows: a block per row (split or not), a thread per row (3000, 20), and teams of 4 to 32
+# lanes per row (2200 rows of 37 to 700; misaligned starts leave up to 7 head elements).
+LAYOUT_SHAPES = [
+    (1, 5000),
+    (3, 4099),
+    (1000, 37),
+    (40, 4),
+    (7, 33, 66),
+    (3000, 20),
+    (2200, 37),
+    (2200, 113),
+    (2200, 700),
+]
 
 
 @pytest.mark.parametrize("shape", LAYOUT_SHAPES)
@@ -294,6 +306,8 @@ def test_layouts_against_numpy(shape, offset, dtype, device):
         np.testing.assert_array_equal(to_np(t.any(dim) if dim is not None else t.any()), a.any(ax))
         np.testing.assert_array_equal(to_np(t.all(dim) if dim is not None else t.all()), a.all(ax))
         want = a.astype(np.float64).sum(ax)
+        if dtype == C.float16 and np.abs(want).max() > 6e4:
+            continue  # beyond half's range: inf, as in torch
         got = t.sum(dim) if dim is not None else t.sum()
         rtol = 1e-2 if dtype == C.float16 else 1e-5
         np.testing.assert_allclose(to_np(got).astype(np.float64), want, rtol=rtol)
