@@ -239,7 +239,9 @@ def test_grad_function(device):
     gh, gx = autograd.grad(h.sum() * 3, [h, x])
     np.testing.assert_allclose(to_np(gh), [3.0, 3.0])
     np.testing.assert_allclose(to_np(gx), [6.0, 12.0])
-    assert x.grad is None and h.grad is None
+    assert x.grad is None
+    with pytest.warns(UserWarning, match="not a leaf Tensor"):
+        assert h.grad is None
 
 
 def test_grad_errors():
@@ -409,13 +411,13 @@ def test_numpy_of_requires_grad():
         leaf([1.0]).numpy()
 
 
-def test_variable_is_the_tensor():
+def test_variable_is_a_new_leaf():
     from cudalite.autograd import Variable
 
     t = cudalite.randn(3, 3)
     v = Variable(t)
-    assert v is t and isinstance(t, Variable)
-    assert Variable(cudalite.ones(2), requires_grad=True).requires_grad
+    assert v is not t and v._is_same_storage(t) and isinstance(t, Variable)
+    assert Variable(cudalite.ones(2), requires_grad=True).requires_grad  # more in _checks
 
 
 def test_deepcopy_keeps_requires_grad():

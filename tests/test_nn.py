@@ -131,6 +131,8 @@ def test_registration_and_traversal():
     assert net.get_parameter("head.0.bias") is net.head[0].bias
     shared = nn.Sequential(net.fc1, net.fc1)
     assert len(list(shared.parameters())) == 2
+    assert len(list(shared.modules())) == 2 and len(list(shared.modules(False))) == 3
+    assert len(list(shared.modules(remove_duplicate=False))) == 3
 
 
 def test_setattr_rules():
@@ -176,6 +178,23 @@ def test_state_dict_roundtrip():
     assert repr(b.load_state_dict(sd)) == "<All keys matched successfully>"
     np.testing.assert_array_equal(to_np(b.fc1.weight.detach()), to_np(a.fc1.weight.detach()))
     assert b.fc1.weight.requires_grad and b.fc1.weight.is_leaf
+
+
+def test_state_dict_positional_args():
+    lin, dest = nn.Linear(3, 1), {}
+    with pytest.warns(FutureWarning) as rec:
+        out = lin.state_dict(dest, "p.")
+    assert str(rec[0].message) == (
+        "Positional args are being deprecated, use kwargs instead. Refer to https://pytorch.org/"
+        "docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict for details."
+    )
+    assert rec[0].filename == __file__ and out is dest and list(dest) == ["p.weight", "p.bias"]
+    with pytest.warns(FutureWarning):
+        kept = nn.Sequential(lin).state_dict(None, "m.", True)
+    assert list(kept) == ["m.0.weight", "m.0.bias"] and kept["m.0.weight"] is lin.weight
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert list(lin.state_dict(destination={}, prefix="k.")) == ["k.weight", "k.bias"]
 
 
 def test_load_state_dict_errors():
@@ -238,6 +257,63 @@ def test_forward_hooks():
     assert lin(torch.ones(1, 2)).abs().sum().item() == 0 and calls == [(1, 2)]
     h.remove()
     assert lin(torch.ones(1, 2)).abs().sum().item() != 0
+
+
+def test_forward_hooks_with_kwargs_and_prepend():
+    class Scale(nn.Module):
+        def forward(self, x, scale=1.0):
+            return x * scale
+
+    m, seen = Scale(), []
+    m.register_forward_pre_hook(lambda mod, args: seen.append("pre"))
+    m.register_forward_pre_hook(lambda mod, args: seen.append("pre0"), prepend=True)
+    h = m.register_forward_pre_hook(
+        lambda mod, args, kwargs: (args, {"scale": kwargs["scale"] * 3}), with_kwargs=True
+    )
+    m.register_forward_hook(lambda mod, args, out: seen.append("fwd"))
+    m.register_forward_hook(lambda mod, args, out: seen.append("fwd0"), prepend=True)
+    m.register_forward_hook(
+        lambda mod, args, kwargs, out: seen.append(kwargs) or out + 1, with_kwargs=True
+    )
+    assert m(torch.ones(1), scale=2.0).item() == 7.0
+    assert seen == ["pre0", "pre", "fwd0", "fwd", {"scale": 6.0}]
+    h.remove()
+    assert h.id not in m._forward_pre_hooks_with_kwargs and m(torch.ones(1), scale=2.0) == 3
+    with m.register_forward_pre_hook(lambda mod, a, k: 5, with_kwargs=True):
+        with pytest.raises(RuntimeError) as e:
+            m(torch.ones(1))
+    assert str(e.value) == (
+        "forward pre-hook must return None or a tuple of (new_args, new_kwargs), but got 5."
+    )
+    assert m(torch.ones(1)).item() == 2.0  # the context manager removed it
+
+
+def test_forward_hook_always_call():
+    lin, seen = nn.Linear(2, 1), []
+    lin.register_forward_hook(lambda m, a, out: seen.append(("always", out)), always_call=True)
+    lin.register_forward_hook(
+        lambda m, a, k, out: seen.append(k), always_call=True, with_kwargs=True
+    )
+    lin.register_forward_hook(lambda m, a, out: seen.append("normal"))
+    with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
+        lin(torch.ones(1, 3))
+    assert seen == [("always", None), {}]
+
+    def bad(m, a, out):
+        raise ValueError("hook failed")
+
+    lin.register_forward_hook(bad, always_call=True)
+    with pytest.warns(UserWarning) as rec:
+        with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
+            lin(torch.ones(1, 3))
+    assert str(rec[0].message) == (
+        "module forward hook with ``always_call=True`` raised an exception that was silenced "
+        "as another error was raised in forward: hook failed"
+    )
+    seen.clear()
+    with pytest.raises(ValueError, match="hook failed"):  # forward worked: not silenced
+        lin(torch.ones(1, 2))
+    assert [x if isinstance(x, (str, dict)) else x[0] for x in seen] == ["always", {}, "normal"]
 
 
 def test_deepcopy_module():
@@ -352,6 +428,16 @@ def test_sequential_container():
 def test_module_list():
     ml = nn.ModuleList([nn.Linear(1, 1) for _ in range(3)])
     assert len(ml) == 3 and len(list(ml.parameters())) == 6 and ml[-1] is list(ml)[2]
+    relu, tanh = nn.ReLU(), nn.Tanh()
+    assert ml.insert(0, relu) is None and ml[0] is relu and len(ml) == 4
+    ml.insert(4, tanh)
+    assert list(ml._modules) == ["0", "1", "2", "3", "4"] and ml[4] is tanh
+    assert repr(nn.ModuleList([tanh]).insert(1, relu)) == "None"
+    ml2 = nn.ModuleList([relu])
+    ml2.insert(0, tanh)
+    assert repr(ml2) == "ModuleList(\n  (0): Tanh()\n  (1): ReLU()\n)"
+    with pytest.raises(KeyError, match="'-1'"):  # torch's loop does not wrap negative indices
+        ml2.insert(-1, relu)
 
 
 # ---- functional ----

@@ -14,6 +14,7 @@ from cudalite import _C
 from cudalite.autograd.engine import backward, grad
 from cudalite.autograd.gradcheck import gradcheck, gradgradcheck
 from cudalite.autograd.graph import Node
+from cudalite.autograd.variable import Variable
 
 __all__ = [
     "Variable",
@@ -103,21 +104,6 @@ class set_grad_enabled(_GradMode):  # noqa: N801
         # as a decorator it must not leave the mode changed at definition time (torch)
         _C._set_grad_enabled(self._prev)
         return super().__call__(fn)
-
-
-class _VariableMeta(type):
-    def __instancecheck__(cls, other):
-        return isinstance(other, _C.Tensor)
-
-
-class Variable(metaclass=_VariableMeta):
-    """The legacy wrapper: since torch 0.4 ``Variable(t)`` returns the tensor itself, and
-    every tensor is a Variable."""
-
-    def __new__(cls, data, requires_grad=False, volatile=False):
-        if requires_grad:
-            data.requires_grad_(True)
-        return data
 
 
 def __getattr__(name):

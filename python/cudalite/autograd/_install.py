@@ -9,6 +9,7 @@ none of it.
 
 from __future__ import annotations
 
+import warnings
 import weakref
 
 import cudalite
@@ -17,6 +18,7 @@ from cudalite._C import Tensor
 from cudalite.autograd import _wrappers as W
 from cudalite.autograd import engine, graph
 from cudalite.autograd.graph import RemovableHandle, set_requires_grad
+from cudalite.autograd.variable import _tp_name
 
 U, B = _ops.UNARY, _ops.BINARY
 
@@ -61,8 +63,8 @@ def _retain_grad(self):
         t = ref()
         if t is None:
             return
-        old = t.grad
-        t.grad = g._clone() if old is None else old + g
+        old = t.__dict__.get("grad")
+        t.__dict__["grad"] = g._clone() if old is None else old + g
 
     fn._add_pre(("retain", self._output_nr), keep)
     self.__dict__["_retains"] = True
@@ -96,13 +98,111 @@ def _copy(self):
     return out
 
 
+_DETACH_VIEW_MSG = (
+    "Can't detach views in-place. Use detach() instead. If you are using "
+    "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, "
+    "gradients are views of DDP buckets, and hence detach_() cannot be called on these "
+    "gradients. To fix this error, please refer to the Optimizer.zero_grad() function in "
+    "torch/optim/optimizer.py as the solution."
+)
+
+
 def _detach_(self):
-    """Removes self from the autograd graph in place."""
+    """Removes self from the autograd graph in place (views refuse, as in torch; only views
+    recorded by autograd are known as views)."""
     d = self.__dict__
+    if "_view_of_leaf" in d or "_base_" in d:
+        raise RuntimeError(_DETACH_VIEW_MSG)
     for k in ("grad_fn", "_output_nr", "_view_of_leaf", "_base_", "_multi_view"):
         d.pop(k, None)
     set_requires_grad(self, False)
     return self
+
+
+# ---- .grad: torch's checks on assignment, and its warning for a non-leaf's .grad ----
+
+_NONLEAF_GRAD_MSG = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information."
+)
+
+# dtype -> (C++ type name, ScalarType name): torch's message prints both spellings
+_DTYPE_NAMES = {
+    "float32": ("float", "Float"),
+    "float64": ("double", "Double"),
+    "float16": ("c10::Half", "Half"),
+    "bfloat16": ("c10::BFloat16", "BFloat16"),
+    "bool": ("bool", "Bool"),
+    "int8": ("signed char", "Char"),
+    "uint8": ("unsigned char", "Byte"),
+    "int16": ("short int", "Short"),
+    "int32": ("int", "Int"),
+    "int64": ("long int", "Long"),
+}
+
+
+def _dtype_names(dtype):
+    key = str(dtype).rpartition(".")[2]
+    return _DTYPE_NAMES.get(key, (key, key))
+
+
+def _get_grad(self):
+    d = self.__dict__
+    g = d.get("grad")
+    if g is None and self.grad_fn is not None and not d.get("_retains"):
+        warnings.warn(_NONLEAF_GRAD_MSG, UserWarning, stacklevel=2)
+    return g
+
+
+def _set_grad(self, grad):
+    if grad is not None:
+        _check_grad(self, grad)
+    self.__dict__["grad"] = grad
+
+
+def _del_grad(self):
+    self.__dict__["grad"] = None
+
+
+def _check_grad(var, grad):
+    if not isinstance(grad, Tensor):
+        raise TypeError(
+            f"assigned grad expected to be a Tensor or None but got grad of type {_tp_name(grad)}"
+        )
+    if grad is var:
+        raise RuntimeError("can't assign Variable as its own grad")
+    if grad.dtype != var.dtype:
+        raise RuntimeError(
+            f"attempting to assign a gradient with dtype '{_dtype_names(grad.dtype)[0]}' to a "
+            f"tensor with grad_dtype '{_dtype_names(var.dtype)[1]}'. The gradient must match "
+            "the tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's "
+            "grad_dtype attribute with a specific dtype, or None to allow any dtype. Set "
+            "grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may "
+            "break downstream systems that assume they match."
+        )
+    gd, vd = grad.device, var.device
+    if gd.type != vd.type:
+        raise RuntimeError(
+            f"attempting to assign a gradient with device type '{gd.type}' to a tensor with "
+            f"device type '{vd.type}'. Please ensure that the gradient and the tensor are on "
+            "the same device"
+        )
+    if grad.get_device() != var.get_device():
+        raise RuntimeError(
+            "attempting to assign a gradient located on device with index "
+            f"'{grad.get_device()}' to a tensor located on device with index "
+            f"'{var.get_device()}'. Please ensure that the gradient and the tensor are on the "
+            "same device"
+        )
+    if tuple(grad.shape) != tuple(var.shape):
+        raise RuntimeError(
+            f"attempting to assign a gradient of size '{list(grad.shape)}' to a tensor of size "
+            f"'{list(var.shape)}'. Please ensure that the gradient and the tensor are the same "
+            "size"
+        )
 
 
 def _deepcopy(self, memo):
@@ -171,6 +271,7 @@ def install():
     T.requires_grad = property(_tensor._get_requires_grad, _set_requires_grad)
     T.requires_grad_ = _requires_grad_
     T.detach_ = _detach_
+    T.grad = property(_get_grad, _set_grad, _del_grad)
     T.backward = _backward
     T.register_hook = _register_hook
     T.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook

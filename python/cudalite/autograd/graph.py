@@ -230,16 +230,17 @@ def stealable(g, refs):
 def accumulate(var, g, create_graph, refs=3):
     """``var.grad += g`` with torch's rules: the first gradient is stored (copied when it may
     be shared), later ones are added in place unless building a differentiable graph."""
-    old = var.grad
+    d = var.__dict__  # .grad's checks and warning are for users (_install._set_grad)
+    old = d.get("grad")
     if old is None:
         if create_graph:
-            var.grad = g
+            d["grad"] = g
         elif g.grad_fn is None and stealable(g, refs):
-            var.grad = g
+            d["grad"] = g
         else:
-            var.grad = g.detach()._clone()
+            d["grad"] = g.detach()._clone()
     elif create_graph or old._rg:
-        var.grad = old + g
+        d["grad"] = old + g
     else:
         _C._binary(_ADD, old, g, old)
     for hook in var.__dict__.get("_post_acc_hooks", ()):

@@ -125,5 +125,11 @@ class ModuleList(Module):
             self.append(m)
         return self
 
+    def insert(self, index, module):
+        """Inserts ``module`` before ``index`` (torch's loop, negative indices included)."""
+        for i in range(len(self._modules), index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
+
     def forward(self, *args):
         raise NotImplementedError('Module [ModuleList] is missing the required "forward" function')

@@ -3,11 +3,13 @@ with torch's traversal, state_dict, device/dtype moves, modes and printing."""
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict, namedtuple
 
 from cudalite import _C
 from cudalite._C import Tensor
 from cudalite.autograd import no_grad
+from cudalite.nn.modules import _hooks
 from cudalite.nn.parameter import Parameter
 
 __all__ = ["Module"]
@@ -43,15 +45,11 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __str__ = __repr__
 
 
-class RemovableHandle:
-    def __init__(self, d, key):
-        self._d, self._key = d, key
-
-    def remove(self):
-        self._d.pop(self._key, None)
-
-
-_hook_id = [0]
+_STATE_DICT_ARGS_MSG = (
+    "Positional args are being deprecated, use kwargs instead. Refer to "
+    "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
+    " for details."
+)
 
 
 class Module:
@@ -78,8 +76,8 @@ class Module:
         d["_buffers"] = {}
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = {}
-        d["_forward_hooks"] = {}
-        d["_forward_pre_hooks"] = {}
+        for name in _hooks.HOOK_DICTS:
+            d[name] = OrderedDict()
 
     def forward(self, *input):
         raise NotImplementedError(
@@ -88,40 +86,24 @@ class Module:
 
     def __call__(self, *args, **kwargs):
         if self._forward_pre_hooks or self._forward_hooks:
-            return self._call_with_hooks(args, kwargs)
+            return _hooks.call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
 
-    def _call_with_hooks(self, args, kwargs):
-        for hook in list(self._forward_pre_hooks.values()):
-            r = hook(self, args)
-            if r is not None:
-                args = r if isinstance(r, tuple) else (r,)
-        out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            r = hook(self, args, out)
-            if r is not None:
-                out = r
-        return out
-
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        """``hook(module, args)`` runs before forward; may return replacement args."""
-        return self._add_hook(self._forward_pre_hooks, hook, prepend)
+        """``hook(module, args)`` runs before forward and may return replacement args; with
+        ``with_kwargs``, ``hook(module, args, kwargs)`` may return ``(args, kwargs)``."""
+        flags = [("_forward_pre_hooks_with_kwargs", with_kwargs)]
+        return _hooks.add_hook(self, "_forward_pre_hooks", hook, prepend, flags)
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
-        """``hook(module, args, output)`` runs after forward; may return a new output."""
-        return self._add_hook(self._forward_hooks, hook, prepend)
-
-    @staticmethod
-    def _add_hook(d, hook, prepend):
-        _hook_id[0] += 1
-        if prepend:
-            items = list(d.items())
-            d.clear()
-            d[_hook_id[0]] = hook
-            d.update(items)
-        else:
-            d[_hook_id[0]] = hook
-        return RemovableHandle(d, _hook_id[0])
+        """``hook(module, args, output)`` (with ``with_kwargs``: ``hook(module, args, kwargs,
+        output)``) runs after forward and may return a new output; with ``always_call`` it
+        also runs when forward raises."""
+        flags = [
+            ("_forward_hooks_with_kwargs", with_kwargs),
+            ("_forward_hooks_always_called", always_call),
+        ]
+        return _hooks.add_hook(self, "_forward_hooks", hook, prepend, flags)
 
     # ---- registration ----
 
@@ -309,8 +291,8 @@ class Module:
                 memo.add(id(m))
                 yield name, m
 
-    def modules(self):
-        for _, m in self.named_modules():
+    def modules(self, remove_duplicate=True):
+        for _, m in self.named_modules(remove_duplicate=remove_duplicate):
             yield m
 
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
@@ -359,7 +341,17 @@ class Module:
     # ---- state ----
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
-        """An OrderedDict of parameters and persistent buffers, keyed like '0.weight'."""
+        """An OrderedDict of parameters and persistent buffers, keyed like '0.weight'.
+        ``destination``, ``prefix`` and ``keep_vars`` may still be given by position (with
+        torch's FutureWarning)."""
+        if args:
+            warnings.warn(_STATE_DICT_ARGS_MSG, FutureWarning, stacklevel=2)
+            if destination is None:
+                destination = args[0]
+            if len(args) > 1 and prefix == "":
+                prefix = args[1]
+            if len(args) > 2 and keep_vars is False:
+                keep_vars = args[2]
         if destination is None:
             destination = OrderedDict()
         for name, p in self._parameters.items():

@@ -1,0 +1,1 @@
+"""Parts of nn.Module kept in their own files (module.py holds the class)."""
