@@ -133,6 +133,27 @@ __global__ void random_kernel(T* p, int64_t n, int kind, double a, double b, int
 }
 
 template <class T>
+__global__ void random_int_kernel(T* p, int64_t n, int64_t lo, uint64_t range, uint64_t seed,
+                                  uint64_t base, bool aligned) {
+  const int64_t counters = (n + 3) / 4;
+  for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < counters;
+       c += int64_t(gridDim.x) * blockDim.x) {
+    philox::Out o = philox::draw(seed, base + uint64_t(c));
+    Vec<T, 4> out;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) {
+      int64_t v = philox::int_from(o, unsigned(l), lo, range);
+      if constexpr (std::is_integral_v<T>) {
+        out.v[l] = T(v);
+      } else {
+        out.v[l] = convert<T>(double(v));
+      }
+    }
+    store4(p, n, c, out, aligned);
+  }
+}
+
+template <class T>
 void launch_random_float(const Tensor& t, int kind, double a, double b, int bits, uint64_t seed,
                          uint64_t base, bool aligned) {
   T* p = reinterpret_cast<T*>(t->data());
@@ -204,11 +225,11 @@ void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& val
 void random_fill(const Tensor& t, int kind, double a, double b, uint64_t seed, uint64_t base) {
   int bits = philox::uniform_bits(t->dtype);
   bool aligned = reinterpret_cast<uintptr_t>(t->data()) % (4 * t->element_size()) == 0;
-  if (kind != 2 && t->dtype == ScalarType::Float32) {
+  if (t->dtype == ScalarType::Float32) {
     launch_random_float<float>(t, kind, a, b, bits, seed, base, aligned);
-  } else if (kind != 2 && t->dtype == ScalarType::Float16) {
+  } else if (t->dtype == ScalarType::Float16) {
     launch_random_float<Half>(t, kind, a, b, bits, seed, base, aligned);
-  } else if (kind != 2 && t->dtype == ScalarType::BFloat16) {
+  } else if (t->dtype == ScalarType::BFloat16) {
     launch_random_float<BFloat16>(t, kind, a, b, bits, seed, base, aligned);
   } else {
     CL_DISPATCH_ALL_TYPES(t->dtype, "random", [&] {
@@ -217,6 +238,15 @@ void random_fill(const Tensor& t, int kind, double a, double b, uint64_t seed, u
           aligned);
     });
   }
+  CL_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+void random_int_fill(const Tensor& t, int64_t lo, uint64_t range, uint64_t seed, uint64_t base) {
+  bool aligned = reinterpret_cast<uintptr_t>(t->data()) % (4 * t->element_size()) == 0;
+  CL_DISPATCH_ALL_TYPES(t->dtype, "random", [&] {
+    random_int_kernel<<<gpu::grid_for((t->numel() + 3) / 4), gpu::kBlock, 0, stream_of(t)>>>(
+        reinterpret_cast<scalar_t*>(t->data()), t->numel(), lo, range, seed, base, aligned);
+  });
   CL_CUDA_KERNEL_LAUNCH_CHECK();
 }
 

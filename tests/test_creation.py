@@ -523,9 +523,37 @@ def test_new_factories(device):
     assert x.new_empty(2).dtype is C.int16
     assert x.new_tensor([1.5, 2]).dtype is C.int16
     assert x.new_tensor([1.5, 2], dtype=C.float32).tolist() == [1.5, 2.0]
-    assert x.new_tensor(C.tensor([9, 8])).dtype is C.int16
     for t in (x.new_zeros(2), x.new_ones(2), x.new_full((2,), 1), x.new_tensor([1])):
         assert t.device == x.device
+    assert x.new_zeros(size=(2, 3)).shape == x.new_empty(size=[2, 3]).shape == (2, 3)
+    assert x.new_ones(size=(2,)).tolist() == [1, 1]
+    assert x.new_full(size=(2,), fill_value=4).tolist() == [4, 4]
+    with pytest.raises(TypeError, match="^new_ones\\(\\) got multiple values for argument 'size'$"):
+        x.new_ones(2, size=(2,))
+    with pytest.raises(TypeError, match='missing 1 required positional arguments: "fill_value"$'):
+        x.new_full((2,))
+
+
+_COPY_WARNING = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+    "or sourceTensor.detach().clone().requires_grad_(True), rather than "
+    "tensor.new_tensor(sourceTensor)."
+)
+
+
+def test_new_tensor_from_a_tensor(device):
+    x = C.zeros(2, dtype=C.int16, device=device)
+    with pytest.warns(UserWarning, match=f"^{re.escape(_COPY_WARNING)}$"):
+        assert x.new_tensor(C.tensor([9, 8])).dtype is C.int16
+    src = C.ones(2, requires_grad=True, device=device)
+    with pytest.warns(UserWarning):
+        t = src.new_tensor(src, requires_grad=True)
+    assert t.requires_grad and t.is_leaf and t.grad_fn is None
+    with pytest.warns(UserWarning):
+        assert not src.new_tensor(src).requires_grad
+    msg = "^Only Tensors of floating point and complex dtype can require gradients$"
+    with pytest.warns(UserWarning), pytest.raises(RuntimeError, match=msg):
+        x.new_tensor(x, requires_grad=True)
 
 
 def test_scalar_tensor():

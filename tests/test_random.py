@@ -189,6 +189,60 @@ def test_random_in_place_defaults():
     assert to_np(C.zeros(100, dtype=C.int64).random_(5)).max() < 5
 
 
+def test_random_in_place_bounds(device):
+    z = lambda dt, n=1000: C.zeros(n, dtype=dt, device=device)  # noqa: E731
+    big = to_np(z(C.int64).random_())  # torch: [0, 2^63 - 1]
+    assert big.min() >= 0 and big.max() > 2**62
+    f16 = to_np(z(C.float16, N).random_())
+    assert f16.min() >= 0 and f16.max() == 2048  # [0, 2^11] for float16
+    assert to_np(z(C.int32).random_(to=3)).max() == 2
+    s = to_np(z(C.int8, N).random_(2, None))  # [2, 127]: from, up to the default maximum
+    assert s.min() == 2 and s.max() == 127
+    s = to_np(z(C.int8, N).random_(-3, None))
+    assert s.min() == -3 and s.max() == 127
+    assert to_np(z(C.bool).random_(1, None)).all()
+    assert (to_np(z(C.int64, 3).random_(2**63 - 1, None)) == 2**63 - 1).all()
+    full = to_np(z(C.int64).random_(-(2**63), None))  # the whole int64 range
+    assert full.min() < -(2**61) and full.max() > 2**61
+    wide = to_np(z(C.int64).random_(-(2**63), 2**63 - 1))
+    assert wide.min() < -(2**61) and wide.max() > 2**61
+    f = to_np(z(C.float32).random_(-1, None))
+    assert f.min() >= -1 and f.max() <= 2**24 and f.max() > 2**23
+    g = C.Generator(device=device).manual_seed(5)
+    a = to_np(z(C.int64, 8).random_(generator=g))
+    g.manual_seed(5)
+    np.testing.assert_array_equal(to_np(z(C.int64, 8).random_(generator=g)), a)
+
+
+@pytest.mark.parametrize(
+    "call, exc, msg",
+    [
+        (lambda: C.zeros(2, dtype=C.int64).random_(0), RuntimeError,
+         "random_ expects 'from' to be less than 'to', but got from=0 >= to=0"),
+        (lambda: C.zeros(2).random_(-3), RuntimeError,
+         "random_ expects 'from' to be less than 'to', but got from=0 >= to=-3"),
+        (lambda: C.zeros(2, dtype=C.int8).random_(200, None), RuntimeError,
+         "from is out of bounds for signed char"),
+        (lambda: C.zeros(2, dtype=C.uint8).random_(-1, None), RuntimeError,
+         "from is out of bounds for unsigned char"),
+        (lambda: C.zeros(2).random_(2**24, None), RuntimeError,
+         "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' casted "
+         "to dtype, but got from=16777216 > to_inc=16777216"),
+        (lambda: C.zeros(2, dtype=C.float16).random_(2**24, None), RuntimeError,
+         "from is out of bounds for c10::Half"),
+        (lambda: C.zeros(2).random_(None), TypeError,
+         "random_() received an invalid combination of arguments - got (NoneType), but "
+         "expected one of:"),
+        (lambda: C.zeros(2).random_(1.5), TypeError,
+         "random_() received an invalid combination of arguments - got (float), but "
+         "expected one of:"),
+    ],
+)  # fmt: skip
+def test_random_in_place_errors(call, exc, msg):
+    with err(exc, msg):
+        call()
+
+
 def test_like_and_zero_size(device):
     x = C.zeros(2, 3, dtype=C.float64, device=device)
     assert C.rand_like(x).dtype is C.float64 and C.rand_like(x).shape == (2, 3)
@@ -230,3 +284,108 @@ def test_random_errors():
         C.zeros(3, dtype=C.int64).uniform_()
     with err(RuntimeError, "Trying to create tensor with negative dimension -1: [-1]"):
         C.randperm(-1)
+
+
+# ---- out= of the factories (random and not: torch takes out= for all of these) ----
+
+
+@pytest.mark.parametrize(
+    "make, expected",
+    [
+        (lambda o: C.zeros(2, 2, out=o), [[0, 0], [0, 0]]),
+        (lambda o: C.ones(3, out=o), [1, 1, 1]),
+        (lambda o: C.full((2,), 7, out=o), [7, 7]),
+        (lambda o: C.arange(3, out=o), [0, 1, 2]),
+        (lambda o: C.linspace(0, 4, 3, out=o), [0, 2, 4]),
+        (lambda o: C.eye(2, 3, out=o), [[1, 0, 0], [0, 1, 0]]),
+    ],
+)
+@pytest.mark.parametrize("size, dtype", [(3, C.float32), (0, C.int64), (5, C.float64)])
+def test_factories_out(make, expected, size, dtype, device):
+    out = C.full((size,), 9, dtype=dtype, device=device)
+    with_warning = size == 5 and expected == [0, 1, 2]  # only arange warns when resizing
+    if with_warning:
+        with pytest.warns(UserWarning, match="^The number of elements in the out tensor of "):
+            r = make(out)
+    else:
+        r = make(out)
+    assert r is out and out.dtype is dtype and out.device.type == device
+    assert out.tolist() == expected
+
+
+def test_factories_out_errors_and_empty(device):
+    o = C.empty(3, dtype=C.int64, device=device)
+    msg = "dtype Float does not match dtype of out parameter (Long)"
+    for call in (
+        lambda: C.zeros(3, out=o, dtype=C.float32),
+        lambda: C.ones(3, out=o, dtype=C.float32),
+        lambda: C.empty(3, out=o, dtype=C.float32),
+        lambda: C.full((3,), 1, out=o, dtype=C.float32),
+        lambda: C.arange(3, out=o, dtype=C.float32),
+        lambda: C.linspace(0, 1, 3, out=o, dtype=C.float32),
+        lambda: C.eye(3, out=o, dtype=C.float32),
+    ):
+        with pytest.raises(RuntimeError, match=f"^{re.escape(msg)}$"):
+            call()
+    assert C.zeros(3, out=o, dtype=C.int64) is o
+    assert C.empty(2, 2, out=o) is o and o.shape == (2, 2) and o.dtype is C.int64
+    with pytest.raises(TypeError, match=re.escape("zeros() received an invalid combination")):
+        C.zeros(2, out=[1])
+    a = C.ones(3, 2, device=device)
+    assert C.arange(6, out=a).tolist() == [[0, 1], [2, 3], [4, 5]]  # arange keeps the shape
+    b = C.ones(4, device=device)
+    C.zeros(2, out=b[::2])  # an out of the right size is written in place
+    assert b.tolist() == [0, 1, 0, 1]
+    c = C.ones(3, device=device)
+    assert C.zeros(3, out=c, requires_grad=True).requires_grad
+    msg = (
+        "aten::zeros(): functions with out=... arguments don't support automatic "
+        "differentiation, but one of the arguments requires grad."
+    )
+    with pytest.raises(RuntimeError, match=f"^{re.escape(msg)}$"):
+        C.zeros(3, out=C.ones(3, requires_grad=True))
+    with C.no_grad():
+        C.zeros(3, out=C.ones(3, requires_grad=True))
+
+
+def test_random_factories_out(device):
+    o = C.full((5,), 9.0, device=device)
+    assert C.rand(2, 2, out=o) is o and o.shape == (2, 2)
+    assert 0 <= to_np(o).min() and to_np(o).max() < 1
+    assert C.randn(3, out=o) is o and o.shape == (3,)
+    i = C.empty(0, dtype=C.int16, device=device)
+    assert C.randint(2, 5, (4,), out=i) is i and i.dtype is C.int16 and i.shape == (4,)
+    assert 2 <= to_np(i).min() and to_np(i).max() < 5
+    assert C.randperm(4, out=i) is i and sorted(i.tolist()) == [0, 1, 2, 3]
+    C.manual_seed(3)
+    a = to_np(C.rand(4, device=device))
+    C.manual_seed(3)
+    np.testing.assert_array_equal(to_np(C.rand(4, out=C.empty(4, device=device))), a)
+    msg = "dtype Float does not match dtype of out parameter (Long)"
+    for fn in (
+        lambda o: C.rand(3, out=o, dtype=C.float32),
+        lambda o: C.randn(3, out=o, dtype=C.float32),
+        lambda o: C.randint(5, (3,), out=o, dtype=C.float32),
+    ):
+        with err(RuntimeError, msg):
+            fn(C.empty(3, dtype=C.int64, device=device))
+    with err(NotImplementedError, "\"check_uniform_bounds\" not implemented for 'Long'"):
+        C.rand(2, out=C.empty(2, dtype=C.int64))
+    with err(RuntimeError, "cannot resize variables that require grad"):
+        C.randn(3, out=C.ones(3, requires_grad=True))
+
+
+def test_int64_ranges_are_exact(device):
+    # Integers are drawn in 64-bit integer arithmetic: ranges near 2^63 keep their low bits.
+    C.manual_seed(3)
+    lo = 2**62
+    x = C.empty(4000, dtype=C.int64, device=device).random_(lo, lo + 3)
+    assert set(x.tolist()) == {lo, lo + 1, lo + 2}
+    top = C.empty(4000, dtype=C.int64, device=device).random_(2**63 - 2, None)
+    assert set(top.tolist()) == {2**63 - 2, 2**63 - 1}  # to_inc is the int64 maximum
+    full = C.empty(4000, dtype=C.int64, device=device).random_(-(2**63), None)
+    v = full.tolist()
+    assert min(v) < -(2**61) and max(v) > 2**61 and len(set(v)) == len(v)
+    C.manual_seed(3)
+    again = C.empty(4000, dtype=C.int64, device=device).random_(lo, lo + 3)
+    assert again.tolist() == x.tolist()

@@ -357,6 +357,34 @@ def err(exc, msg):
     return pytest.raises(exc, match=f"^{re.escape(msg)}$")
 
 
+def test_swapdims_mH_adjoint_is_inference(device):
+    x, a = base(device)
+    same(x.swapdims(0, 2), a.swapaxes(0, 2))
+    same(x.swapdims(dim0=1, dim1=2), a.swapaxes(1, 2))
+    same(C.swapdims(x, 0, 1), a.swapaxes(0, 1))
+    same(x.mH, a.swapaxes(-2, -1))
+    same(x.adjoint(), a.swapaxes(-2, -1))
+    with err(
+        RuntimeError,
+        "tensor.mH is only supported on matrices or batches of matrices. Got 1-D tensor.",
+    ):
+        _ = C.ones(3, device=device).mH
+    with err(
+        RuntimeError,
+        "tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D tensor.",
+    ):
+        C.ones(2, device=device).adjoint()
+    with pytest.warns(UserWarning, match="^Tensor.mH is deprecated on 0-D tensors"):
+        assert C.ones((), device=device).mH.item() == 1.0
+    with pytest.warns(UserWarning, match="^Tensor.mT is deprecated on 0-D tensors. This"):
+        assert C.ones((), device=device).mT.item() == 1.0
+    with pytest.warns(UserWarning, match="^adjoint\\(\\) is deprecated on 0-D tensors"):
+        assert C.ones((), device=device).adjoint().item() == 1.0
+    assert x.is_inference() is False
+    with C.inference_mode():  # cudalite's inference_mode makes ordinary tensors (no_grad)
+        assert C.ones(2, device=device).is_inference() is False
+
+
 def test_view_errors(device):
     x, _ = base(device)
     with err(RuntimeError, "shape '[5, 5]' is invalid for input of size 24"):

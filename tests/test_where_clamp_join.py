@@ -115,6 +115,40 @@ def test_clamp_errors():
         C.tensor([1, 5, 9]).clamp_(2.5, 6)
 
 
+_CLAMP = "{}() received an invalid combination of arguments - got ({}), but expected one of:"
+
+
+def test_clamp_one_tensor_bound_and_one_number_is_a_type_error(device):
+    # torch's clamp takes both bounds as tensors or both as numbers, never one of each.
+    x = C.tensor([1.0, 5.0, 9.0], device=device)
+    m = C.tensor([2.0, 2.0, 2.0], device=device)
+    M = C._tensor._methods
+    for call, name, got in [
+        (lambda: C.clamp(x, m, 6), "clamp", "Tensor, Tensor, int"),
+        (lambda: C.clamp(x, 2, m), "clamp", "Tensor, int, Tensor"),
+        (lambda: C.clamp(x, m, 6, out=C.empty(3)), "clamp", "Tensor, Tensor, int, out=Tensor"),
+        (lambda: C.clamp(x, m, True), "clamp", "Tensor, Tensor, bool"),
+        (lambda: C.clamp(x, "a", 6), "clamp", "Tensor, str, int"),
+        # The methods (as the foundation defines them: once armed, autograd's wrappers call
+        # clamp for clip too).
+        (lambda: M["clamp"](x, m, 6), "clamp", "Tensor, int"),
+        (lambda: M["clamp"](x, 2.5, m), "clamp", "float, Tensor"),
+        (lambda: M["clamp_"](x.clone(), m, 6), "clamp_", "Tensor, int"),
+        (lambda: M["clip"](x, m, 6), "clip", "Tensor, int"),
+        (lambda: x.clamp(m, 6), "clamp", "Tensor, int"),
+    ]:
+        with err(TypeError, _CLAMP.format(name, got)):
+            call()
+    # The keyword forms raise the same TypeError (torch lists the keywords by name).
+    prefix = re.escape("clamp() received an invalid combination of arguments - got (")
+    with pytest.raises(TypeError, match=f"^{prefix}"):
+        C.clamp(x, min=m, max=6)
+    with pytest.raises(TypeError, match=f"^{prefix}"):
+        x.clamp(min=m, max=6.5)
+    assert x.tolist() == [1.0, 5.0, 9.0]
+    assert C.clamp(x, m, None).tolist() == x.clamp(min=m).tolist() == [2.0, 5.0, 9.0]
+
+
 def test_clamp_bounds_must_fit_the_result_dtype(device):
     u = C.zeros(2, dtype=C.uint8, device=device)
     for call in (lambda: u.clamp(-1, 300), lambda: u.clamp(max=300), lambda: u.clamp_(-256, 3)):

@@ -84,6 +84,7 @@ void reduce_cols(ReduceOp, const Tensor&, int64_t, int64_t, int64_t, const Tenso
 }
 void scatter_offsets(const Tensor&, const Tensor&, const Tensor&, bool) { fail(); }
 void random_fill(const Tensor&, int, double, double, uint64_t, uint64_t) { fail(); }
+void random_int_fill(const Tensor&, int64_t, uint64_t, uint64_t, uint64_t) { fail(); }
 }  // namespace cuda
 
 Tensor cuda_matmul(const Tensor&, const Tensor&) { fail(); }

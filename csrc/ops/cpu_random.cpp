@@ -18,4 +18,14 @@ void random_fill(const Tensor& t, int kind, double a, double b, uint64_t seed, u
   });
 }
 
+void random_int_fill(const Tensor& t, int64_t lo, uint64_t range, uint64_t seed, uint64_t base) {
+  CL_DISPATCH_ALL_TYPES(t->dtype, "random", [&] {
+    auto* p = reinterpret_cast<scalar_t*>(t->data());
+    for (int64_t i = 0; i < t->numel(); ++i) {
+      philox::Out o = philox::draw(seed, base + uint64_t(i) / 4);
+      p[i] = scalar_t(philox::int_from(o, unsigned(i % 4), lo, range));
+    }
+  });
+}
+
 }  // namespace cl::cpu

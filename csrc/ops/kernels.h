@@ -21,8 +21,10 @@ namespace cl {
   void gather_offsets(const Tensor& src, const Tensor& offsets, const Tensor& out);                \
   void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& values,             \
                        bool accumulate);                                                           \
-  /* Philox: kind 0 uniform [a, b), 1 normal(a, b), 2 integers [a, b) */                           \
-  void random_fill(const Tensor& t, int kind, double a, double b, uint64_t seed, uint64_t offset);
+  /* Philox: kind 0 uniform [a, b), 1 normal(a, b) */                                              \
+  void random_fill(const Tensor& t, int kind, double a, double b, uint64_t seed, uint64_t offset); \
+  /* Philox integers in [lo, lo + range), exactly (range 0: all 64 bits) */                        \
+  void random_int_fill(const Tensor& t, int64_t lo, uint64_t range, uint64_t seed, uint64_t offset);
 
 namespace cpu {
 CL_DECLARE_KERNELS

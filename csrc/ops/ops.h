@@ -140,7 +140,7 @@ Tensor cat(const std::vector<Tensor>& ts, int64_t dim);
 void uniform_(const Tensor& t, double lo, double hi, Generator* gen = nullptr);
 void normal_(const Tensor& t, double mean, double std, Generator* gen = nullptr);
 void random_int_(const Tensor& t, int64_t lo, int64_t hi,
-                 Generator* gen = nullptr);  // [lo, hi)
+                 Generator* gen = nullptr);  // [lo, hi], every int64 range exactly
 
 // Matrix products on CUDA through cuBLAS (the CPU path goes through NumPy's BLAS).
 Tensor cuda_matmul(const Tensor& a, const Tensor& b);

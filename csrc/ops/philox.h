@@ -87,16 +87,10 @@ CL_HOST_DEVICE inline void sample4(int kind, double a, double b, int bits, uint6
       out[p] = a + b * r * c;
       out[p + 1] = a + b * r * s;
     }
-  } else {
-    uint64_t range = uint64_t(b - a);
-    for (int l = 0; l < 4; ++l) {
-      uint64_t v = (uint64_t(o.w[l]) << 32) | o.w[l ^ 1];
-      out[l] = a + double(v % range);
-    }
   }
 }
 
-// Value for element i. kind: 0 uniform [a, b), 1 normal(a, b), 2 integer in [a, b).
+// Value for element i. kind: 0 uniform [a, b), 1 normal(a, b) (integers: int_from).
 CL_HOST_DEVICE inline double sample(int kind, double a, double b, int bits, uint64_t seed,
                                     uint64_t base, uint64_t i) {
   Out o = draw(seed, base + i / 4);
@@ -110,9 +104,15 @@ CL_HOST_DEVICE inline double sample(int kind, double a, double b, int bits, uint
     double t = 6.283185307179586 * u2;
     return a + b * r * ((lane & 1u) ? sin(t) : cos(t));
   }
-  uint64_t range = uint64_t(b - a);
+  return 0.0;
+}
+
+// Integer element from lane `lane` of a draw: the 64 bits of lanes (lane, lane ^ 1), reduced
+// to [lo, lo + range) in integer arithmetic, so every int64 range is exact (range 0: all 64
+// bits, the whole int64 range from lo = INT64_MIN).
+CL_HOST_DEVICE inline int64_t int_from(const Out& o, unsigned lane, int64_t lo, uint64_t range) {
   uint64_t v = (uint64_t(o.w[lane]) << 32) | o.w[lane ^ 1u];
-  return a + double(v % range);
+  return int64_t(uint64_t(lo) + (range ? v % range : v));
 }
 
 }  // namespace cl::philox

@@ -15,12 +15,14 @@ constexpr int kMaxCudaDevices = 64;
 Generator& generator_for(Device d, Generator* gen) {
   if (gen == nullptr) return *default_generator(d);
   CL_CHECK(gen->device().type == d.type, "Expected a '", device_type_name(d.type),
-           "' device type for generator but found '", device_type_name(gen->device().type),
-           "'");
+           "' device type for generator but found '", device_type_name(gen->device().type), "'");
   return *gen;
 }
 
-void fill(const Tensor& t, int kind, double a, double b, Generator* gen) {
+// Fills t (through a dense temporary when it isn't contiguous) with draw(dense, seed,
+// first counter) on t's device.
+template <class Draw>
+void fill(const Tensor& t, Generator* gen, Draw draw) {
   Device d = resolve_device(t->device());
   Generator& g = generator_for(d, gen);
   if (t->numel() == 0) return;
@@ -28,11 +30,21 @@ void fill(const Tensor& t, int kind, double a, double b, Generator* gen) {
   auto [seed, base] = g.reserve(t->numel());
   if (d.is_cuda()) {
     cuda::DeviceGuard guard(d.index);
-    cuda::random_fill(dense, kind, a, b, seed, base);
+    draw(dense, seed, base);
   } else {
-    cpu::random_fill(dense, kind, a, b, seed, base);
+    draw(dense, seed, base);
   }
   if (dense != t) copy_(t, dense);
+}
+
+void fill(const Tensor& t, int kind, double a, double b, Generator* gen) {
+  fill(t, gen, [&](const Tensor& dense, uint64_t seed, uint64_t base) {
+    if (dense->is_cuda()) {
+      cuda::random_fill(dense, kind, a, b, seed, base);
+    } else {
+      cpu::random_fill(dense, kind, a, b, seed, base);
+    }
+  });
 }
 
 }  // namespace
@@ -99,9 +111,18 @@ void normal_(const Tensor& t, double mean, double std, Generator* gen) {
 }
 
 void random_int_(const Tensor& t, int64_t lo, int64_t hi, Generator* gen) {
-  CL_CHECK(lo < hi, "random_ expects 'from' to be less than 'to', but got from=", lo,
-           " >= to=", hi);
-  fill(t, 2, double(lo), double(hi), gen);
+  CL_CHECK(lo <= hi,
+           "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' "
+           "casted to dtype, but got from=",
+           lo, " > to_inc=", hi);
+  uint64_t range = uint64_t(hi) - uint64_t(lo) + 1;  // exact; 0 (2^64): the whole int64 range
+  fill(t, gen, [&](const Tensor& dense, uint64_t seed, uint64_t base) {
+    if (dense->is_cuda()) {
+      cuda::random_int_fill(dense, lo, range, seed, base);
+    } else {
+      cpu::random_int_fill(dense, lo, range, seed, base);
+    }
+  });
 }
 
 }  // namespace cl

@@ -22,6 +22,7 @@ from cudalite._C import bfloat16, bool, float16, float32, float64, int8, int16, 
 from cudalite._size import Size
 from cudalite import _tensor, _tensor_math, _legacy
 from cudalite._creation import *  # noqa: F403
+from cudalite._creation_random import *  # noqa: F403
 from cudalite._ops import *  # noqa: F403
 from cudalite._reductions import *  # noqa: F403
 from cudalite._reductions import return_types
@@ -76,6 +77,7 @@ def _dtype_from_name(name):
 from cudalite.autograd import _install as _autograd_install  # noqa: E402
 
 _autograd_install.install()
+swapdims = swapaxes  # noqa: F405 - torch's other name for it
 
 
 def __getattr__(name):

@@ -7,7 +7,6 @@ import warnings
 from cudalite import _C
 from cudalite._C import Tensor
 from cudalite._lazy import is_ndarray, numpy
-from cudalite.random import _check_generator
 
 __all__ = [
     "tensor",
@@ -24,14 +23,6 @@ __all__ = [
     "zeros_like",
     "ones_like",
     "full_like",
-    "rand",
-    "randn",
-    "randint",
-    "rand_like",
-    "randn_like",
-    "randint_like",
-    "randperm",
-    "normal",
     "scalar_tensor",
 ]
 
@@ -104,6 +95,54 @@ def _finish(t, requires_grad, pin_memory=False):
     return t
 
 
+def _type_name(a):
+    return "Tensor" if isinstance(a, Tensor) else type(a).__name__
+
+
+def _check_out(out, name, args, dtype, device):
+    """torch's checks of a factory's ``out=``; returns the dtype to make the values in."""
+    if not isinstance(out, Tensor):
+        got = ", ".join([_type_name(a) for a in args] + [f"out={_type_name(out)}"])
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments - got ({got}), but "
+            "expected one of:"
+        )
+    if dtype is not None and dtype != out.dtype:
+        raise RuntimeError(
+            f"dtype {dtype._short_name} does not match dtype of out parameter "
+            f"({out.dtype._short_name})"
+        )
+    if device is not None:
+        dev = device if isinstance(device, _C.device) else _C.device(device)
+        if dev.type != out.device.type:
+            raise RuntimeError(
+                f"device type {dev.type} does not match device type of out parameter "
+                f"({out.device.type})"
+            )
+    if out.requires_grad and _C._is_grad_enabled():
+        if name in ("empty", "randn"):  # these resize first, as torch's do
+            raise RuntimeError("cannot resize variables that require grad")
+        raise RuntimeError(
+            f"aten::{name}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
+    return out.dtype
+
+
+def _resize_out(out, shape):
+    """Gives ``out`` the shape ``shape`` (new memory when it changes: there is no resize_ that
+    keeps the storage). torch's factories resize out tensors without a warning."""
+    if list(out.shape) != list(shape):
+        out._set_metadata(_C._empty(list(shape), out.dtype, out.device, False))
+
+
+def _write_out(out, r, requires_grad):
+    """Writes the factory's result ``r`` (made in out's dtype and device) into ``out``."""
+    _resize_out(out, r.shape)
+    _C._copy_(out, r, False)
+    return _finish(out, requires_grad)
+
+
 def _from_ndarray(arr, dtype, device):
     # from_numpy refuses what torch.tensor refuses (negative strides, a non-native byte order);
     # the copy keeps the memory order of the array, as torch.tensor does.
@@ -150,11 +189,12 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 
 def _empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False, out=None):
     """empty's general path: what _C.empty does not handle itself (Note [empty in one call])."""
-    t = _C._empty(_size(size, "empty"), dtype, device, pin_memory)
+    shape = _size(size, "empty")
     if out is not None:
-        out._set_metadata(t)
-        return out
-    return _finish(t, requires_grad)
+        _check_out(out, "empty", size, dtype, device)
+        _resize_out(out, shape)  # the values are left as they are
+        return _finish(out, requires_grad)
+    return _finish(_C._empty(shape, dtype, device, pin_memory), requires_grad)
 
 
 def _filled(shape, value, dtype, device, requires_grad, pin_memory=False):
@@ -162,15 +202,27 @@ def _filled(shape, value, dtype, device, requires_grad, pin_memory=False):
     return _finish(t, requires_grad, pin_memory)
 
 
-def _zeros(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def _filled_out(out, name, size, shape, value, dtype, device, requires_grad):
+    _check_out(out, name, size, dtype, device)
+    _resize_out(out, shape)
+    _C._fill_(out, value)
+    return _finish(out, requires_grad)
+
+
+def _zeros(*size, dtype=None, device=None, requires_grad=False, pin_memory=False, out=None):
     shape = _size(size, "zeros")
     if shape and min(shape) < 0:
         raise RuntimeError("zeros: Dimension size must be non-negative.")
+    if out is not None:
+        return _filled_out(out, "zeros", size, shape, 0, dtype, device, requires_grad)
     return _filled(shape, 0, dtype, device, requires_grad, pin_memory)
 
 
-def _ones(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    return _filled(_size(size, "ones"), 1, dtype, device, requires_grad, pin_memory)
+def _ones(*size, dtype=None, device=None, requires_grad=False, pin_memory=False, out=None):
+    shape = _size(size, "ones")
+    if out is not None:
+        return _filled_out(out, "ones", size, shape, 1, dtype, device, requires_grad)
+    return _filled(shape, 1, dtype, device, requires_grad, pin_memory)
 
 
 # empty, zeros and ones take their common calls in C (Note [empty in one call]) and hand the
@@ -181,11 +233,17 @@ for _name, _slow in (("empty", _empty), ("zeros", _zeros), ("ones", _ones)):
 empty, zeros, ones = _C.empty, _C.zeros, _C.ones
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def full(
+    size, fill_value, *, out=None, dtype=None, device=None, requires_grad=False, pin_memory=False
+):
     """A tensor filled with ``fill_value``; the dtype follows the value like torch."""
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     shape = _size((size,), "full", sequence_only=True)
+    if out is not None:
+        dtype = _check_out(out, "full", (size, fill_value), dtype, device)
+        t = _C._full(shape, fill_value, dtype, out.device)
+        return _write_out(out, t, requires_grad)
     return _finish(_C._full(shape, fill_value, dtype, device), requires_grad, pin_memory)
 
 
@@ -194,33 +252,69 @@ def _num(x):
 
 
 def arange(
-    start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False, pin_memory=False
+    start=0,
+    end=None,
+    step=1,
+    *,
+    out=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
 ):
     """Values from ``start`` to ``end`` (exclusive) spaced by ``step``."""
     from cudalite import get_default_dtype, int64
 
+    if out is not None:
+        given = (start,) if end is None else (start, end, step)
+        dtype, device = _check_out(out, "arange", given, dtype, device), out.device
     start, end, step = _num(start), _num(end), _num(step)
     if end is None:
         start, end = 0, start
     if dtype is None:
         is_float = any(isinstance(v, float) for v in (start, end, step))
         dtype = get_default_dtype() if is_float else int64
-    return _finish(_C._arange(start, end, step, dtype, device), requires_grad, pin_memory)
+    t = _C._arange(start, end, step, dtype, device)
+    if out is None:
+        return _finish(t, requires_grad, pin_memory)
+    if out.numel() == t.numel():  # arange keeps the shape of an out of the right size
+        return _write_out(out, t.reshape(out.shape), requires_grad)
+    if out.numel():
+        warnings.warn(
+            f"The number of elements in the out tensor of shape {list(out.shape)} is "
+            f"{out.numel()} which does not match the computed number of elements {t.numel()}. "
+            "Note that this may occur as a result of rounding error. The out tensor will be "
+            f"resized to a tensor of shape ({t.numel()},).",
+            UserWarning,
+            stacklevel=2,
+        )
+    return _write_out(out, t, requires_grad)
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def linspace(
+    start, end, steps, *, out=None, dtype=None, device=None, requires_grad=False, pin_memory=False
+):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     from cudalite import get_default_dtype
 
+    if out is not None:
+        dtype = _check_out(out, "linspace", (start, end, steps), dtype, device)
+        t = _C._linspace(_num(start), _num(end), steps, dtype, out.device)
+        return _write_out(out, t, requires_grad)
     t = _C._linspace(_num(start), _num(end), steps, dtype or get_default_dtype(), device)
     return _finish(t, requires_grad, pin_memory)
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def eye(n, m=None, *, out=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A 2-D tensor with ones on the diagonal."""
     from cudalite import get_default_dtype
 
+    if out is not None:
+        given = (n,) if m is None else (n, m)
+        dtype, device = _check_out(out, "eye", given, dtype, device), out.device
     t = _C._eye(n, n if m is None else m, dtype or get_default_dtype(), device)
+    if out is not None:
+        return _write_out(out, t, requires_grad)
     return _finish(t, requires_grad, pin_memory)
 
 
@@ -262,162 +356,3 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     """``fill_value`` with ``input``'s size, dtype and device."""
     dt, dev = _like(input, dtype, device)
     return _filled_like(input, fill_value, dt, dev, requires_grad, pin_memory)
-
-
-def _random(size, dtype, device, fill, requires_grad, pin_memory=False):
-    t = _C._empty(size, dtype or _C.get_default_dtype(), device, pin_memory)
-    fill(t)
-    return _finish(t, requires_grad)
-
-
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """Uniform random numbers in [0, 1)."""
-    return _random(
-        _size(size, "rand"),
-        dtype,
-        device,
-        lambda t: _C._uniform_(t, 0.0, 1.0, _check_generator(generator, "rand")),
-        requires_grad,
-        pin_memory,
-    )
-
-
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """Standard normal random numbers."""
-    return _random(
-        _size(size, "randn"),
-        dtype,
-        device,
-        lambda t: _C._normal_(t, 0.0, 1.0, _check_generator(generator, "randn")),
-        requires_grad,
-        pin_memory,
-    )
-
-
-def randint(
-    *args,
-    size=None,
-    low=None,
-    high=None,
-    generator=None,
-    dtype=None,
-    device=None,
-    requires_grad=False,
-    pin_memory=False,
-):
-    """Random integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
-    from cudalite import int64
-
-    args = list(args)
-    if high is not None:
-        args = [0 if low is None else low, high, *args]
-    if size is None:
-        if not args:
-            raise TypeError("randint() missing required argument 'size'")
-        size = args.pop()
-    if len(args) == 1:
-        low, high = 0, args[0]
-        if not hasattr(high, "__index__"):
-            raise TypeError(
-                f"randint(): argument 'high' (position 1) must be int, not {type(high).__name__}"
-            )
-    elif len(args) == 2:
-        low, high = args
-        if not all(hasattr(v, "__index__") for v in args):
-            got = ", ".join(type(v).__name__ for v in (*args, size))
-            raise TypeError(
-                f"randint() received an invalid combination of arguments - got "
-                f"({got}), but expected one of:"
-            )
-    else:
-        raise TypeError("randint() received an invalid combination of arguments")
-    shape = _size((size,), "randint", pos=2, sequence_only=True)
-    t = _C._empty(shape, dtype or int64, device, pin_memory)
-    check_random_bounds(t.dtype, int(low), int(high))
-    _C._random_int_(t, int(low), int(high), _check_generator(generator, "randint"))
-    return _finish(t, requires_grad)
-
-
-_INT_BOUNDS = {
-    "uint8": (0, 255, "unsigned char"),
-    "int8": (-128, 127, "signed char"),
-    "int16": (-(2**15), 2**15 - 1, "short int"),
-    "int32": (-(2**31), 2**31 - 1, "int"),
-    "int64": (-(2**63), 2**63 - 1, "long int"),
-    "bool": (0, 1, "bool"),
-}
-
-
-def check_random_bounds(dtype, low, high):
-    """torch's random_(from, to) checks for integer dtypes."""
-    if low >= high:
-        raise RuntimeError(
-            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
-        )
-    if dtype._name in _INT_BOUNDS:
-        lo, hi, cpp = _INT_BOUNDS[dtype._name]
-        if not lo <= low <= hi:
-            raise RuntimeError(f"from is out of bounds for {cpp}")
-        if not lo <= high - 1 <= hi:
-            raise RuntimeError(f"to - 1 is out of bounds for {cpp}")
-
-
-def rand_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """Uniform random numbers with ``input``'s size, dtype and device."""
-    t = _empty_like_input(input, *_like(input, dtype, device), pin_memory)
-    _C._uniform_(t, 0.0, 1.0)
-    return _finish(t, requires_grad)
-
-
-def randn_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """Normal random numbers with ``input``'s size, dtype and device."""
-    t = _empty_like_input(input, *_like(input, dtype, device), pin_memory)
-    _C._normal_(t, 0.0, 1.0)
-    return _finish(t, requires_grad)
-
-
-def randint_like(
-    input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, pin_memory=False
-):
-    """Random integers with ``input``'s size, dtype and device."""
-    if high is None:
-        low, high = 0, low
-    dt, dev = _like(input, dtype, device)
-    return randint(
-        low,
-        high,
-        list(input.shape),
-        dtype=dt,
-        device=dev,
-        requires_grad=requires_grad,
-        pin_memory=pin_memory,
-    )
-
-
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """A random permutation of 0..n-1: random keys drawn by the generator of the result's
-    device, sorted on the host."""
-    from cudalite import int64
-
-    gen = _check_generator(generator, "randperm")
-    keys = _C._empty([n], _C.float64, device, False)
-    _C._uniform_(keys, 0.0, 1.0, gen)
-    np = numpy()
-    perm = np.argsort(_C._numpy(_C._to(keys, "cpu", None, False, False)), kind="stable")
-    perm = perm.astype(np.int64)
-    t = _C._to(_C.from_numpy(perm), device, dtype or int64, False, False)
-    return _finish(t, requires_grad, pin_memory)
-
-
-def normal(mean, std, size=None, *, generator=None, dtype=None, device=None):
-    """Normal random numbers with the given mean and std (numbers) and size."""
-    if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        m = mean if isinstance(mean, Tensor) else None
-        s = std if isinstance(std, Tensor) else None
-        ref = m if m is not None else s
-        z = randn(list(ref.shape), dtype=ref.dtype, device=ref.device, generator=generator)
-        return z * std + mean
-    shape = _size((size,), "normal", pos=3, sequence_only=True)
-    t = _C._empty(shape, dtype or _C.get_default_dtype(), device, False)
-    _C._normal_(t, float(mean), float(std), _check_generator(generator, "normal"))
-    return t

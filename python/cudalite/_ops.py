@@ -303,8 +303,37 @@ def where(condition, input=None, other=None):
     return _C._where(condition, input, other)
 
 
+def _clamp_bound_kind(b):
+    if b is None:
+        return None
+    if isinstance(b, Tensor):
+        return "Tensor"
+    return "Number" if isinstance(b, _NUMBER) or is_np_number(b) else "other"
+
+
+def check_clamp_args(name, input, min, max, out=None, method=False):
+    """torch's clamp takes both bounds as Tensors or both as numbers (two overloads): other
+    mixes get its parser's TypeError (the arguments listed as if given by position, as the
+    autograd wrappers pass them)."""
+    kmin, kmax = _clamp_bound_kind(min), _clamp_bound_kind(max)
+    if (
+        (kmin is None or kmax is None or kmin == kmax)
+        and "other" not in (kmin, kmax)
+        and (method or isinstance(input, Tensor))
+    ):
+        return
+    got = [_type_name(a) for a in ((min, max) if method else (input, min, max))]
+    if out is not None:
+        got.append(f"out={_type_name(out)}")
+    raise TypeError(
+        f"{name}() received an invalid combination of arguments - got ({', '.join(got)}), "
+        "but expected one of:"
+    )
+
+
 def clamp(input, min=None, max=None, *, out=None):
     """Limits values to [min, max]."""
+    check_clamp_args("clamp", input, min, max, out)
     if out is not None:
         for bound in (min, max):
             rt = None if bound is None else _C._result_type(input, bound)
@@ -327,7 +356,7 @@ def clamp(input, min=None, max=None, *, out=None):
     return _C._clamp(input, min, max, out)
 
 
-clip = clamp
+clip = clamp  # (the autograd wrapper of clamp serves as both)
 
 
 def lerp(input, end, weight):

@@ -8,8 +8,9 @@ no re-wrapping); this module adds the methods that are compositions, in the way
 from __future__ import annotations
 
 import copy as _copy
+import warnings
 
-from cudalite import _C, _creation, _indexing
+from cudalite import _C, _creation, _creation_random, _indexing
 from cudalite._C import Tensor
 from cudalite.random import _check_generator
 
@@ -313,29 +314,57 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None):
     return self
 
 
+_NO_ARG = object()
+
+
+def _random_arg_error(args):
+    got = ", ".join(type(a).__name__ for a in args)
+    return TypeError(
+        f"random_() received an invalid combination of arguments - got ({got}), but expected "
+        "one of:"
+    )
+
+
 @method
-def random_(self, from_=0, to=None, *, generator=None):
-    """Fills self with random integers in [from_, to)."""
-    if to is None:
-        # torch's default: every value of an integer dtype, [0, 2^mantissa] for floats.
-        default = {
-            "bool": 2,
-            "uint8": 256,
-            "float16": 2**11 + 1,
-            "bfloat16": 2**8 + 1,
-            "float32": 2**24 + 1,
-            "float64": 2**53 + 1,
-        }.get(self.dtype._name, 2 ** (self.element_size() * 8 - 1))
-        from_, to = 0, from_ if from_ else default
-    _creation.check_random_bounds(self.dtype, int(from_), int(to))
-    _C._random_int_(self, int(from_), int(to), _check_generator(generator, "random_"))
+def random_(self, from_=_NO_ARG, to=_NO_ARG, *, generator=None):
+    """Fills self with random integers: ``random_()`` over the dtype's values (integers up
+    to 2^digits for floating dtypes), ``random_(to)`` in [0, to), ``random_(from, to)`` in
+    [from, to), ``random_(from, None)`` from ``from`` up to the default maximum."""
+    given = [a for a in (from_, to) if a is not _NO_ARG]
+    if from_ is _NO_ARG and to is not _NO_ARG:
+        from_, to = 0, to  # random_(to=n)
+    elif from_ is not _NO_ARG and to is _NO_ARG:
+        from_, to = 0, from_  # random_(n): n is the upper bound
+    for i, a in enumerate(given):
+        if not (hasattr(a, "__index__") or (a is None and i == 1)):
+            raise _random_arg_error(given)
+    gen = _check_generator(generator, "random_")
+    if not given:
+        lo, hi_inc = 0, _creation_random.random_max(self.dtype)
+    elif to is None:
+        lo, hi_inc = _creation_random.random_from_bounds(self.dtype, int(from_))
+    else:
+        lo, hi = int(from_), int(to)
+        _creation_random.check_random_bounds(self.dtype, lo, hi)
+        hi_inc = hi - 1
+    _creation_random.random_int_inclusive_(self, lo, hi_inc, gen)
     return self
 
 
 def _new(name, factory):
     def fn(self, *args, dtype=None, device=None, requires_grad=False, **kw):
-        if not args and "size" not in kw:
+        if "size" in kw:
+            if args:
+                raise TypeError(f"{name}() got multiple values for argument 'size'")
+            args = (kw.pop("size"),)
+        if not args:
+            if name == "new_full":  # (torch's wording)
+                raise TypeError(
+                    'new_full() missing 2 required positional argument: "size", "fill_value"'
+                )
             raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+        if name == "new_full" and len(args) < 2 and "fill_value" not in kw:
+            raise TypeError('new_full() missing 1 required positional arguments: "fill_value"')
         return factory(
             *args,
             dtype=dtype or self.dtype,
@@ -366,7 +395,15 @@ _methods["new_full"] = _new("new_full", _creation.full)
 def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     """A new tensor from ``data`` with self's dtype and device by default."""
     if isinstance(data, Tensor):
-        return _C._to(data, device or self.device, dtype or self.dtype, False, True)
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
+            "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
+            "tensor.new_tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
+        t = _C._to(data.detach(), device or self.device, dtype or self.dtype, False, True)
+        return _creation._finish(t, requires_grad)
     return _creation.tensor(
         data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad
     )

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from cudalite import _C, _indexing, _ops, _reductions
 from cudalite._tensor import _methods, fast_methods, method
 
@@ -155,17 +157,17 @@ def div(self, other, *, rounding_mode=None):
 _methods["divide"] = _methods["div"]
 
 
-@method
-def clamp(self, min=None, max=None):
-    return _ops.clamp(self, min, max)
+def _clamp_method(name, inplace):
+    def fn(self, min=None, max=None):
+        _ops.check_clamp_args(name, self, min, max, method=True)
+        return _ops.clamp(self, min, max, out=self if inplace else None)
+
+    fn.__name__ = name
+    return fn
 
 
-@method
-def clamp_(self, min=None, max=None):
-    return _ops.clamp(self, min, max, out=self)
-
-
-_methods["clip"], _methods["clip_"] = _methods["clamp"], _methods["clamp_"]
+for _n in ("clamp", "clip"):
+    _methods[_n], _methods[_n + "_"] = _clamp_method(_n, False), _clamp_method(_n + "_", True)
 
 
 @method
@@ -271,6 +273,7 @@ for _n in (
     "nanmean",
 ):
     _methods[_n] = getattr(_reductions, _n)
+
 fast_methods(sum=_reductions.sum)
 
 
@@ -317,6 +320,36 @@ def index_put_(self, indices, values, accumulate=False):
 
 
 # Shapes.
+
+
+@method
+def swapdims(self, dim0, dim1):
+    return self.transpose(dim0, dim1)
+
+
+@method
+def adjoint(self):
+    if self.dim() == 0:
+        warnings.warn(
+            "adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
+            UserWarning,
+            stacklevel=2,
+        )
+        return self._alias()
+    if self.dim() < 2:
+        raise RuntimeError(
+            "tensor.adjoint() is only supported on matrices or batches of matrices. "
+            f"Got {self.dim()}-D tensor."
+        )
+    return self.transpose(-2, -1)  # (no complex dtypes: the conjugate is the tensor)
+
+
+@method
+def is_inference(self):
+    # cudalite's inference_mode is no_grad: tensors made in it are ordinary tensors.
+    return False
+
+
 @method
 def t(self):
     if self.dim() > 2:
@@ -328,13 +361,26 @@ def _T(self):  # noqa: N802
     return self.permute(*reversed(range(self.dim())))
 
 
-def _mT(self):  # noqa: N802
-    if self.dim() < 2:
-        raise RuntimeError(
-            "tensor.mT is only supported on matrices or batches of matrices. "
-            f"Got {self.dim()}-D tensor."
-        )
-    return self.transpose(-2, -1)
+def _matrix_transpose(name):
+    def fn(self):
+        if self.dim() == 0:  # torch: the identity, with a deprecation warning
+            hint = (
+                "Consider using x.conj()."
+                if name == "mH"
+                else "This function is the identity in these cases."
+            )
+            warnings.warn(
+                f"Tensor.{name} is deprecated on 0-D tensors. {hint}", UserWarning, stacklevel=2
+            )
+            return self._alias()
+        if self.dim() < 2:
+            raise RuntimeError(
+                f"tensor.{name} is only supported on matrices or batches of matrices. "
+                f"Got {self.dim()}-D tensor."
+            )
+        return self.transpose(-2, -1)  # mH too: no complex dtypes, nothing to conjugate
+
+    return fn
 
 
 @method
@@ -464,4 +510,5 @@ def flip(self, *dims):
 
 def install_properties(Tensor):
     Tensor.T = property(_T)
-    Tensor.mT = property(_mT)
+    Tensor.mT = property(_matrix_transpose("mT"))
+    Tensor.mH = property(_matrix_transpose("mH"))

@@ -1,0 +1,270 @@
+"""Random tensors: rand, randn, randint, randperm, normal and the *_like forms, with
+torch's bounds checks for random_ (generator= everywhere; docs/random.md)."""
+
+from __future__ import annotations
+
+from cudalite import _C
+from cudalite._C import Tensor
+from cudalite._creation import (
+    _check_out,
+    _empty_like_input,
+    _finish,
+    _like,
+    _resize_out,
+    _size,
+    _write_out,
+)
+from cudalite._lazy import numpy
+from cudalite.random import _check_generator
+
+__all__ = [
+    "rand",
+    "randn",
+    "randint",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "randperm",
+    "normal",
+]
+
+
+def _random(size, dtype, device, fill, requires_grad, pin_memory=False, out=None):
+    if out is not None:
+        _resize_out(out, size)
+        fill(out)  # (out has the dtype checked by _check_out)
+        return _finish(out, requires_grad)
+    t = _C._empty(size, dtype or _C.get_default_dtype(), device, pin_memory)
+    fill(t)
+    return _finish(t, requires_grad)
+
+
+def rand(
+    *size,
+    generator=None,
+    out=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+):
+    """Uniform random numbers in [0, 1)."""
+    shape = _size(size, "rand")
+    if out is not None:
+        _check_out(out, "rand", size, dtype, device)
+    return _random(
+        shape,
+        dtype,
+        device,
+        lambda t: _C._uniform_(t, 0.0, 1.0, _check_generator(generator, "rand")),
+        requires_grad,
+        pin_memory,
+        out,
+    )
+
+
+def randn(
+    *size,
+    generator=None,
+    out=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+):
+    """Standard normal random numbers."""
+    shape = _size(size, "randn")
+    if out is not None:
+        _check_out(out, "randn", size, dtype, device)
+    return _random(
+        shape,
+        dtype,
+        device,
+        lambda t: _C._normal_(t, 0.0, 1.0, _check_generator(generator, "randn")),
+        requires_grad,
+        pin_memory,
+        out,
+    )
+
+
+def randint(
+    *args,
+    size=None,
+    low=None,
+    high=None,
+    generator=None,
+    out=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+):
+    """Random integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
+    from cudalite import int64
+
+    if out is not None:
+        dtype = _check_out(out, "randint", args, dtype, device)
+        device = out.device
+    args = list(args)
+    if high is not None:
+        args = [0 if low is None else low, high, *args]
+    if size is None:
+        if not args:
+            raise TypeError("randint() missing required argument 'size'")
+        size = args.pop()
+    if len(args) == 1:
+        low, high = 0, args[0]
+        if not hasattr(high, "__index__"):
+            raise TypeError(
+                f"randint(): argument 'high' (position 1) must be int, not {type(high).__name__}"
+            )
+    elif len(args) == 2:
+        low, high = args
+        if not all(hasattr(v, "__index__") for v in args):
+            got = ", ".join(type(v).__name__ for v in (*args, size))
+            raise TypeError(
+                f"randint() received an invalid combination of arguments - got "
+                f"({got}), but expected one of:"
+            )
+    else:
+        raise TypeError("randint() received an invalid combination of arguments")
+    shape = _size((size,), "randint", pos=2, sequence_only=True)
+    if out is not None:
+        check_random_bounds(out.dtype, int(low), int(high))
+        _resize_out(out, shape)
+        t = out
+    else:
+        t = _C._empty(shape, dtype or int64, device, pin_memory)
+        check_random_bounds(t.dtype, int(low), int(high))
+    _C._random_int_(t, int(low), int(high) - 1, _check_generator(generator, "randint"))
+    return _finish(t, requires_grad)
+
+
+_INT_BOUNDS = {
+    "uint8": (0, 255, "unsigned char"),
+    "int8": (-128, 127, "signed char"),
+    "int16": (-(2**15), 2**15 - 1, "short int"),
+    "int32": (-(2**31), 2**31 - 1, "int"),
+    "int64": (-(2**63), 2**63 - 1, "long int"),
+    "bool": (0, 1, "bool"),
+}
+
+
+def check_random_bounds(dtype, low, high):
+    """torch's random_(from, to) checks for integer dtypes."""
+    if low >= high:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
+    if dtype._name in _INT_BOUNDS:
+        lo, hi, cpp = _INT_BOUNDS[dtype._name]
+        if not lo <= low <= hi:
+            raise RuntimeError(f"from is out of bounds for {cpp}")
+        if not lo <= high - 1 <= hi:
+            raise RuntimeError(f"to - 1 is out of bounds for {cpp}")
+
+
+# Floating dtypes: the largest value random_() draws unbounded (2^digits: every integer up to
+# it is exact, as torch has it), the dtype's largest value and its C++ name.
+_FLOAT_RANDOM = {
+    "float16": (2**11, 65504.0, "c10::Half"),
+    "bfloat16": (2**8, 3.3895313892515355e38, "c10::BFloat16"),
+    "float32": (2**24, 3.4028234663852886e38, "float"),
+    "float64": (2**53, 1.7976931348623157e308, "double"),
+}
+
+
+def random_max(dtype):
+    """The largest value torch's random_() draws without bounds (inclusive)."""
+    if dtype._name in _FLOAT_RANDOM:
+        return _FLOAT_RANDOM[dtype._name][0]
+    return _INT_BOUNDS[dtype._name][1]
+
+
+def random_from_bounds(dtype, low):
+    """torch's random_(from, None): [from, random_max] inclusive, with its checks."""
+    high = random_max(dtype)
+    if dtype._name in _FLOAT_RANDOM:
+        _, limit, cpp = _FLOAT_RANDOM[dtype._name]
+        if not -limit <= low <= limit:
+            raise RuntimeError(f"from is out of bounds for {cpp}")
+        if low >= high:
+            raise RuntimeError(
+                "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' "
+                f"casted to dtype, but got from={low} > to_inc={high}"
+            )
+    elif not _INT_BOUNDS[dtype._name][0] <= low <= high:
+        raise RuntimeError(f"from is out of bounds for {_INT_BOUNDS[dtype._name][2]}")
+    return low, high
+
+
+def random_int_inclusive_(t, low, high, gen):
+    """Fills ``t`` with integers in [low, high] (any int64 range, exactly)."""
+    _C._random_int_(t, low, high, gen)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """Uniform random numbers with ``input``'s size, dtype and device."""
+    t = _empty_like_input(input, *_like(input, dtype, device), pin_memory)
+    _C._uniform_(t, 0.0, 1.0)
+    return _finish(t, requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """Normal random numbers with ``input``'s size, dtype and device."""
+    t = _empty_like_input(input, *_like(input, dtype, device), pin_memory)
+    _C._normal_(t, 0.0, 1.0)
+    return _finish(t, requires_grad)
+
+
+def randint_like(
+    input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, pin_memory=False
+):
+    """Random integers with ``input``'s size, dtype and device."""
+    if high is None:
+        low, high = 0, low
+    dt, dev = _like(input, dtype, device)
+    return randint(
+        low,
+        high,
+        list(input.shape),
+        dtype=dt,
+        device=dev,
+        requires_grad=requires_grad,
+        pin_memory=pin_memory,
+    )
+
+
+def randperm(
+    n, *, generator=None, out=None, dtype=None, device=None, requires_grad=False, pin_memory=False
+):
+    """A random permutation of 0..n-1: random keys drawn by the generator of the result's
+    device, sorted on the host."""
+    from cudalite import int64
+
+    if out is not None:
+        dtype = _check_out(out, "randperm", (n,), dtype, device)
+        p = randperm(n, generator=generator, dtype=dtype, device=out.device)
+        return _write_out(out, p, requires_grad)
+    gen = _check_generator(generator, "randperm")
+    keys = _C._empty([n], _C.float64, device, False)
+    _C._uniform_(keys, 0.0, 1.0, gen)
+    np = numpy()
+    perm = np.argsort(_C._numpy(_C._to(keys, "cpu", None, False, False)), kind="stable")
+    perm = perm.astype(np.int64)
+    t = _C._to(_C.from_numpy(perm), device, dtype or int64, False, False)
+    return _finish(t, requires_grad, pin_memory)
+
+
+def normal(mean, std, size=None, *, generator=None, dtype=None, device=None):
+    """Normal random numbers with the given mean and std (numbers) and size."""
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        m = mean if isinstance(mean, Tensor) else None
+        s = std if isinstance(std, Tensor) else None
+        ref = m if m is not None else s
+        z = randn(list(ref.shape), dtype=ref.dtype, device=ref.device, generator=generator)
+        return z * std + mean
+    shape = _size((size,), "normal", pos=3, sequence_only=True)
+    t = _C._empty(shape, dtype or _C.get_default_dtype(), device, False)
+    _C._normal_(t, float(mean), float(std), _check_generator(generator, "normal"))
+    return t
