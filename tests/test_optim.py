@@ -163,3 +163,157 @@ def test_model_moved_after_optimizer_creation():
     before = lin.bias.item()
     opt.step()
     assert lin.bias.dtype == torch.float64 and abs(lin.bias.item() - (before - 0.1)) < 1e-12
+
+
+# ---- named parameters, duplicates, fused / foreach / capturable / differentiable ----
+
+
+def test_named_parameters_record_param_names():
+    m = nn.Linear(2, 1)
+    opt = optim.SGD(m.named_parameters(), lr=0.1)
+    assert opt.param_groups[0]["params"] == [m.weight, m.bias]
+    # torch 2.11's layout: the names first, the hyperparameters, then the params
+    assert opt.state_dict()["param_groups"] == [
+        {
+            "param_names": ["weight", "bias"],
+            "lr": 0.1,
+            "momentum": 0,
+            "dampening": 0,
+            "weight_decay": 0,
+            "nesterov": False,
+            "maximize": False,
+            "foreach": None,
+            "differentiable": False,
+            "fused": None,
+            "params": [0, 1],
+        }
+    ]
+    adam = optim.Adam(m.named_parameters(), lr=0.1)
+    m(torch.ones(1, 2)).sum().backward()
+    adam.step()
+    sd = adam.state_dict()
+    assert sd["param_groups"][0]["param_names"] == ["weight", "bias"] and list(sd["state"]) == [
+        0,
+        1,
+    ]
+    plain = optim.Adam(m.parameters())
+    plain.load_state_dict(sd)
+    assert plain.param_groups[0]["param_names"] == ["weight", "bias"]
+    named = optim.SGD(m.named_parameters(), lr=0.1)  # names kept when the saved dict has none
+    named.load_state_dict(optim.SGD(m.parameters(), lr=0.3).state_dict())
+    assert named.param_groups[0]["param_names"] == ["weight", "bias"]
+    assert named.param_groups[0]["lr"] == 0.3
+
+
+def test_named_parameters_errors():
+    m = nn.Linear(2, 1)
+    with pytest.raises(ValueError) as e:
+        optim.SGD([("w", m.weight), m.bias], lr=0.1)
+    assert str(e.value) == (
+        "all optimizer params should be with/without names. Some param names are missing"
+    )
+    opt = optim.SGD([("w", m.weight)], lr=0.1)
+    with pytest.raises(ValueError) as e:
+        opt.add_param_group({"params": [m.bias]})
+    assert str(e.value) == (
+        "all optimizer param groups should be with/without names. cannot add param group "
+        "without names to the optimizer"
+    )
+    opt = optim.SGD([m.weight], lr=0.1)
+    with pytest.raises(ValueError, match="cannot add param group with names to the optimizer"):
+        opt.add_param_group({"params": [("b", m.bias)]})
+    with pytest.raises(TypeError) as e:
+        opt.add_param_group([m.bias])
+    assert str(e.value) == "param_group must be a dict, but got <class 'list'>"
+
+
+def test_duplicate_parameters_warn():
+    p = nn.Parameter(torch.ones(1))
+    with pytest.warns(UserWarning) as w:
+        opt = optim.SGD([p, p], lr=0.1)
+    assert [str(x.message) for x in w] == [
+        "optimizer contains a parameter group with duplicate parameters; in future, this will "
+        "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information"
+    ]
+    assert len(opt.param_groups[0]["params"]) == 2
+
+
+@pytest.mark.parametrize("cls", [optim.SGD, optim.Adam])
+def test_fused_checks(cls):
+    p = [nn.Parameter(torch.ones(2))]
+    with pytest.raises(RuntimeError) as e:
+        cls(p, lr=0.1, fused=True, foreach=True)
+    assert str(e.value) == "`fused` and `foreach` cannot be `True` together."
+    with pytest.raises(RuntimeError) as e:
+        cls(p, lr=0.1, fused=True, foreach=True, differentiable=True)
+    assert str(e.value) == "`fused` does not support `differentiable`"
+
+
+@pytest.mark.parametrize("kw", [{}, {"fused": True}, {"foreach": True}, {"foreach": False}])
+@pytest.mark.parametrize("cls", [optim.SGD, optim.Adam])
+def test_fused_foreach_give_the_same_result(cls, kw):
+    ref, p = nn.Parameter(torch.tensor([1.0, -2.0])), nn.Parameter(torch.tensor([1.0, -2.0]))
+    o1, o2 = cls([ref], lr=0.1), cls([p], lr=0.1, **kw)
+    for _ in range(3):
+        ref.grad, p.grad = torch.tensor([1.0, 0.5]), torch.tensor([1.0, 0.5])
+        o1.step()
+        o2.step()
+    assert p.tolist() == ref.tolist()
+
+
+def test_adam_capturable_on_cpu_params():
+    a, b = nn.Parameter(torch.ones(2)), nn.Parameter(torch.ones(1))
+    opt = optim.Adam([a, b], lr=0.1, capturable=True)
+    opt.step()  # nothing to update: no error, as in torch
+    a.grad, b.grad = torch.ones(2), torch.ones(1)
+    with pytest.raises(AssertionError) as e:
+        opt.step()
+    assert str(e.value) == (
+        "If capturable=True, params and state_steps must be on supported devices: "
+        "['cuda', 'xpu', 'hpu', 'privateuseone', 'xla']."
+    )
+    assert a.tolist() == [1.0, 1.0] and len(opt.state) == 2  # torch initialises the state first
+    assert opt.state[a]["step"].item() == 0
+
+
+def test_step_dtype_on_load_follows_fused():
+    for kw, dtype in [({"fused": True}, torch.float32), ({}, torch.float64)]:
+        p = nn.Parameter(torch.ones(2))
+        opt = optim.Adam([p], **kw)
+        p.grad = torch.ones(2)
+        opt.step()
+        sd = opt.state_dict()
+        sd["state"][0]["step"] = sd["state"][0]["step"].double()
+        opt.load_state_dict(sd)
+        assert opt.state[p]["step"].dtype == dtype
+
+
+def test_differentiable_step_on_leaf_errors():
+    msg = "a leaf Variable that requires grad is being used in an in-place operation."
+    p = nn.Parameter(torch.ones(2))
+    opt = optim.SGD([p], lr=0.1, momentum=0.9, differentiable=True)
+    p.grad = torch.ones(2)
+    with pytest.raises(RuntimeError) as e:
+        opt.step()
+    assert str(e.value) == msg and p.tolist() == [1.0, 1.0] and not opt.state[p]
+    p = nn.Parameter(torch.ones(2))
+    opt = optim.Adam([p], lr=0.1, differentiable=True)
+    p.grad = torch.ones(2)
+    with pytest.raises(RuntimeError, match=msg):
+        opt.step()
+    assert opt.state[p]["step"].item() == 1 and p.tolist() == [1.0, 1.0]
+    q = nn.Parameter(torch.ones(2), requires_grad=False)
+    opt = optim.SGD([q], lr=0.1, differentiable=True)
+    q.grad = torch.ones(2)
+    opt.step()
+    assert q.tolist() == pytest.approx([0.9, 0.9])
+    x = torch.ones(2, requires_grad=True) * 2  # non-leaves are allowed with differentiable
+    optim.SGD([x], lr=0.1, differentiable=True)
+    with pytest.raises(ValueError, match="can't optimize a non-leaf Tensor"):
+        optim.SGD([x], lr=0.1)
+
+
+def test_adam_betas_types():
+    with pytest.raises(ValueError) as e:
+        optim.Adam([nn.Parameter(torch.ones(1))], betas=(0, 0.9))
+    assert str(e.value) == "betas must be either both floats or both Tensors"

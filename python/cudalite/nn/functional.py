@@ -74,14 +74,24 @@ _record_addmm = []  # loaded on the first recorded call (keeps autograd's formul
 
 
 def linear(input, weight, bias=None):
-    """``input @ weight.T + bias``; 2-D input with a bias is one addmm, as in torch."""
+    """``input @ weight.T + bias``. As in torch, a 2-D input with a bias is one addmm, and so
+    is a contiguous input with a 1-D bias (flattened to 2-D); other inputs are a matmul
+    followed by an in-place add of the bias."""
     cuda = _linear_checks(input, weight, bias)
     wt = weight.t()
     d = input.dim()
-    if bias is not None and (d == 2 or input.is_contiguous()):
-        x = input if d == 2 else input.reshape(-1, input.size(-1))
+    if bias is not None and (d == 2 or (input.is_contiguous() and bias.dim() == 1)):
+        if d == 2:
+            x = input
+        else:
+            rows = 1
+            for n in input.shape[:-1]:
+                rows *= n
+            x = input.reshape(rows, input.size(-1))
         if x.size(1) != wt.size(0):
             _ops.mm(x, wt)  # raises torch's shape error
+        if bias.dim() != 1 or bias.size(0) != wt.size(1):
+            bias.expand(x.size(0), wt.size(1))  # raises addmm's error for a bias that can't expand
         if cuda:
             r = _C._cuda_addmm(bias, x, wt, 1.0, 1.0)  # cuBLAS adds the bias
         else:
@@ -92,12 +102,21 @@ def linear(input, weight, bias=None):
                 from cudalite.autograd.functions.linalg import record_addmm
 
                 _record_addmm.append(record_addmm)
-            _record_addmm[0](r, bias, x, wt, bias_rows=True)
+            _record_addmm[0](
+                r, bias, x, wt, bias_rows=bias.dim() == 1 and bias.size(0) == r.size(1)
+            )
         if d != 2:
             r = r.view(*input.shape[:-1], weight.shape[0])
         return r
     r = input.mm(wt) if d == 2 else input.matmul(wt)
-    return r if bias is None else r + bias
+    if bias is None:
+        return r
+    out = r + bias
+    if tuple(out.shape) != tuple(r.shape):  # torch adds the bias in place
+        raise RuntimeError(
+            f"output with shape {list(r.shape)} doesn't match the broadcast shape {list(out.shape)}"
+        )
+    return out
 
 
 def relu(input, inplace=False):
@@ -125,27 +144,60 @@ def _softmax_dim(ndim):
     return 0 if ndim in (0, 1, 3) else 1
 
 
+def _check_softmax(x, dim, name, dtype=None):
+    """torch's softmax kernels: the dim is wrapped first, then integer and bool inputs
+    (non-empty) raise NotImplementedError with the name of the kernel torch dispatches to."""
+    n = max(x.dim(), 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    if (dtype or x.dtype).is_floating_point or x.numel() == 0:
+        return
+    if x.is_cuda:
+        kernel = "host_softmax"
+    else:
+        kernel = f"{name}_lastdim_kernel_impl" if dim % n == n - 1 else f"{name}_kernel_impl"
+    raise NotImplementedError(
+        f"\"{kernel}\" not implemented for '{(dtype or x.dtype)._short_name}'"
+    )
+
+
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim(input.dim())
+    _check_softmax(input, dim, "softmax", dtype)
     return _nn.softmax(input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim(input.dim())
+    _check_softmax(input, dim, "log_softmax", dtype)
     return _nn.log_softmax(input, dim, dtype)
 
 
-def _reduction(size_average, reduce, reduction):
-    """The reduction string from torch's legacy ``size_average`` / ``reduce`` arguments."""
+def _reduction(size_average, reduce, reduction, emit_warning=True):
+    """The reduction string from torch's legacy ``size_average`` / ``reduce`` arguments
+    (``_Reduction.legacy_get_string``): when either is given it wins over ``reduction``,
+    with torch's deprecation warning."""
     if size_average is None and reduce is None:
         return reduction
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     if size_average and reduce:
-        return "mean"
-    return "sum" if reduce else "none"
+        ret = "mean"
+    elif reduce:
+        ret = "sum"
+    else:
+        ret = "none"
+    if emit_warning:
+        warnings.warn(
+            f"size_average and reduce args will be deprecated, please use reduction='{ret}' "
+            "instead.",
+            stacklevel=2,
+        )
+    return ret
 
 
 def _warn_size(input, target):
@@ -161,7 +213,8 @@ def _warn_size(input, target):
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error (one node, MseLossBackward0)."""
     _warn_size(input, target)
-    reduction = _reduction(size_average, reduce, reduction)
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, reduction)
     if weight is not None:
         loss = weight * (input - target) ** 2
         return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
@@ -171,7 +224,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error: ``(input - target).abs()`` then the reduction, as torch records."""
     _warn_size(input, target)
-    reduction = _reduction(size_average, reduce, reduction)
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, reduction)
     _nn._check_reduction(reduction)
     loss = (input - target).abs()
     if weight is not None:
@@ -181,12 +235,84 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return loss.sum() if reduction == "sum" else loss.mean()
 
 
+def _nll_checks(input, target, weight):
+    """torch's nll_loss_nd checks, in its order; the target's dtype is checked last (Long, or
+    Byte for inputs of up to 2 dimensions)."""
+    d, ts = input.dim(), tuple(target.shape)
+    if d < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {d})")
+    tb = ts[0] if ts else 0
+    if d != 1 and input.shape[0] != tb:
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({tb})."
+        )
+    if d == 1 and len(ts) == 1 and ts[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {ts[0]}")
+    if d <= 2:
+        if len(ts) > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        classes = input.shape[-1]
+        if weight is not None and (weight.dim() != 1 or weight.numel() != classes):
+            raise RuntimeError(
+                f"weight tensor should be defined either for all {classes} classes or no "
+                f"classes but got weight tensor of shape: {list(weight.shape)}"
+            )
+        ok = (_C.int64, _C.uint8)
+    else:
+        shape = list(input.shape)
+        if d != 4 and ts[1:] != tuple(shape[2:]):
+            raise RuntimeError(f"Expected target size {shape[:1] + shape[2:]}, got {list(ts)}")
+        if d == 4 and len(ts) != 3:
+            raise RuntimeError(
+                "only batches of spatial targets supported (3D tensors) but got targets of "
+                f"dimension: {len(ts)}"
+            )
+        if weight is not None and weight.numel() != shape[1]:
+            raise RuntimeError("weight tensor should be defined either for all or no classes")
+        if d == 4 and ts != (shape[0], shape[2], shape[3]):
+            raise RuntimeError(f"size mismatch (got input: {shape} , target: {list(ts)}")
+        ok = (_C.int64,)
+    if target.dtype not in ok:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype._short_name}")
+
+
 def nll_loss(
     input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
 ):
     """Negative log likelihood of class indices given log-probabilities."""
-    reduction = _reduction(size_average, reduce, reduction)
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, reduction)
+    _nn._check_reduction(reduction)
+    _nll_checks(input, target, weight)
     return _nn.nll_loss(input, target, weight, ignore_index, reduction)
+
+
+def _ce_prob_checks(input, target, weight, ignore_index, label_smoothing):
+    """torch's checks of cross_entropy with class probabilities (target shaped as input)."""
+    if not target.dtype.is_floating_point:
+        raise RuntimeError(
+            "Expected floating point type for target with class probabilities, got "
+            f"{target.dtype._short_name}"
+        )
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    if input.dim() == 0:
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
+    classes = input.shape[0 if input.dim() == 1 else 1]
+    if weight is not None and (weight.dim() != 1 or weight.numel() != classes):
+        raise RuntimeError(
+            f"cross_entropy: weight tensor should be defined either for all {classes} classes "
+            f"or no classes but got weight tensor of shape: {list(weight.shape)}"
+        )
+    _check_smoothing(label_smoothing)
+
+
+def _check_smoothing(label_smoothing):
+    """Only a positive smoothing is checked (and used) by torch."""
+    if label_smoothing > 1.0:
+        raise RuntimeError(
+            f"label_smoothing must be between 0.0 and 1.0. Got: {float(label_smoothing):g}"
+        )
 
 
 def cross_entropy(
@@ -200,20 +326,23 @@ def cross_entropy(
     label_smoothing=0.0,
 ):
     """log_softmax over the class dim followed by nll_loss (class indices), or the
-    cross entropy with class probabilities when ``target`` is floating point."""
-    reduction = _reduction(size_average, reduce, reduction)
+    cross entropy with class probabilities when ``target`` has the shape of ``input``
+    (torch decides by the shapes, then checks the dtype)."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, reduction)
     _nn._check_reduction(reduction)
+    prob = tuple(target.shape) == tuple(input.shape)
+    if prob:
+        _ce_prob_checks(input, target, weight, ignore_index, label_smoothing)
+    else:
+        _check_smoothing(label_smoothing)
     cdim = 0 if input.dim() == 1 else 1
+    _check_softmax(input, cdim, "log_softmax")
+    if not prob:
+        _nll_checks(input, target, weight)
     logp = _nn.log_softmax(input, cdim)
     classes = input.shape[cdim]
-    if target.dtype.is_floating_point:
-        if ignore_index != -100:
-            raise RuntimeError("ignore_index is not supported for floating point target")
-        if tuple(target.shape) != tuple(input.shape):
-            raise RuntimeError(
-                "Expected floating point type target to have the same shape as input, but got "
-                f"target shape {list(target.shape)} and input shape {list(input.shape)}"
-            )
+    if prob:
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / classes
         prod = logp * target

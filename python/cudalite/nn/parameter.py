@@ -18,6 +18,12 @@ class Parameter(Tensor):
             data = _C._empty([0], _C.get_default_dtype(), "cpu", False)
         # Re-point this tensor at data's memory (the legacy constructor made an empty one):
         # torch's Parameter aliases data the same way.
+        dt = data.dtype
+        if requires_grad and not (dt.is_floating_point or getattr(dt, "is_complex", False)):
+            # torch's message here (Tensor._make_subclass) differs from requires_grad_'s
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients"
+            )
         self._set_metadata(data)
         self.requires_grad_(requires_grad)
 

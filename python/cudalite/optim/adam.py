@@ -4,6 +4,7 @@ following torch's single-tensor update order so results agree to float rounding.
 from __future__ import annotations
 
 from cudalite import _C, _ops
+from cudalite._C import Tensor
 from cudalite.autograd import enable_grad
 from cudalite.optim.optimizer import Optimizer
 
@@ -44,6 +45,11 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not (
+            (isinstance(betas[0], float) and isinstance(betas[1], float))
+            or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))
+        ):
+            raise ValueError("betas must be either both floats or both Tensors")
         defaults = dict(
             lr=lr,
             betas=betas,
@@ -58,6 +64,7 @@ class Adam(Optimizer):
             decoupled_weight_decay=decoupled_weight_decay,
         )
         super().__init__(params, defaults)
+        self._check_fused(fused, foreach, differentiable)
 
     def step(self, closure=None):
         """One Adam update of every parameter that has a gradient."""
@@ -78,23 +85,32 @@ class Adam(Optimizer):
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         wd, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
         decoupled = group["decoupled_weight_decay"]
-        for p in group["params"]:
-            g = p.grad
-            if g is None:
-                continue
+        on_device = group["capturable"] or group["fused"]
+        params = [p for p in group["params"] if p.grad is not None]
+        for p in params:
             st = self.state[p]
             if not st:
-                st["step"] = _C._full([], 0.0, _C.float32, "cpu")
+                # torch keeps `step` on the CPU unless capturable or fused
+                st["step"] = _C._full([], 0.0, _C.float32, p.device if on_device else "cpu")
                 st["exp_avg"] = _C._full(list(p.shape), 0, p.dtype, p.device)
                 st["exp_avg_sq"] = _C._full(list(p.shape), 0, p.dtype, p.device)
                 if amsgrad:
                     st["max_exp_avg_sq"] = _C._full(list(p.shape), 0, p.dtype, p.device)
+        for p in params:
+            g = p.grad
+            st = self.state[p]
+            if group["capturable"] and p.device.type != "cuda":
+                raise AssertionError(
+                    "If capturable=True, params and state_steps must be on supported devices: "
+                    "['cuda', 'xpu', 'hpu', 'privateuseone', 'xla']."
+                )
             if maximize:
                 g = -g
             step_t = st["step"]
             _binary(_ADD, step_t, 1, step_t)
             if wd != 0:
                 if decoupled:
+                    self._check_inplace(group, p)
                     _binary(_MUL, p, 1 - lr * wd, p)
                 else:
                     g = _binary(_ADD, g, _binary(_MUL, p, wd, None), None)
@@ -119,4 +135,5 @@ class Adam(Optimizer):
             _binary(_DIV, denom, bc2_sqrt, denom)
             _binary(_ADD, denom, eps, denom)
             # p.addcdiv_(m, denom, value=-step_size)
+            self._check_inplace(group, p)
             _binary(_ADD, p, _binary(_MUL, _binary(_DIV, m, denom, None), -step_size, None), p)

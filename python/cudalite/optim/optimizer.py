@@ -4,8 +4,10 @@ in torch."""
 from __future__ import annotations
 
 import copy
+import warnings
 from collections import defaultdict
 
+from cudalite import _C
 from cudalite._C import Tensor
 
 __all__ = ["Optimizer", "required"]
@@ -49,9 +51,11 @@ class Optimizer:
             self.add_param_group(g)
 
     def add_param_group(self, param_group):
-        """Adds a group of parameters with its own hyperparameters."""
+        """Adds a group of parameters with its own hyperparameters. The parameters may be
+        given as ``(name, tensor)`` pairs (``named_parameters()``): the names are kept in the
+        group's ``param_names``."""
         if not isinstance(param_group, dict):
-            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         params = param_group["params"]
         if isinstance(params, Tensor):
             param_group["params"] = [params]
@@ -62,12 +66,28 @@ class Optimizer:
             )
         else:
             param_group["params"] = list(params)
+        tensors, names = [], []
         for p in param_group["params"]:
+            if isinstance(p, tuple):
+                names.append(p[0])
+                tensors.append(p[1])
+            else:
+                tensors.append(p)
+        param_group["params"] = tensors
+        if names:
+            if len(names) != len(tensors):
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param names are "
+                    "missing"
+                )
+            param_group["param_names"] = names
+        differentiable = self.defaults.get("differentiable", None)
+        for p in tensors:
             if not isinstance(p, Tensor):
                 raise TypeError(
                     f"optimizer can only optimize Tensors, but one of the params is {_typename(p)}"
                 )
-            if not p.is_leaf:
+            if not differentiable and not (p.is_leaf or p.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
@@ -76,10 +96,23 @@ class Optimizer:
                     f"{name}"
                 )
             param_group.setdefault(name, default)
+        if len({id(p) for p in tensors}) != len(tensors):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; "
+                "in future, this will cause an error; "
+                "see github.com/pytorch/pytorch/issues/40967 for more information",
+                stacklevel=3,
+            )
         seen = set()
         for g in self.param_groups:
             seen.update(id(p) for p in g["params"])
-        if any(id(p) in seen for p in param_group["params"]):
+            if ("param_names" in param_group) != ("param_names" in g):
+                which = "with names" if "param_names" in param_group else "without names"
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. "
+                    f"cannot add param group {which} to the optimizer"
+                )
+        if any(id(p) in seen for p in tensors):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
 
@@ -101,6 +134,23 @@ class Optimizer:
 
     def step(self, closure=None):
         raise NotImplementedError
+
+    @staticmethod
+    def _check_inplace(group, p):
+        """torch runs a ``differentiable=True`` step with grad mode on, so updating a leaf that
+        requires grad in place fails there (at the same point of the update)."""
+        if group["differentiable"] and p.requires_grad and p.is_leaf:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+
+    def _check_fused(self, fused, foreach, differentiable):
+        """torch's checks of ``fused`` (made after the groups are built, as torch does)."""
+        if fused:
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
     def state_dict(self):
         """{'state': {index: state}, 'param_groups': [group with params as indices]}."""
@@ -130,30 +180,36 @@ class Optimizer:
                 "loaded state dict contains a parameter group that doesn't match the size of "
                 "optimizer's group"
             )
-        id_map = {}
+        id_map, on_device = {}, {}
         for g, s in zip(groups, saved, strict=True):
             for old, p in zip(s["params"], g["params"], strict=True):
                 id_map[old] = p
+                on_device[old] = bool(s.get("capturable") or s.get("fused"))
         state = defaultdict(dict)
         for k, v in state_dict["state"].items():
             if k in id_map:
                 p = id_map[k]
-                state[p] = {key: self._cast(p, key, val) for key, val in v.items()}
+                state[p] = {key: self._cast(p, key, val, on_device[k]) for key, val in v.items()}
             else:
                 state[k] = v
         new_groups = []
         for g, s in zip(groups, saved, strict=True):
             s = dict(s)
             s["params"] = g["params"]
+            if "param_names" in g and "param_names" not in s:
+                s["param_names"] = g["param_names"]
             new_groups.append(s)
         self.state = state
         self.param_groups = new_groups
 
     @staticmethod
-    def _cast(param, key, value):
+    def _cast(param, key, value, on_device=False):
         if not isinstance(value, Tensor):
             return value
         if key == "step":
+            # torch: `step` follows the parameter only for capturable or fused optimizers
+            if on_device:
+                return value.to(dtype=_C.float32, device=param.device)
             return value
         if value.dtype.is_floating_point:
             return value.to(dtype=param.dtype, device=param.device)

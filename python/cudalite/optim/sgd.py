@@ -58,6 +58,7 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
+        self._check_fused(fused, foreach, differentiable)
 
     def step(self, closure=None):
         """One update of every parameter that has a gradient; returns closure()'s loss."""
@@ -82,6 +83,7 @@ class SGD(Optimizer):
             g = p.grad
             if g is None:
                 continue
+            self._check_inplace(group, p)  # torch stores no momentum buffer then
             if maximize:
                 g = -g
             if wd != 0:

@@ -2,6 +2,7 @@
 
 from cudalite.utils.data import _utils
 from cudalite.utils.data._utils.collate import default_collate, default_convert
+from cudalite.utils.data._utils.worker import get_worker_info
 from cudalite.utils.data.dataloader import DataLoader
 from cudalite.utils.data.dataset import (
     ConcatDataset,
@@ -9,6 +10,7 @@ from cudalite.utils.data.dataset import (
     IterableDataset,
     Subset,
     TensorDataset,
+    random_split,
 )
 from cudalite.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
@@ -26,4 +28,6 @@ __all__ = [
     "_utils",
     "default_collate",
     "default_convert",
+    "get_worker_info",
+    "random_split",
 ]

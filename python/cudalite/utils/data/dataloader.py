@@ -3,13 +3,25 @@
 Differences from torch, by design: ``num_workers > 0`` loads with threads, not processes
 (Note [DataLoader threads] in _prefetch.py), and with ``pin_memory=True`` the next batches
 are fetched and pinned by a background thread even when ``num_workers=0``.
+
+Workers follow torch's semantics where threads allow it: ``get_worker_info()`` gives each
+worker its ``WorkerInfo`` (``None`` in the main thread); with an ``IterableDataset`` each
+worker iterates the dataset on its own (so, unless ``__iter__`` shards with
+``get_worker_info()``, every sample comes ``num_workers`` times) and batches come
+round-robin over the workers; ``timeout`` bounds the wait for each batch. What differs:
+the workers share the dataset object (``WorkerInfo.dataset`` is the loader's dataset, not a
+copy, so state changed in one worker is seen by all), the worker's RNG is not re-seeded
+with ``WorkerInfo.seed``, an exception raised in a worker is re-raised as is (torch wraps it
+as "Caught ... in DataLoader worker process N"), and with unequal IterableDataset workers
+the order is the strict round-robin (torch's depends on timing).
 """
 
 import warnings
 
-from cudalite.utils.data._prefetch import Prefetcher
+from cudalite.utils.data._prefetch import IterablePrefetcher, Prefetcher
 from cudalite.utils.data._utils.collate import default_collate, default_convert
 from cudalite.utils.data._utils.pin_memory import pin_memory as _pin_memory
+from cudalite.utils.data._utils.worker import WorkerInfo, _set_worker_info
 from cudalite.utils.data.dataset import IterableDataset
 from cudalite.utils.data.sampler import BatchSampler, RandomSampler, SequentialSampler
 
@@ -179,7 +191,7 @@ class _Source:
     """Where a loader iterator's batches come from. Kept apart from the iterator: the loader
     threads hold this, not the iterator, so dropping the iterator stops them."""
 
-    def __init__(self, loader):
+    def __init__(self, loader, iterate=True):
         self.dataset = loader.dataset
         self.iterable = loader._iterable
         self.auto_collation = loader._auto_collation
@@ -188,19 +200,24 @@ class _Source:
         self.collate_fn = loader.collate_fn
         # Drawn here, in the caller's thread (see sampler.py).
         self.index_iter = iter(loader._index_sampler)
-        self.dataset_iter = iter(self.dataset) if self.iterable else None
+        # With workers, each worker iterates the dataset itself (IterablePrefetcher).
+        self.dataset_iter = iter(self.dataset) if self.iterable and iterate else None
 
     def take(self):
         """The next batch's indices (map-style) or samples (iterable); StopIteration at the
         end. Runs in order."""
         if not self.iterable:
             return next(self.index_iter)
+        return self.samples(self.dataset_iter)
+
+    def samples(self, dataset_iter):
+        """The samples of the next batch from an iterator over an IterableDataset."""
         if not self.auto_collation:
-            return [next(self.dataset_iter)]
+            return [next(dataset_iter)]
         batch = []
         for _ in range(self.batch_size):
             try:
-                batch.append(next(self.dataset_iter))
+                batch.append(next(dataset_iter))
             except StopIteration:
                 break
         if not batch or (self.drop_last and len(batch) < self.batch_size):
@@ -224,8 +241,10 @@ def _pinned_fetch(source):
     return fetch
 
 
-def _worker_init(device, init_fn):
+def _worker_init(device, init_fn, info=None):
     def init(worker_id):
+        if info is not None:
+            _set_worker_info(info(worker_id))
         if device >= 0:
             import cudalite
 
@@ -240,8 +259,11 @@ class _DataLoaderIter:
     def __init__(self, loader):
         import cudalite
 
+        workers = loader.num_workers
+        if workers == 0 and loader.timeout != 0:
+            raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
         self._loader = loader
-        self._source = _Source(loader)
+        self._source = source = _Source(loader, iterate=workers == 0)
         if loader.pin_memory and not cudalite.cuda.is_available():
             warnings.warn(
                 "'pin_memory' argument is set as true but no accelerator is found, "
@@ -250,16 +272,45 @@ class _DataLoaderIter:
             )
         pin = loader.pin_memory and cudalite.cuda.is_available()
         self._prefetcher = None
-        if pin or loader.num_workers > 0:
-            self._prefetcher = Prefetcher(
-                self._source.take,
-                _pinned_fetch(self._source) if pin else self._source.fetch,
-                threads=max(1, loader.num_workers),
-                depth=max(2, (loader.prefetch_factor or 0) * loader.num_workers),
-                init=_worker_init(
-                    cudalite.cuda.current_device() if pin else -1, loader.worker_init_fn
-                ),
+        if not pin and workers == 0:
+            return
+        fetch = _pinned_fetch(source) if pin else source.fetch
+        info = None
+        if workers > 0:
+            # torch draws the workers' base seed from the loader's generator per iterator
+            base_seed = (
+                cudalite.empty((), dtype=cudalite.int64).random_(generator=loader.generator).item()
             )
+
+            def info(worker_id):
+                return WorkerInfo(
+                    id=worker_id,
+                    num_workers=workers,
+                    seed=base_seed + worker_id,
+                    dataset=loader.dataset,
+                )
+
+        init = _worker_init(
+            cudalite.cuda.current_device() if pin else -1, loader.worker_init_fn, info
+        )
+        if source.iterable and workers > 0:
+            self._prefetcher = IterablePrefetcher(
+                lambda worker_id: iter(source.dataset),
+                lambda it: fetch(source.samples(it)),
+                threads=workers,
+                depth=max(1, loader.prefetch_factor or 0),
+                init=init,
+                timeout=loader.timeout,
+            )
+            return
+        self._prefetcher = Prefetcher(
+            source.take,
+            fetch,
+            threads=max(1, workers),
+            depth=max(2, (loader.prefetch_factor or 0) * workers),
+            init=init,
+            timeout=loader.timeout if workers > 0 else 0,
+        )
 
     def __iter__(self):
         return self

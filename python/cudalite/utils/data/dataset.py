@@ -1,6 +1,9 @@
 """Datasets (torch.utils.data.dataset): map-style and iterable."""
 
 import bisect
+import itertools
+import math
+import warnings
 
 
 class Dataset:
@@ -94,4 +97,48 @@ class ConcatDataset(Dataset):
         return self.datasets[dataset_idx][sample_idx]
 
 
-__all__ = ["ConcatDataset", "Dataset", "IterableDataset", "Subset", "TensorDataset"]
+def random_split(dataset, lengths, generator=None):
+    r"""Randomly split a dataset into non-overlapping new datasets of given lengths.
+
+    ``lengths`` are the sizes of the splits, or fractions that sum to 1 (``floor(len *
+    frac)`` items each, the remainder given out one by one from the first split on, as in
+    torch). The permutation is ``cudalite.randperm(len(dataset), generator=generator)``
+    (the default generator when ``generator`` is ``None``).
+    """
+    import cudalite
+
+    if generator is None:
+        generator = cudalite.default_generator
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        subset_lengths = []
+        for i, frac in enumerate(lengths):
+            if frac < 0 or frac > 1:
+                raise ValueError(f"Fraction at index {i} is not between 0 and 1")
+            subset_lengths.append(math.floor(len(dataset) * frac))
+        remainder = len(dataset) - sum(subset_lengths)
+        for i in range(remainder):
+            subset_lengths[i % len(subset_lengths)] += 1
+        lengths = subset_lengths
+        for i, length in enumerate(lengths):
+            if length == 0:
+                warnings.warn(
+                    f"Length of split at index {i} is 0. This might result in an empty dataset.",
+                    stacklevel=2,
+                )
+    if sum(lengths) != len(dataset):
+        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
+    indices = cudalite.randperm(sum(lengths), generator=generator).tolist()
+    return [
+        Subset(dataset, indices[offset - length : offset])
+        for offset, length in zip(itertools.accumulate(lengths), lengths, strict=True)
+    ]
+
+
+__all__ = [
+    "ConcatDataset",
+    "Dataset",
+    "IterableDataset",
+    "Subset",
+    "TensorDataset",
+    "random_split",
+]
