@@ -169,6 +169,12 @@ PyObject* len_method(PyObject* self, PyObject*) {
 
 PyMethodDef g_len_def[] = {{"__len__", &len_method, METH_NOARGS, "len(self): the size of dim 0"},
                            {nullptr, nullptr, 0, nullptr}};
+
+// contiguous / is_contiguous with a memory_format: cudalite/_memory_format.py (the calls
+// without one, the usual ones, stay here).
+py::object memory_format_fn(const char* name) {
+  return py::module_::import("cudalite._memory_format").attr(name);
+}
 }  // namespace
 
 void bind_tensor(py::module_& m) {
@@ -224,7 +230,11 @@ void bind_tensor(py::module_& m) {
           py::arg("dim") = py::none())
       .def("storage_offset", [](const Tensor& t) { return t->offset; })
       .def(
-          "is_contiguous", [](const Tensor& t, py::object) { return t->is_contiguous(); },
+          "is_contiguous",
+          [](const Tensor& t, py::object fmt) -> py::object {
+            if (fmt.is_none()) return py::bool_(t->is_contiguous());
+            return memory_format_fn("is_contiguous")(t, fmt);
+          },
           py::arg("memory_format") = py::none())
       .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->data()); })
       .def("get_device", [](const Tensor& t) { return t->is_cuda() ? int(t->device().index) : -1; })
@@ -303,7 +313,11 @@ void bind_tensor(py::module_& m) {
           },
           py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none())
       .def(
-          "contiguous", [](const Tensor& t, py::object) { return contiguous(t); },
+          "contiguous",
+          [](const Tensor& t, py::object fmt) -> py::object {
+            if (fmt.is_none()) return py::cast(contiguous(t));
+            return memory_format_fn("contiguous")(t, fmt);
+          },
           py::arg("memory_format") = py::none())
       .def("_clone", [](const Tensor& t) { return clone(t); });
   m.def("_wrap_dim", &wrap_dim, py::arg("dim"), py::arg("ndim"));

@@ -20,6 +20,13 @@ from cudalite._C import (
 )
 from cudalite._C import bfloat16, bool, float16, float32, float64, int8, int16, int32, int64, uint8
 from cudalite._size import Size
+from cudalite._memory_format import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
+)
 from cudalite import _tensor, _tensor_math, _legacy
 from cudalite._creation import *  # noqa: F403
 from cudalite._creation_random import *  # noqa: F403

@@ -70,7 +70,7 @@ def t(input):
 
 
 def clone(input, *, memory_format=None):
-    return input.clone()
+    return input.clone(memory_format=memory_format)
 
 
 def detach(input):

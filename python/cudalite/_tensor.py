@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy as _copy
 import warnings
 
-from cudalite import _C, _creation, _creation_random, _indexing
+from cudalite import _C, _creation, _creation_random, _indexing, _memory_format
 from cudalite._C import Tensor
 from cudalite.random import _check_generator
 
@@ -161,7 +161,7 @@ def _parse_to(args, kwargs):
     dtype = kwargs.pop("dtype", None)
     non_blocking = kwargs.pop("non_blocking", False)
     copy = kwargs.pop("copy", False)
-    kwargs.pop("memory_format", None)
+    fmt = kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     args = list(args)
@@ -178,14 +178,15 @@ def _parse_to(args, kwargs):
         copy = args.pop(0)
     if args:
         raise TypeError(f"to() received an invalid combination of arguments: {args!r}")
-    return device, dtype, non_blocking, copy
+    return device, dtype, non_blocking, copy, fmt
 
 
 @method
 def to(self, *args, **kwargs):
     """Converts dtype and/or device; returns self when nothing changes (unless copy=True)."""
-    device, dtype, non_blocking, copy = _parse_to(args, kwargs)
-    return _C._to(self, device, dtype, non_blocking, copy)
+    device, dtype, non_blocking, copy, fmt = _parse_to(args, kwargs)
+    out = _C._to(self, device, dtype, non_blocking, copy)
+    return out if fmt is None else _memory_format.apply(out, fmt, "to")
 
 
 _CUDA = _C.device("cuda")  # the current CUDA device
@@ -202,13 +203,15 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
         device = _C.device(device) if isinstance(device, str) else device
         if device.type != "cuda":
             raise RuntimeError("Invalid device, must be cuda device")
-    return _C._to(self, device, None, non_blocking, False)
+    out = _C._to(self, device, None, non_blocking, False)
+    return out if memory_format is None else _memory_format.apply(out, memory_format, "cuda")
 
 
 @method
 def cpu(self, memory_format=None):
     """A copy in host memory (self if already there)."""
-    return _C._to(self, "cpu", None, False, False)
+    out = _C._to(self, "cpu", None, False, False)
+    return out if memory_format is None else _memory_format.apply(out, memory_format, "cpu")
 
 
 fast_methods(item=item, cuda=cuda, cpu=cpu)
@@ -216,7 +219,10 @@ fast_methods(item=item, cuda=cuda, cpu=cpu)
 
 def _cast(dtype_name):
     def fn(self, memory_format=None):
-        return _C._to(self, None, getattr(_C, dtype_name), False, False)
+        out = _C._to(self, None, getattr(_C, dtype_name), False, False)
+        return (
+            out if memory_format is None else _memory_format.apply(out, memory_format, dtype_name)
+        )
 
     fn.__name__ = dtype_name
     fn.__doc__ = f"``self.to({dtype_name})``."
@@ -264,8 +270,9 @@ def is_signed(self):
 
 @method
 def clone(self, *, memory_format=None):
-    """A copy with its own memory."""
-    return self._clone()
+    """A copy with its own memory (in ``memory_format``'s layout when given)."""
+    out = self._clone()
+    return out if memory_format is None else _memory_format.apply(out, memory_format, "clone")
 
 
 @method

@@ -6,7 +6,7 @@ from __future__ import annotations
 import warnings
 from collections import OrderedDict, namedtuple
 
-from cudalite import _C
+from cudalite import _C, _memory_format
 from cudalite._C import Tensor
 from cudalite.autograd import no_grad
 from cudalite.nn.modules import _hooks
@@ -475,7 +475,7 @@ class Module:
         the dtype); returns self."""
         from cudalite._tensor import _parse_to
 
-        device, dtype, non_blocking, _ = _parse_to(args, dict(kwargs))
+        device, dtype, non_blocking, _, fmt = _parse_to(args, dict(kwargs))
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(
                 "nn.Module.to only accepts floating point or complex dtypes, but got desired "
@@ -484,7 +484,10 @@ class Module:
 
         def convert(t):
             dt = dtype if t.dtype.is_floating_point else None
-            return _C._to(t, device if device is not None else t.device, dt, non_blocking, False)
+            out = _C._to(t, device if device is not None else t.device, dt, non_blocking, False)
+            if fmt is not None and t.dim() in (4, 5):  # torch: the format is for 4-D/5-D ones
+                out = _memory_format.apply(out, fmt, "to")
+            return out
 
         return self._apply(convert)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from cudalite._C import Tensor
 
-from cudalite import _C
+from cudalite import _C, _memory_format
 from cudalite.autograd.functions._common import (
     RAW,
     Node,
@@ -323,11 +323,14 @@ def alias(self):
 
 
 def clone(self, *, memory_format=None):
-    return mark(self._clone(), CloneBackward0((edge(self),)))
+    out = self._clone()
+    if memory_format is not None:
+        out = _memory_format.apply(out, memory_format, "clone")
+    return mark(out, CloneBackward0((edge(self),)))
 
 
 def contiguous(self, memory_format=None):
-    out = _orig["contiguous"](self)
+    out = _orig["contiguous"](self, memory_format)
     if out is self:
         return out
     return mark(out, CloneBackward0((edge(self),)))
