@@ -464,3 +464,20 @@ def test_non_blocking_pinned_copies_correct_after_synchronize():
     dst.copy_(g, non_blocking=True)
     cudalite.cuda.synchronize()
     np.testing.assert_array_equal(dst.numpy(), np.arange(n, dtype=np.float32))
+
+
+@requires_cuda
+def test_non_blocking_to_host_lands_in_pinned_memory():
+    # torch's _to_copy: a non-blocking device-to-host .to() returns pinned memory, and the
+    # copy is asynchronous (queued behind the GPU's work, read after a synchronize).
+    g = cudalite.zeros(4 * MiB, device="cuda")
+    for _ in range(10):
+        g.add_(1.0)
+    h = g.to("cpu", non_blocking=True)
+    assert h.is_pinned() and h.device.type == "cpu"
+    cudalite.cuda.synchronize()
+    assert h.eq(10.0).all().item()
+    assert not g.to("cpu").is_pinned()  # blocking copies: pageable, as in torch
+    c = g.to("cpu", cudalite.float64, non_blocking=True)  # converted on the host
+    cudalite.cuda.synchronize()
+    assert c.dtype is cudalite.float64 and c.eq(10.0).all().item()

@@ -130,8 +130,11 @@ Tensor clone(const Tensor& t) {
 Tensor to(const Tensor& t, Device device, ScalarType dtype, bool non_blocking, bool copy) {
   device = resolve_device(device);
   if (!copy && device == t->device() && dtype == t->dtype) return t;
+  // As torch's _to_copy, a non-blocking copy to the host lands in pinned memory, so that it
+  // is asynchronous (the caller synchronizes before reading it).
+  bool pin = non_blocking && t->is_cuda() && device.is_cpu();
   Tensor out = device == t->device() ? empty_like_layout(t->sizes, dtype, device, &t)
-                                     : empty(t->sizes, dtype, device);
+                                     : empty(t->sizes, dtype, device, pin);
   copy_(out, t, non_blocking);
   return out;
 }
