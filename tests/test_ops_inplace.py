@@ -205,3 +205,20 @@ def test_writes_that_overlap_exactly_or_not_at_all_are_allowed(device):
     assert x.tolist() == [12.0, 10.0, 28.0, 6.0, 16.0, 10.0]
     x[:1].expand(3).fill_(1)  # fills may write one element several times, as in torch
     assert x[0].item() == 1.0
+
+
+def test_copy_size_errors_are_torchs(device):
+    # copy_ broadcasts the source: torch's broadcast message, then the output's
+    x = C.zeros(2, 3, device=device)
+    with pytest.raises(
+        RuntimeError,
+        match=r"^The size of tensor a \(2\) must match the size of tensor b \(4\) at "
+        r"non-singleton dimension 0$",
+    ):
+        x.copy_(C.zeros(4, 3, device=device))
+    with pytest.raises(
+        RuntimeError, match=r"^output with shape \[3\] doesn't match the broadcast shape \[2, 3\]$"
+    ):
+        C.zeros(3, device=device).copy_(C.zeros(2, 3, device=device))
+    x.copy_(C.ones(3, device=device))  # broadcasting is fine
+    assert x.sum().item() == 6.0

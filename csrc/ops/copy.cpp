@@ -47,6 +47,11 @@ void copy_(const Tensor& dst, const Tensor& src_in, bool non_blocking) {
   if (dst.get() == src_in.get()) return;
   assert_no_internal_overlap(dst);
   assert_no_partial_overlap(dst, src_in);
+  if (src_in->sizes != dst->sizes) {  // torch's broadcast errors, then the output's
+    Shape b = broadcast_shapes(dst->sizes, src_in->sizes);
+    CL_CHECK(b == dst->sizes, "output with shape ", shape_str(dst->sizes),
+             " doesn't match the broadcast shape ", shape_str(b));
+  }
   Tensor src = src_in->sizes == dst->sizes ? src_in : expand(src_in, dst->sizes);
   Device dd = dst->device(), sd = src->device();
   if (dd == sd) {

@@ -262,6 +262,11 @@ def setitem(self, idx, value):
     view, adv = _walk(self, idx)
     if not adv:
         if isinstance(value, Tensor):
+            if value.shape != view.shape:  # torch's copy_to: leading 1s dropped, then expand
+                sizes = list(value.shape)
+                while sizes and sizes[0] == 1:
+                    sizes.pop(0)
+                value = _C.Tensor.expand(_C.Tensor.view(value, sizes), list(view.shape))
             _C._copy_(view, value, False)
         else:
             _C._fill_(view, value, True)
