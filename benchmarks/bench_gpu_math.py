@@ -8,6 +8,7 @@ on 8192 rows >= 0.97x torch (TF32 off); launch-bound 1-element ops: a + b <= 3.5
 a.add_(b) <= 3.0 us, a.sum() <= 4.0 us.
 
     python benchmarks/bench_gpu_math.py [--quick] [--launch (the launch-bound tables only)]
+        [--reductions (the reductions table only)]
 """
 
 from __future__ import annotations
@@ -257,7 +258,9 @@ def main():
         return
     quick = "--quick" in sys.argv
     sections = [launch_bound, host_cost]
-    if "--launch" not in sys.argv:
+    if "--reductions" in sys.argv:
+        sections = [lambda: reductions(quick)]
+    elif "--launch" not in sys.argv:
         sections += [
             lambda: elementwise(quick),
             lambda: reductions(quick),

@@ -147,12 +147,11 @@ using Vec = gpu::VecT<T, V>;
 
 constexpr int kUnroll = 4;  // vectors loaded per thread before any is combined
 
-// What one thread of a row's `team` (the threads reading the row together: a block, the
-// blocks of a split row, or a warp) folds: the row's vectors first, first + stride, ... with
-// kUnroll of them in flight, and, with `edges`, the scalar head up to the first vector
-// boundary and the scalar tail, spread over the team's `width` threads by `t`. The elements
-// each thread combines, and in what order, depend only on the shape: the result is the same
-// run to run.
+// What one lane of a row's team (team_rows, below) folds: the row's vectors first,
+// first + stride, ... with kUnroll of them in flight, and, with `edges`, the scalar head up
+// to the first vector boundary and the scalar tail, spread over the team's `width` lanes by
+// `t`. The elements each lane combines, and in what order, depend only on the shape: the
+// result is the same run to run.
 template <class T, class Red>
 __device__ typename Red::acc_t row_part(const T* row, int64_t inner, int64_t first, int64_t stride,
                                         bool edges, int t, int width) {
@@ -198,16 +197,49 @@ __device__ typename Red::acc_t row_part(const T* row, int64_t inner, int64_t fir
 // Block (row, split): the blocks of a row walk it together, block after block (interleaved,
 // they read at the full bandwidth, where a contiguous chunk per block lost 4 %,
 // benchmarks/cpp/reduce_variants.cu); split 0 takes the scalar edges. With one split it
-// stores the result, otherwise it writes a partial accumulator.
+// stores the result, otherwise it writes a partial accumulator. (The same walk as row_part,
+// written out: through row_part the Arg ops of long rows lost 3-4 % on an H200.)
 template <class T, class Red>
 __global__ void block_rows(const T* x, int64_t inner, int splits, void* out, int64_t* idx,
                            typename Red::acc_t* partial) {
+  constexpr int V = vec_width<T>();
+  using acc_t = typename Red::acc_t;
   int64_t r = blockIdx.x / splits;
   int split = blockIdx.x % splits;
-  const int64_t bs = blockDim.x;
-  auto acc = row_part<T, Red>(x + r * inner, inner, int64_t(split) * bs + threadIdx.x,
-                              int64_t(splits) * bs, split == 0, threadIdx.x, blockDim.x);
-  auto total = block_reduce<Red>(acc);
+  const T* row = x + r * inner;
+  acc_t acc[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j) acc[j] = Red::identity();
+  int64_t head =
+      int64_t((sizeof(Vec<T, V>) - reinterpret_cast<uintptr_t>(row) % sizeof(Vec<T, V>)) %
+              sizeof(Vec<T, V>)) /
+      int64_t(sizeof(T));
+  if (head > inner) head = inner;
+  if (split == 0 && threadIdx.x < head) Red::step(acc[0], row[threadIdx.x], threadIdx.x);
+  const int64_t a = head, nvec = (inner - a) / V, bs = blockDim.x, stride = int64_t(splits) * bs;
+  const Vec<T, V>* vp = reinterpret_cast<const Vec<T, V>*>(row + a);
+  int64_t k = int64_t(split) * bs + threadIdx.x;
+  for (; k + (kUnroll - 1) * stride < nvec; k += kUnroll * stride) {
+    Vec<T, V> v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = vp[k + u * stride];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) Red::step(acc[j], v[u].v[j], a + (k + u * stride) * V + j);
+    }
+  }
+  for (; k < nvec; k += stride) {
+    Vec<T, V> v = vp[k];
+#pragma unroll
+    for (int j = 0; j < V; ++j) Red::step(acc[j], v.v[j], a + k * V + j);
+  }
+  if (split == 0) {
+    for (int64_t i = a + nvec * V + threadIdx.x; i < inner; i += bs) Red::step(acc[0], row[i], i);
+  }
+#pragma unroll
+  for (int j = 1; j < V; ++j) acc[0] = Red::combine(acc[0], acc[j]);
+  acc_t total = block_reduce<Red>(acc[0]);
   if (threadIdx.x == 0) {
     if (splits == 1) {
       Red::store(total, out, idx, r);
