@@ -39,52 +39,35 @@ def _random(size, dtype, device, fill, requires_grad, pin_memory=False, out=None
     return _finish(t, requires_grad)
 
 
-def rand(
-    *size,
-    generator=None,
-    out=None,
-    dtype=None,
-    device=None,
-    requires_grad=False,
-    pin_memory=False,
-):
-    """Uniform random numbers in [0, 1)."""
-    shape = _size(size, "rand")
-    if out is not None:
-        _check_out(out, "rand", size, dtype, device)
-    return _random(
-        shape,
-        dtype,
-        device,
-        lambda t: _C._uniform_(t, 0.0, 1.0, _check_generator(generator, "rand")),
-        requires_grad,
-        pin_memory,
-        out,
-    )
+def _distribution(name, draw, doc):
+    """rand / randn: ``draw(t, generator)`` fills a new tensor (or ``out``)."""
+
+    def fn(
+        *size,
+        generator=None,
+        out=None,
+        dtype=None,
+        device=None,
+        requires_grad=False,
+        pin_memory=False,
+    ):
+        shape = _size(size, name)
+        if out is not None:
+            _check_out(out, name, size, dtype, device)
+        gen = _check_generator(generator, name)
+        return _random(shape, dtype, device, lambda t: draw(t, gen), requires_grad, pin_memory, out)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
 
 
-def randn(
-    *size,
-    generator=None,
-    out=None,
-    dtype=None,
-    device=None,
-    requires_grad=False,
-    pin_memory=False,
-):
-    """Standard normal random numbers."""
-    shape = _size(size, "randn")
-    if out is not None:
-        _check_out(out, "randn", size, dtype, device)
-    return _random(
-        shape,
-        dtype,
-        device,
-        lambda t: _C._normal_(t, 0.0, 1.0, _check_generator(generator, "randn")),
-        requires_grad,
-        pin_memory,
-        out,
-    )
+rand = _distribution(
+    "rand", lambda t, g: _C._uniform_(t, 0.0, 1.0, g), "Uniform random numbers in [0, 1)."
+)
+randn = _distribution(
+    "randn", lambda t, g: _C._normal_(t, 0.0, 1.0, g), "Standard normal random numbers."
+)
 
 
 def randint(
