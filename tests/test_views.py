@@ -546,3 +546,37 @@ def test_chunk_of_an_empty_dim_gives_empty_pieces(device):
     pieces = C.zeros(2, 0, device=device).chunk(3, 1)
     assert len(pieces) == 3 and all(p.shape == (2, 0) for p in pieces)
     assert len(C.zeros(0, device=device).split(2)) == 1
+
+
+_COMBO = "view() received an invalid combination of arguments - got ({}), but expected one of:"
+
+
+def test_view_reshape_permute_keywords(device):
+    x = C.arange(6.0, device=device).view(2, 3)
+    assert x.view(size=(3, 2)).shape == (3, 2) and x.view(dtype=C.int32).dtype is C.int32
+    assert x.reshape(shape=(6,)).shape == (6,) and x.permute(dims=[1, 0]).shape == (3, 2)
+    w = C.ones(2, 3, device=device, requires_grad=True)  # the autograd wrappers pass them on
+    (
+        w.view(size=(3, 2)).sum() + w.reshape(shape=(6,)).sum() + w.permute(dims=(1, 0)).sum()
+    ).backward()
+    assert w.grad.tolist() == [[3.0] * 3] * 2
+    cases = [
+        (
+            lambda: x.view(6, size=(6,)),
+            _COMBO.format("int, size=tuple"),
+        ),
+        (
+            lambda: x.view(shape=(6,)),
+            _COMBO.format("shape=tuple, "),
+        ),
+        (lambda: x.reshape(3, shape=(6,)), "reshape() got multiple values for argument 'shape'"),
+        (
+            lambda: x.reshape(size=(6,)),
+            'reshape() missing 1 required positional arguments: "shape"',
+        ),  # noqa: E501
+        (lambda: x.reshape(shape=6), "reshape(): argument 'shape' must be tuple of ints, not int"),
+        (lambda: x.permute(1, dims=(1, 0)), "permute() got multiple values for argument 'dims'"),
+    ]
+    for f, msg in cases:
+        with pytest.raises(TypeError, match=f"^{re.escape(msg)}$"):
+            f()

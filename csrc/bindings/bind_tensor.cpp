@@ -30,6 +30,36 @@ int64_t to_int(py::handle h, const char* what) {
 }
 
 Shape dims_from_args(const py::args& args) { return shape_from_args(args); }
+
+// x.view(*shape) or x.view(dtype): a view, or the same bytes read as another dtype.
+py::object view_args(const Tensor& t, py::args a) {
+  if (a.size() == 1 && (py::isinstance<DType>(a[0]))) {
+    ScalarType dt = to_dtype(a[0]);
+    CL_CHECK(itemsize(dt) == t->element_size(),
+             "view(dtype): only dtypes of the same size are supported");
+    auto v = alias(t);
+    v->dtype = dt;
+    return py::cast(v);
+  }
+  return py::cast(view(t, shape_from_args(a)));
+}
+
+std::string type_name(py::handle h) { return py::str(py::type::of(h).attr("__name__")); }
+
+// The arguments of reshape(*shape) / permute(*dims) given by keyword too, as torch's parser
+// takes them (x.reshape(shape=(6,))); the positional form, the usual one, passes through.
+py::args keyword_sizes(const char* fn, const char* kw, const py::args& a, const py::kwargs& k) {
+  if (k.size() == 1 && k.contains(kw)) {
+    if (!a.empty())
+      throw TypeError(detail::str(fn, "() got multiple values for argument '", kw, "'"));
+    py::object v = k[kw];
+    if (!py::isinstance<py::sequence>(v) || py::isinstance<py::str>(v))
+      throw TypeError(
+          detail::str(fn, "(): argument '", kw, "' must be tuple of ints, not ", type_name(v)));
+    return py::args(py::make_tuple(v));
+  }
+  throw TypeError(detail::str(fn, "() missing 1 required positional arguments: \"", kw, "\""));
+}
 }  // namespace
 
 py::handle tensor_type() { return g_tensor_type; }
@@ -259,20 +289,37 @@ void bind_tensor(py::module_& m) {
              t->refresh();
            })
       // views
+      // Positional calls take the first overload; keyword forms (torch's parser takes
+      // x.view(size=...), x.reshape(shape=...), x.permute(dims=...)) fall to the second,
+      // so the usual call pays nothing for them.
+      .def("view", &view_args)
       .def("view",
-           [](const Tensor& t, py::args a) -> py::object {
-             if (a.size() == 1 && (py::isinstance<DType>(a[0]))) {
-               ScalarType dt = to_dtype(a[0]);
-               CL_CHECK(itemsize(dt) == t->element_size(),
-                        "view(dtype): only dtypes of the same size are supported");
-               auto v = alias(t);
-               v->dtype = dt;
-               return py::cast(v);
+           [](const Tensor& t, py::args a, py::kwargs k) {
+             bool ok = a.empty() && k.size() == 1 &&
+                       ((k.contains("size") && py::isinstance<py::sequence>(k["size"])) ||
+                        (k.contains("dtype") && py::isinstance<DType>(k["dtype"])));
+             if (!ok) {
+               std::string got;  // torch's listing: "(int, size=tuple)", "(size=int, )"
+               for (auto v : a) got += (got.empty() ? "" : ", ") + type_name(v);
+               for (auto kv : k)
+                 got += (got.empty() ? "" : ", ") + std::string(py::str(kv.first)) + "=" +
+                        type_name(kv.second);
+               if (a.empty()) got += ", ";
+               throw TypeError(detail::str("view() received an invalid combination of ",
+                                           "arguments - got (", got, "), but expected one of:"));
              }
-             return py::cast(view(t, shape_from_args(a)));
+             return view_args(t, py::args(py::make_tuple(k.begin()->second)));
            })
       .def("reshape", [](const Tensor& t, py::args a) { return reshape(t, shape_from_args(a)); })
+      .def("reshape",
+           [](const Tensor& t, py::args a, py::kwargs k) {
+             return reshape(t, shape_from_args(keyword_sizes("reshape", "shape", a, k)));
+           })
       .def("permute", [](const Tensor& t, py::args a) { return permute(t, dims_from_args(a)); })
+      .def("permute",
+           [](const Tensor& t, py::args a, py::kwargs k) {
+             return permute(t, dims_from_args(keyword_sizes("permute", "dims", a, k)));
+           })
       .def("transpose", [](const Tensor& t, int64_t a, int64_t b) { return transpose(t, a, b); })
       .def("swapaxes", [](const Tensor& t, int64_t a, int64_t b) { return transpose(t, a, b); })
       .def("expand", [](const Tensor& t, py::args a) { return expand(t, shape_from_args(a)); })

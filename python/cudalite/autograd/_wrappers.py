@@ -95,9 +95,9 @@ HOT_METHODS = {
 
 # Tensor methods: name -> (parameters, call arguments, condition)
 METHODS = {
-    "view": ("self, *shape", "self, *shape", SELF),
-    "reshape": ("self, *shape", "self, *shape", SELF),
-    "permute": ("self, *dims", "self, *dims", SELF),
+    "view": ("self, *shape, **kw", "self, *shape, **kw", SELF),
+    "reshape": ("self, *shape, **kw", "self, *shape, **kw", SELF),
+    "permute": ("self, *dims, **kw", "self, *dims, **kw", SELF),
     "expand": ("self, *sizes", "self, *sizes", SELF),
     "transpose": ("self, dim0, dim1", "self, dim0, dim1", SELF),
     "swapaxes": ("self, dim0, dim1", "self, dim0, dim1", SELF),

@@ -95,15 +95,15 @@ def _shape_node(cls, x):
     return node
 
 
-def view(self, *shape):
-    out = _orig["view"](self, *shape)
-    if len(shape) == 1 and isinstance(shape[0], _C.dtype):
+def view(self, *shape, **kw):
+    out = _orig["view"](self, *shape, **kw)
+    if "dtype" in kw or (len(shape) == 1 and isinstance(shape[0], _C.dtype)):
         return out  # view(dtype) reinterprets bits: not differentiable
     return _view_mark(out, self, _shape_node(ViewBackward0, self))
 
 
-def reshape(self, *shape):
-    out = _orig["reshape"](self, *shape)
+def reshape(self, *shape, **kw):
+    out = _orig["reshape"](self, *shape, **kw)
     if out._is_same_storage(self):
         return _view_mark(out, self, _shape_node(ViewBackward0, self))
     # reshape had to copy: torch records the copy and an "unsafe" view of it
@@ -166,9 +166,11 @@ class PermuteBackward0(Node):
         return (g.permute(*inv),)
 
 
-def permute(self, *dims):
-    out = _orig["permute"](self, *dims)
-    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+def permute(self, *dims, **kw):
+    out = _orig["permute"](self, *dims, **kw)
+    if "dims" in kw:
+        dims = kw["dims"]
+    elif len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = dims[0]
     nd = max(self.dim(), 1)
     node = PermuteBackward0((edge(self),))
