@@ -25,6 +25,20 @@ def test_trajectories_match_torch(name, kwargs, expected, device):
     assert p.is_leaf and p.requires_grad and p.grad_fn is None
 
 
+# An SGD param group's hyperparameters with lr=0.1 and torch's defaults, as state_dict() shows.
+SGD_GROUP = {
+    "lr": 0.1,
+    "momentum": 0,
+    "dampening": 0,
+    "weight_decay": 0,
+    "nesterov": False,
+    "maximize": False,
+    "foreach": None,
+    "differentiable": False,
+    "fused": None,
+}
+
+
 def test_step_skips_params_without_grad():
     a, b = nn.Parameter(torch.ones(2)), nn.Parameter(torch.ones(2))
     opt = optim.SGD([a, b], lr=0.5, momentum=0.9)
@@ -135,23 +149,7 @@ def test_state_dict_roundtrip():
     with pytest.raises(ValueError, match="different number of parameter groups"):
         opt2.load_state_dict({"state": {}, "param_groups": []})
     sgd = optim.SGD(lin.parameters(), lr=0.1)
-    assert sgd.state_dict() == {
-        "state": {},
-        "param_groups": [
-            {
-                "lr": 0.1,
-                "momentum": 0,
-                "dampening": 0,
-                "weight_decay": 0,
-                "nesterov": False,
-                "maximize": False,
-                "foreach": None,
-                "differentiable": False,
-                "fused": None,
-                "params": [0, 1],
-            }
-        ],
-    }
+    assert sgd.state_dict() == {"state": {}, "param_groups": [{**SGD_GROUP, "params": [0, 1]}]}
 
 
 def test_model_moved_after_optimizer_creation():
@@ -174,19 +172,7 @@ def test_named_parameters_record_param_names():
     assert opt.param_groups[0]["params"] == [m.weight, m.bias]
     # torch 2.11's layout: the names first, the hyperparameters, then the params
     assert opt.state_dict()["param_groups"] == [
-        {
-            "param_names": ["weight", "bias"],
-            "lr": 0.1,
-            "momentum": 0,
-            "dampening": 0,
-            "weight_decay": 0,
-            "nesterov": False,
-            "maximize": False,
-            "foreach": None,
-            "differentiable": False,
-            "fused": None,
-            "params": [0, 1],
-        }
+        {"param_names": ["weight", "bias"], **SGD_GROUP, "params": [0, 1]}
     ]
     adam = optim.Adam(m.named_parameters(), lr=0.1)
     m(torch.ones(1, 2)).sum().backward()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 
-from cudalite import _C
+from cudalite import _C, _ops
 from cudalite._C import Tensor
 from cudalite._lazy import is_ndarray, numpy
 
@@ -95,14 +95,10 @@ def _finish(t, requires_grad, pin_memory=False):
     return t
 
 
-def _type_name(a):
-    return "Tensor" if isinstance(a, Tensor) else type(a).__name__
-
-
 def _check_out(out, name, args, dtype, device):
     """torch's checks of a factory's ``out=``; returns the dtype to make the values in."""
     if not isinstance(out, Tensor):
-        got = ", ".join([_type_name(a) for a in args] + [f"out={_type_name(out)}"])
+        got = ", ".join([_ops._type_name(a) for a in args] + [f"out={_ops._type_name(out)}"])
         raise TypeError(
             f"{name}() received an invalid combination of arguments - got ({got}), but "
             "expected one of:"

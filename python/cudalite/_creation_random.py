@@ -181,11 +181,6 @@ def random_from_bounds(dtype, low):
     return low, high
 
 
-def random_int_inclusive_(t, low, high, gen):
-    """Fills ``t`` with integers in [low, high] (any int64 range, exactly)."""
-    _C._random_int_(t, low, high, gen)
-
-
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Uniform random numbers with ``input``'s size, dtype and device."""
     t = _empty_like_input(input, *_like(input, dtype, device), pin_memory)

@@ -334,6 +334,11 @@ def check_clamp_args(name, input, min, max, out=None, method=False):
 def clamp(input, min=None, max=None, *, out=None):
     """Limits values to [min, max]."""
     check_clamp_args("clamp", input, min, max, out)
+    return clamp_checked(input, min, max, out)
+
+
+def clamp_checked(input, min, max, out=None):
+    """clamp after its argument checks (the Tensor methods check their own way)."""
     if out is not None:
         for bound in (min, max):
             rt = None if bound is None else _C._result_type(input, bound)

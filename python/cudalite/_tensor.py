@@ -354,7 +354,7 @@ def random_(self, from_=_NO_ARG, to=_NO_ARG, *, generator=None):
         lo, hi = int(from_), int(to)
         _creation_random.check_random_bounds(self.dtype, lo, hi)
         hi_inc = hi - 1
-    _creation_random.random_int_inclusive_(self, lo, hi_inc, gen)
+    _C._random_int_(self, lo, hi_inc, gen)  # [lo, hi_inc]: any int64 range, exactly
     return self
 
 

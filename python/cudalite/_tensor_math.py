@@ -160,7 +160,7 @@ _methods["divide"] = _methods["div"]
 def _clamp_method(name, inplace):
     def fn(self, min=None, max=None):
         _ops.check_clamp_args(name, self, min, max, method=True)
-        return _ops.clamp(self, min, max, out=self if inplace else None)
+        return _ops.clamp_checked(self, min, max, self if inplace else None)
 
     fn.__name__ = name
     return fn
