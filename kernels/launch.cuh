@@ -1,6 +1,7 @@
 // launch<kernel>(grid, block, stream, args...): what kernel<<<grid, block, 0, stream>>>(args...)
-// does, through the driver (Note [Driver launches] in csrc/cuda/launch.cpp). The arguments
-// are converted to the kernel's parameter types before their addresses are taken, as a
+// does (launch_smem<kernel>(grid, block, smem, stream, args...) with dynamic shared memory),
+// through the driver (Note [Driver launches] in csrc/cuda/launch.cpp). The arguments are converted
+// to the kernel's parameter types before their addresses are taken, as a
 // <<<>>> launch converts them.
 #pragma once
 
@@ -24,16 +25,22 @@ const void* handle_of() {
 }
 
 template <class... P>
-void launch_with(void (*k)(P...), const void* handle, dim3 grid, dim3 block, cudaStream_t stream,
-                 typename same<P>::type... args) {
+void launch_with(void (*k)(P...), const void* handle, dim3 grid, dim3 block, size_t smem,
+                 cudaStream_t stream, typename same<P>::type... args) {
   void* params[] = {static_cast<void*>(&args)...};
-  cuda::launch_kernel(reinterpret_cast<const void*>(k), handle, grid, block, 0, stream, params);
+  cuda::launch_kernel(reinterpret_cast<const void*>(k), handle, grid, block, smem, stream, params);
 }
 }  // namespace detail
 
 template <auto K, class... A>
 void launch(dim3 grid, dim3 block, cudaStream_t stream, A&&... args) {
-  detail::launch_with(K, detail::handle_of<K>(), grid, block, stream, static_cast<A&&>(args)...);
+  detail::launch_with(K, detail::handle_of<K>(), grid, block, 0, stream, static_cast<A&&>(args)...);
+}
+
+template <auto K, class... A>
+void launch_smem(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, A&&... args) {
+  detail::launch_with(K, detail::handle_of<K>(), grid, block, smem, stream,
+                      static_cast<A&&>(args)...);
 }
 
 }  // namespace cl::gpu

@@ -354,9 +354,68 @@ void launch(const Tensor& in, int64_t outer, int64_t inner, const Tensor& out, c
   }
 }
 
-// Column mode: thread (o, c) walks rows [split * chunk, ...) of columns c .. c+V-1 of slab o,
-// so a warp reads 32 neighbouring vectors of one row: coalesced, kUnroll rows in flight.
-// Long columns are split across grid.z with a second pass over the partials, as for rows.
+// Column mode: block (x, o, split) covers blockDim.x vectors of V columns of slab o, with
+// blockDim.y lanes down the rows: lane y walks rows lo + y, lo + y + lanes, ... Wide slabs get
+// one lane (a warp reads 32 neighbouring vectors of one row); narrow ones as many lanes as fill
+// the block (16 floats a row: 4 threads across, 64 lanes, a warp reads 8 whole rows), so a
+// block is never mostly idle. kUnroll rows in flight per thread either way; the lanes' results
+// meet in shared memory in a fixed tree. Long columns are split across grid.z with a second
+// pass over the partials, as for rows.
+extern __shared__ __align__(16) unsigned char lanes_smem[];
+
+// Combines the accumulators of the blockDim.y lanes into lane 0's (tree over lanes, fixed order;
+// dynamic shared memory of blockDim.x * blockDim.y * V accumulators when there are several).
+template <class Red, int V>
+__device__ void combine_lanes(typename Red::acc_t (&acc)[V]) {
+  using acc_t = typename Red::acc_t;
+  const int lanes = blockDim.y, n = blockDim.x * blockDim.y;
+  if (lanes == 1) return;
+  acc_t* sh = reinterpret_cast<acc_t*>(lanes_smem);
+  const int t = threadIdx.y * blockDim.x + threadIdx.x;
+#pragma unroll
+  for (int j = 0; j < V; ++j) sh[j * n + t] = acc[j];
+  __syncthreads();
+  int h = 1;
+  while (2 * h < lanes) h *= 2;
+  for (; h > 0; h >>= 1) {
+    if (int(threadIdx.y) < h && int(threadIdx.y) + h < lanes) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        acc[j] = Red::combine(acc[j], sh[j * n + t + h * blockDim.x]);
+        sh[j * n + t] = acc[j];
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// Lane's walk down rows r, r + step, ... < hi of a column slab (kStep: the step when known at
+// compile time, one lane; 0: blockDim.y lanes). A pointer walk, p advancing by whole strides:
+// indexing base + (r + u * step) * cols with a run-time step cost wide slabs 10-15 % of their
+// bandwidth, and the one-lane copy of the loop another few percent.
+template <class T, class Red, int V, int kStep>
+__device__ __forceinline__ void col_walk(const T* base, int64_t r, int64_t hi, int64_t cols,
+                                         int64_t run_step, typename Red::acc_t (&acc)[V]) {
+  const int64_t step = kStep ? kStep : run_step;
+  const T* p = base + r * cols;
+  const int64_t stride = step * cols;
+  for (; r + (kUnroll - 1) * step < hi; r += kUnroll * step, p += kUnroll * stride) {
+    Vec<T, V> v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = *reinterpret_cast<const Vec<T, V>*>(p + u * stride);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) Red::step(acc[j], v[u].v[j], r + u * step);
+    }
+  }
+  for (; r < hi; r += step, p += stride) {
+    Vec<T, V> v = *reinterpret_cast<const Vec<T, V>*>(p);
+#pragma unroll
+    for (int j = 0; j < V; ++j) Red::step(acc[j], v.v[j], r);
+  }
+}
+
 template <class T, class Red, int V>
 __global__ void col_partial(const T* x, int64_t inner, int64_t cols, int64_t chunk, void* out,
                             int64_t* idx, typename Red::acc_t* partial, int splits) {
@@ -364,29 +423,21 @@ __global__ void col_partial(const T* x, int64_t inner, int64_t cols, int64_t chu
   int64_t c = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * V;
   int64_t o = blockIdx.y;
   int split = blockIdx.z;
-  if (c >= cols) return;
+  const bool active = c < cols;
+  const int64_t step = blockDim.y;
   int64_t lo = split * chunk, hi = lo + chunk < inner ? lo + chunk : inner;
   const T* base = x + o * inner * cols + c;
   acc_t acc[V];
 #pragma unroll
   for (int j = 0; j < V; ++j) acc[j] = Red::identity();
-  int64_t r = lo;
-  for (; r + kUnroll <= hi; r += kUnroll) {
-    Vec<T, V> v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      v[u] = *reinterpret_cast<const Vec<T, V>*>(base + (r + u) * cols);
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-#pragma unroll
-      for (int j = 0; j < V; ++j) Red::step(acc[j], v[u].v[j], r + u);
-    }
+  if (active) {
+    if (step == 1)
+      col_walk<T, Red, V, 1>(base, lo, hi, cols, 1, acc);
+    else
+      col_walk<T, Red, V, 0>(base, lo + threadIdx.y, hi, cols, step, acc);
   }
-  for (; r < hi; ++r) {
-    Vec<T, V> v = *reinterpret_cast<const Vec<T, V>*>(base + r * cols);
-#pragma unroll
-    for (int j = 0; j < V; ++j) Red::step(acc[j], v.v[j], r);
-  }
+  combine_lanes<Red, V>(acc);
+  if (!active || threadIdx.y != 0) return;
   int64_t slot = o * cols + c;
 #pragma unroll
   for (int j = 0; j < V; ++j) {
@@ -398,36 +449,55 @@ __global__ void col_partial(const T* x, int64_t inner, int64_t cols, int64_t chu
   }
 }
 
+// The second pass: slot s combines partial[0..splits) * n + s, with lanes over the splits
+// when there are few slots (a narrow column's 1000 partials are not one thread's walk).
 template <class Red>
 __global__ void col_finish(const typename Red::acc_t* partial, int64_t n, int splits, void* out,
                            int64_t* idx) {
   int64_t slot = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (slot >= n) return;
+  const bool active = slot < n;
+  const int step = blockDim.y;
   // Loads in batches ahead of the combines: with the Arg ops' branchy combine, one load after
   // another made this pass the slowest part of a column reduction.
   using acc_t = typename Red::acc_t;
   constexpr int kBatch = 8;
-  acc_t acc = Red::identity();
-  int s = 0;
-  for (; s + kBatch <= splits; s += kBatch) {
-    acc_t v[kBatch];
+  acc_t acc[1] = {Red::identity()};
+  if (active) {
+    int s = threadIdx.y;
+    for (; s + (kBatch - 1) * step < splits; s += kBatch * step) {
+      acc_t v[kBatch];
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u) v[u] = partial[int64_t(s + u) * n + slot];
+      for (int u = 0; u < kBatch; ++u) v[u] = partial[int64_t(s + u * step) * n + slot];
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u) acc = Red::combine(acc, v[u]);
+      for (int u = 0; u < kBatch; ++u) acc[0] = Red::combine(acc[0], v[u]);
+    }
+    for (; s < splits; s += step) acc[0] = Red::combine(acc[0], partial[int64_t(s) * n + slot]);
   }
-  for (; s < splits; ++s) acc = Red::combine(acc, partial[int64_t(s) * n + slot]);
-  Red::store(acc, out, idx, slot);
+  combine_lanes<Red, 1>(acc);
+  if (active && threadIdx.y == 0) Red::store(acc[0], out, idx, slot);
+}
+
+// Threads across (x) and lanes down (y) for `width` units of work across and `depth` down.
+inline dim3 lanes_block(int64_t width, int64_t depth) {
+  if (width >= kThreads) return dim3(kThreads, 1);
+  int64_t lanes = kThreads / width;
+  if (lanes > depth) lanes = depth > 0 ? depth : 1;
+  return dim3(unsigned(width), unsigned(lanes));
 }
 
 template <class T, class Red, int V>
 void launch_cols_v(const T* x, int64_t outer, int64_t inner, int64_t cols, const Tensor& out,
                    const Tensor& idx, cudaStream_t stream, Device dev) {
   using acc_t = typename Red::acc_t;
-  int64_t xblocks = (cols / V + kThreads - 1) / kThreads;
+  dim3 block = lanes_block(cols / V, inner);
+  int64_t xblocks = (cols / V + block.x - 1) / block.x;
   int64_t want = 132 * 8;
   int64_t splits = (want + xblocks * outer - 1) / (xblocks * outer);
-  splits = splits < (inner + 63) / 64 ? splits : (inner + 63) / 64;
+  // At least 64 rows a block and 16 (four unrolled steps) a lane.
+  int64_t rows_per_split = 16 * int64_t(block.y) > 64 ? 16 * int64_t(block.y) : 64;
+  splits = splits < (inner + rows_per_split - 1) / rows_per_split
+               ? splits
+               : (inner + rows_per_split - 1) / rows_per_split;
   if (splits < 1) splits = 1;
   if (splits > 65535) splits = 65535;
   int64_t chunk = (inner + splits - 1) / splits;
@@ -440,13 +510,16 @@ void launch_cols_v(const T* x, int64_t outer, int64_t inner, int64_t cols, const
   int64_t* ix = idx ? reinterpret_cast<int64_t*>(idx->data()) : nullptr;
   dim3 grid(static_cast<unsigned>(xblocks), static_cast<unsigned>(outer),
             static_cast<unsigned>(splits));
-  gpu::launch<col_partial<T, Red, V>>(grid, kThreads, stream, x, inner, cols, chunk, out->data(),
-                                      ix, pp, int(splits));
+  size_t smem = block.y > 1 ? size_t(block.x) * block.y * V * sizeof(acc_t) : 0;
+  gpu::launch_smem<col_partial<T, Red, V>>(grid, block, smem, stream, x, inner, cols, chunk,
+                                           out->data(), ix, pp, int(splits));
   CL_CUDA_KERNEL_LAUNCH_CHECK();
   if (splits > 1) {
     int64_t n = outer * cols;
-    gpu::launch<col_finish<Red>>(unsigned((n + kThreads - 1) / kThreads), kThreads, stream, pp, n,
-                                 int(splits), out->data(), ix);
+    dim3 fblock = lanes_block(n, splits);
+    size_t fsmem = fblock.y > 1 ? size_t(fblock.x) * fblock.y * sizeof(acc_t) : 0;
+    gpu::launch_smem<col_finish<Red>>(unsigned((n + fblock.x - 1) / fblock.x), fblock, fsmem,
+                                      stream, pp, n, int(splits), out->data(), ix);
     CL_CUDA_KERNEL_LAUNCH_CHECK();
   }
 }

@@ -274,6 +274,8 @@ def test_nan_propagation(device):
 
 # Rows: a block per row (split or not), a thread per row (3000, 20), and teams of 4 to 32
 # lanes per row (2200 rows of 37 to 700; misaligned starts leave up to 7 head elements).
+# Along dim 0, columns: narrow ones get several lanes of rows per block (3 to 130 columns, odd
+# lane counts), and long ones are split, with lanes over the splits in the second pass.
 LAYOUT_SHAPES = [
     (1, 5000),
     (3, 4099),
@@ -284,6 +286,9 @@ LAYOUT_SHAPES = [
     (2200, 37),
     (2200, 113),
     (2200, 700),
+    (20000, 16),
+    (6000, 3),
+    (3001, 130),
 ]
 
 
