@@ -5,6 +5,7 @@ memory), torch's errors. CPU and CUDA; pinned storages where a GPU is visible.""
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -362,3 +363,130 @@ def test_resize_cuda_grows_on_its_device():
     assert y.device == x.device and x._storage_ptr() == y._storage_ptr()
     np.testing.assert_array_equal(to_np(x), np.arange(4.0))
     C.cuda.synchronize()
+
+
+# ---- out= resizes in place ----
+
+_RESIZED = "An output with one or more elements was resized since it had shape"
+
+
+def _base_and_view(device, n=10, stop=4):
+    x = C.arange(float(n), device=device)
+    return x, x[:stop]
+
+
+@pytest.mark.parametrize(
+    "op, want",
+    [
+        (lambda d, y: C.add(C.ones(2, device=d), 1, out=y), [2.0, 2.0]),
+        (lambda d, y: C.neg(C.ones(2, device=d), out=y), [-1.0, -1.0]),
+        (lambda d, y: C.clamp(C.ones(2, device=d), 0, 0.5, out=y), [0.5, 0.5]),
+        (lambda d, y: C.sum(C.ones(2, 3, device=d), 1, out=y), [3.0, 3.0]),
+        (lambda d, y: C.mean(C.ones(2, 3, device=d), 1, out=y), [1.0, 1.0]),
+        (lambda d, y: C.mv(C.ones(2, 3, device=d), C.ones(3, device=d), out=y), [3.0, 3.0]),
+        (lambda d, y: C.cat([C.ones(1, device=d), C.ones(1, device=d)], out=y), [1.0, 1.0]),
+    ],
+)
+def test_out_resized_in_place_with_warning(device, op, want):
+    x, y = _base_and_view(device)
+    with pytest.warns(UserWarning, match=_RESIZED):
+        r = op(device, y)
+    assert r is y and tuple(y.shape) == (2,) and y._storage_ptr() == x._storage_ptr()
+    np.testing.assert_allclose(to_np(x), want + list(range(2, 10)))
+
+
+@pytest.mark.parametrize(
+    "op, want",
+    [
+        (lambda y: C.ones(6, out=y), [1.0] * 6),
+        (lambda y: C.zeros(2, 3, out=y), [0.0] * 6),
+        (lambda y: C.full((6,), 3.0, out=y), [3.0] * 6),
+        (lambda y: C.arange(6.0, out=y), list(range(6))),
+        (lambda y: C.linspace(0, 5, 6, out=y), list(range(6))),
+        (lambda y: C.eye(2, 3, out=y), [1.0, 0.0, 0.0, 0.0, 1.0, 0.0]),
+        (lambda y: C.empty(6, out=y), list(range(6))),  # the values are left as they are
+    ],
+)
+def test_factory_out_resized_in_place_silently(device, recwarn, op, want):
+    x, y = _base_and_view(device)
+    assert op(y) is y
+    assert y.numel() == 6 and y._storage_ptr() == x._storage_ptr()
+    np.testing.assert_allclose(to_np(x), want + list(range(6, 10)))
+    assert not [w for w in recwarn if _RESIZED in str(w.message)]
+
+
+def test_random_factory_out_resized_in_place(device):
+    x, y = _base_and_view(device)
+    C.rand(6, out=y)
+    C.randint(5, (6,), out=C.zeros(0, device=device))
+    assert y.numel() == 6 and y._storage_ptr() == x._storage_ptr()
+    np.testing.assert_array_equal(to_np(x)[6:], [6.0, 7.0, 8.0, 9.0])
+
+
+def test_out_grows_shared_storage(device):
+    x = C.arange(4.0, device=device)
+    y = x[2:]
+    with pytest.warns(UserWarning, match=_RESIZED):
+        C.add(C.ones(4, device=device), 1, out=y)
+    assert y._storage_ptr() == x._storage_ptr() and x._storage_nbytes() == 24
+    np.testing.assert_array_equal(to_np(x), [0.0, 1.0, 2.0, 2.0])
+    z = C.zeros(10, device=device)
+    C.ones(3, out=z[8:])  # factories too
+    assert z._storage_nbytes() == 44
+
+
+def test_empty_out_resized_silently_into_base(device, recwarn):
+    x = C.arange(10.0, device=device)
+    y = x[:0]
+    C.add(x[2:6], 1, out=y)  # checked for overlap at size 0, as torch does
+    np.testing.assert_array_equal(to_np(x), [3.0, 4.0, 5.0, 6.0] + list(range(4, 10)))
+    assert not [w for w in recwarn if _RESIZED in str(w.message)]
+
+
+def test_out_overlap_checked_before_resize(device):
+    x = C.arange(10.0, device=device)
+    msg = "unsupported operation: some elements of the input tensor and the written-to tensor"
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        C.add(x[2:6], 1, out=x[:3])
+    o = C.zeros(1, device=device).expand(3)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        C.add(C.ones(4, device=device), 1, out=o)
+
+
+def test_out_keeps_strides_of_the_right_shape(device):
+    x = C.zeros(3, 2, device=device).t()
+    C.add(C.ones(2, 3, device=device), 1, out=x)
+    assert x.stride() == (1, 2)
+    C.ones(2, 3, out=x)
+    assert x.stride() == (1, 2)
+    x = C.zeros(3, 3, device=device).t()
+    with pytest.warns(UserWarning, match=_RESIZED):
+        C.add(C.ones(2, 3, device=device), 1, out=x)
+    assert x.stride() == (3, 1)
+
+
+def test_out_not_resizable_storage():
+    msg = "Trying to resize storage that is not resizable"
+    for op in (
+        lambda t: C.add(C.ones(4, dtype=C.float64), 1, out=t),
+        lambda t: C.zeros(4, out=t, dtype=C.float64),
+        lambda t: C.mm(C.ones(4, 2, dtype=C.float64), C.ones(2, 4, dtype=C.float64), out=t),
+    ):
+        t = C.from_numpy(np.zeros(3))
+        with err(RuntimeError, msg), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch warns about the resize, then raises
+            op(t)
+        assert tuple(t.shape) == (3,)
+    t = C.from_numpy(np.zeros(3))
+    with pytest.warns(UserWarning, match=_RESIZED):
+        C.add(C.ones(2, dtype=C.float64), 1, out=t)  # smaller: fits the array
+    assert t.tolist() == [2.0, 2.0]
+
+
+def test_empty_out_requires_grad_refused_even_under_no_grad(device):
+    a = C.zeros(3, device=device, requires_grad=True)
+    with C.no_grad():
+        with err(RuntimeError, "cannot resize variables that require grad"):
+            C.empty(3, out=a)
+        C.zeros(4, out=a)  # zeros, ones, randn... resize it under no_grad
+    assert tuple(a.shape) == (4,)

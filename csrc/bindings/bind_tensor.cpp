@@ -281,7 +281,7 @@ void bind_tensor(py::module_& m) {
       .def("_alias", [](const Tensor& t) { return alias(t); })
       .def("_set_metadata",
            [](const Tensor& t, const Tensor& src) {
-             // In-place re-pointing (set_ / out= resizes / Parameter(data)).
+             // In-place re-pointing (Tensor.data = ..., Parameter(data)).
              t->storage = src->storage;
              t->sizes = src->sizes;
              t->strides = src->strides;
