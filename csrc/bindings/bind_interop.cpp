@@ -301,6 +301,7 @@ Tensor from_dlpack(py::handle obj) {
   DataPtr ptr(data, managed, versioned ? &release_versioned : &release_legacy, device);
   auto storage = std::make_shared<StorageImpl>(std::move(ptr), size_t(extent) * itemsize(dtype));
   storage->pinned = dl->device.device_type == kDLCUDAHost;
+  storage->resizable = false;  // the producer's memory
   PyCapsule_SetName(cap, versioned ? kVersionedUsed : kLegacyUsed);
   return std::make_shared<TensorImpl>(std::move(storage), sizes, strides, 0, dtype);
 }

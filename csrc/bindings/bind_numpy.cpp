@@ -77,46 +77,50 @@ void release_array(void* ctx) {
   Py_DECREF(static_cast<PyObject*>(ctx));
 }
 
+// from_numpy: a tensor on the array's memory. Its storage is not resizable (torch's
+// "Trying to resize storage that is not resizable"), except for the private copies that
+// cudalite's factories make (torch.tensor(ndarray), randperm, ...): torch's own memory there.
+Tensor wrap_array(py::handle obj, bool resizable) {
+  if (!py::isinstance<py::array>(obj)) {
+    throw TypeError(detail::str("expected np.ndarray (got ", Py_TYPE(obj.ptr())->tp_name, ")"));
+  }
+  py::array arr = py::reinterpret_borrow<py::array>(obj);
+  CL_CHECK_VALUE(arr.dtype().attr("isnative").cast<bool>(),
+                 "given numpy array has byte order different from the native byte order. "
+                 "Conversion between byte orders is currently not supported.");
+  ScalarType dt = from_numpy_dtype(arr.dtype());
+  int64_t isz = int64_t(arr.itemsize());
+  Shape sizes, strides;
+  int64_t extent = 1;
+  for (py::ssize_t d = 0; d < arr.ndim(); ++d) {
+    int64_t st = arr.strides(d);
+    CL_CHECK_VALUE(st >= 0,
+                   "At least one stride in the given numpy array is negative, and tensors with "
+                   "negative strides are not currently supported. (You can probably work "
+                   "around this by making a copy of your array  with array.copy().) ");
+    CL_CHECK_VALUE(st % isz == 0,
+                   "given numpy array strides not a multiple of the element "
+                   "byte size. Copy the numpy array to reallocate the memory.");
+    sizes.push_back(arr.shape(d));
+    strides.push_back(st / isz);
+    if (arr.shape(d) == 0) extent = 0;
+    if (extent) extent += (arr.shape(d) - 1) * (st / isz);
+  }
+  PyObject* owner = arr.ptr();
+  Py_INCREF(owner);
+  DataPtr dp(const_cast<void*>(arr.data()), owner, &release_array, Device(DeviceType::CPU));
+  auto storage = std::make_shared<StorageImpl>(std::move(dp), size_t(extent * isz));
+  storage->resizable = resizable;
+  return std::make_shared<TensorImpl>(std::move(storage), sizes, strides, 0, dt);
+}
+
 }  // namespace
 
 void bind_numpy(py::module_& m) {
   m.def(
-      "from_numpy",
-      [](py::handle obj) {
-        if (!py::isinstance<py::array>(obj)) {
-          throw TypeError(
-              detail::str("expected np.ndarray (got ", Py_TYPE(obj.ptr())->tp_name, ")"));
-        }
-        py::array arr = py::reinterpret_borrow<py::array>(obj);
-        CL_CHECK_VALUE(arr.dtype().attr("isnative").cast<bool>(),
-                       "given numpy array has byte order different from the native byte order. "
-                       "Conversion between byte orders is currently not supported.");
-        ScalarType dt = from_numpy_dtype(arr.dtype());
-        int64_t isz = int64_t(arr.itemsize());
-        Shape sizes, strides;
-        int64_t extent = 1;
-        for (py::ssize_t d = 0; d < arr.ndim(); ++d) {
-          int64_t st = arr.strides(d);
-          CL_CHECK_VALUE(
-              st >= 0,
-              "At least one stride in the given numpy array is negative, and tensors with "
-              "negative strides are not currently supported. (You can probably work "
-              "around this by making a copy of your array  with array.copy().) ");
-          CL_CHECK_VALUE(st % isz == 0,
-                         "given numpy array strides not a multiple of the element "
-                         "byte size. Copy the numpy array to reallocate the memory.");
-          sizes.push_back(arr.shape(d));
-          strides.push_back(st / isz);
-          if (arr.shape(d) == 0) extent = 0;
-          if (extent) extent += (arr.shape(d) - 1) * (st / isz);
-        }
-        PyObject* owner = arr.ptr();
-        Py_INCREF(owner);
-        DataPtr dp(const_cast<void*>(arr.data()), owner, &release_array, Device(DeviceType::CPU));
-        auto storage = std::make_shared<StorageImpl>(std::move(dp), size_t(extent * isz));
-        return std::make_shared<TensorImpl>(std::move(storage), sizes, strides, 0, dt);
-      },
-      py::arg("ndarray"));
+      "from_numpy", [](py::handle obj) { return wrap_array(obj, false); }, py::arg("ndarray"));
+  // For arrays made for the tensor alone: resize_ may grow the storage (into cudalite memory).
+  m.def("_from_numpy_owned", [](py::handle obj) { return wrap_array(obj, true); });
 
   m.def("_numpy", [](py::handle self) {
     Tensor t = as_tensor(self);

@@ -7,6 +7,7 @@
 #include "bindings/fast_method.h"
 #include "core/cuda_api.h"
 #include "core/error.h"
+#include "core/resize.h"
 
 namespace cl::bind {
 
@@ -280,7 +281,7 @@ void bind_tensor(py::module_& m) {
       .def("_alias", [](const Tensor& t) { return alias(t); })
       .def("_set_metadata",
            [](const Tensor& t, const Tensor& src) {
-             // In-place re-pointing (set_ / out= resizes / Parameter(data)).
+             // In-place re-pointing (Tensor.data = ..., Parameter(data)).
              t->storage = src->storage;
              t->sizes = src->sizes;
              t->strides = src->strides;
@@ -288,6 +289,15 @@ void bind_tensor(py::module_& m) {
              t->dtype = src->dtype;
              t->refresh();
            })
+      // resize_ (the argument checks and autograd's are in python/cudalite/_resize.py): the
+      // storage is kept, or grown in place, so views of it see the new memory.
+      .def(
+          "_resize_",
+          [](const Tensor& t, py::handle sizes, py::handle strides) {
+            Shape st = strides.is_none() ? Shape{} : to_shape(strides);
+            resize_(t, to_shape(sizes), strides.is_none() ? nullptr : &st);
+          },
+          py::arg("sizes"), py::arg("strides") = py::none())
       // views
       // Positional calls take the first overload; keyword forms (torch's parser takes
       // x.view(size=...), x.reshape(shape=...), x.permute(dims=...)) fall to the second,

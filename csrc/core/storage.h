@@ -12,6 +12,8 @@ struct StorageImpl {
   DataPtr data;
   size_t nbytes;
   bool pinned = false;  // page-locked host memory (pin_memory)
+  // False for memory cudalite does not own (from_numpy, DLPack): resize_ can't grow it.
+  bool resizable = true;
   Device device() const { return data.device(); }
   CL_DISALLOW_COPY_AND_MOVE(StorageImpl);
 };

@@ -6,6 +6,7 @@
 #include "core/cuda_api.h"
 #include "core/error.h"
 #include "core/mem_overlap.h"
+#include "core/resize.h"
 #include "ops/kernels.h"
 #include "ops/ops.h"
 
@@ -120,6 +121,8 @@ IterInput as_input(const Operand& o, ScalarType ct, Device dev, Keep& keep) {
 
 Shape operand_shape(const Operand& o) { return o.is_scalar ? Shape{} : o.tensor->sizes; }
 
+// torch's checks of an out= tensor; a wrong shape is an error only for in-place ops (others
+// resize `out` afterwards: resize_out).
 void check_out(const Tensor& out, const Shape& shape, ScalarType result, Device dev, bool inplace) {
   CL_CHECK(can_cast(result, out->dtype), "result type ", dtype_short_name(result),
            " can't be cast to the desired output type ", dtype_short_name(out->dtype));
@@ -127,21 +130,16 @@ void check_out(const Tensor& out, const Shape& shape, ScalarType result, Device 
     CL_THROW("Expected all tensors to be on the same device, but found at least two devices, ",
              dev.str(), " and ", out->device().str(), "!");
   }
-  if (out->sizes != shape) {
-    if (!inplace) {
-      // torch resizes an out= tensor to the result's shape (the bindings warn, as torch does,
-      // when it had elements).
-      Tensor fresh = empty(shape, out->dtype, out->device());
-      out->storage = fresh->storage;
-      out->sizes = fresh->sizes;
-      out->strides = fresh->strides;
-      out->offset = 0;
-      out->refresh();
-      return;
-    }
+  if (inplace && out->sizes != shape) {
     CL_THROW("output with shape ", shape_str(out->sizes), " doesn't match the broadcast shape ",
              shape_str(shape));
   }
+}
+
+// torch resizes an out= tensor to the result's shape in place (resize_: it keeps its storage
+// when that is large enough); the bindings warn, as torch does, when it had elements.
+void resize_out(const Tensor& out, const Shape& shape) {
+  if (out->sizes != shape) resize_(out, shape);
 }
 
 // Runs `launch(iter)` writing into `out` (allocated when null, laid out like `like`), through
@@ -156,10 +154,12 @@ Tensor run_into(const Tensor& out_in, const Shape& shape, ScalarType produced, D
     return out;
   }
   check_out(out_in, shape, produced, dev, inplace);
+  // As torch's TensorIterator, the overlap checks see `out` before it is resized.
   assert_no_internal_overlap(out_in);
   for (const Tensor* in : inputs) {
     if (in) assert_no_partial_overlap(out_in, *in);
   }
+  resize_out(out_in, shape);
   if (out_in->dtype == produced) {
     launch(out_in);
   } else {
@@ -307,6 +307,7 @@ Tensor unary(UnaryOp op, const Tensor& a, const Tensor& out) {
     // Rounding an integer is the identity, and so is abs of a bool (torch has it on CUDA only).
     if (out) {
       check_out(out, a->sizes, a->dtype, dev, out.get() == a.get());
+      resize_out(out, a->sizes);
       if (out.get() != a.get()) copy_(out, a);
       return out;
     }

@@ -27,12 +27,13 @@ from cudalite._memory_format import (
     memory_format,
     preserve_format,
 )
-from cudalite import _tensor, _tensor_math, _legacy
+from cudalite import _tensor, _tensor_math, _resize, _legacy
 from cudalite._creation import *  # noqa: F403
 from cudalite._creation_random import *  # noqa: F403
 from cudalite._ops import *  # noqa: F403
 from cudalite._reductions import *  # noqa: F403
 from cudalite._reductions import return_types
+from cudalite._resize import resize_as_
 from cudalite._functional import *  # noqa: F403
 from cudalite.random import (
     Generator,

@@ -115,8 +115,10 @@ def _check_out(out, name, args, dtype, device):
                 f"device type {dev.type} does not match device type of out parameter "
                 f"({out.device.type})"
             )
-    if out.requires_grad and _C._is_grad_enabled():
-        if name in ("empty", "randn"):  # these resize first, as torch's do
+    # empty resizes first, as torch's does, even under no_grad; randn resizes first when
+    # grad mode is on.
+    if out.requires_grad and (name == "empty" or _C._is_grad_enabled()):
+        if name in ("empty", "randn"):
             raise RuntimeError("cannot resize variables that require grad")
         raise RuntimeError(
             f"aten::{name}(): functions with out=... arguments don't support automatic "
@@ -126,10 +128,9 @@ def _check_out(out, name, args, dtype, device):
 
 
 def _resize_out(out, shape):
-    """Gives ``out`` the shape ``shape`` (new memory when it changes: there is no resize_ that
-    keeps the storage). torch's factories resize out tensors without a warning."""
-    if list(out.shape) != list(shape):
-        out._set_metadata(_C._empty(list(shape), out.dtype, out.device, False))
+    """Resizes ``out`` in place to ``shape`` (``resize_``: its storage is kept when large
+    enough). torch's factories resize out tensors without a warning."""
+    out._resize_(list(shape))
 
 
 def _write_out(out, r, requires_grad):
@@ -143,7 +144,7 @@ def _from_ndarray(arr, dtype, device):
     # from_numpy refuses what torch.tensor refuses (negative strides, a non-native byte order);
     # the copy keeps the memory order of the array, as torch.tensor does.
     _C.from_numpy(arr)
-    t = _C.from_numpy(numpy().array(arr, copy=True, order="K"))
+    t = _C._from_numpy_owned(numpy().array(arr, copy=True, order="K"))
     if dtype is not None or device is not None:
         t = _C._to(t, device, dtype, False, False)
     return t

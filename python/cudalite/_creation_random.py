@@ -230,7 +230,7 @@ def randperm(
     np = numpy()
     perm = np.argsort(_C._numpy(_C._to(keys, "cpu", None, False, False)), kind="stable")
     perm = perm.astype(np.int64)
-    t = _C._to(_C.from_numpy(perm), device, dtype or int64, False, False)
+    t = _C._to(_C._from_numpy_owned(perm), device, dtype or int64, False, False)
     return _finish(t, requires_grad, pin_memory)
 
 

@@ -91,7 +91,7 @@ def _new_with(dtype, device, args, kwargs, name, check_dtype=True):
             raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
         if is_ndarray(data):
             return _C._to(
-                _C.from_numpy(numpy().array(data, copy=True)), device, dtype, False, False
+                _C._from_numpy_owned(numpy().array(data, copy=True)), device, dtype, False, False
             )
         return _C._tensor_from_data(data, dtype, device)
     if isinstance(args[0], int) and not isinstance(args[0], bool):
@@ -140,7 +140,7 @@ def make_legacy_types(is_cuda):
 
 
 def _rebuild(array, dtype_name, device, requires_grad):
-    t = _C.from_numpy(array)
+    t = _C._from_numpy_owned(array)
     if dtype_name == "bfloat16":
         t = _C._to(t, None, _C.bfloat16, False, False)
     t = _C._to(t, device, None, False, False)

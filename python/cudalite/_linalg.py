@@ -46,7 +46,7 @@ def _np_matmul(a, b):
     import numpy as np
 
     r = np.matmul(an, bn)
-    return _C._to(_C.from_numpy(np.ascontiguousarray(r)), None, dt, False, False)
+    return _C._to(_C._from_numpy_owned(np.ascontiguousarray(r)), None, dt, False, False)
 
 
 def _product(a, b):
@@ -116,7 +116,8 @@ def _check_bmm(a, b):
 
 
 def _out(r, out):
-    """Writes ``r`` into ``out``, resizing it like torch (with its warning when not empty)."""
+    """Writes ``r`` into ``out``, resized in place like torch's outputs (``resize_``, with
+    torch's warning when it had elements)."""
     if out is None:
         return r
     if tuple(out.shape) != tuple(r.shape):
@@ -131,7 +132,7 @@ def _out(r, out):
                 UserWarning,
                 stacklevel=3,
             )
-        out._set_metadata(_C._empty(list(r.shape), out.dtype, out.device, False))
+        out._resize_(list(r.shape))
     _C._copy_(out, r, False)
     return out
 

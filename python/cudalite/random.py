@@ -91,7 +91,7 @@ class Generator:
         import numpy as np
 
         seed, offset = self._impl.state()
-        return _C.from_numpy(np.array([seed, offset], dtype=np.uint64).view(np.uint8).copy())
+        return _C._from_numpy_owned(np.array([seed, offset], dtype=np.uint64).view(np.uint8).copy())
 
     def set_state(self, new_state) -> Generator:
         """Restores a state returned by ``get_state``; returns self."""

@@ -1,0 +1,141 @@
+"""``Tensor.resize_`` and ``resize_as_``: new sizes on the same storage, which grows in place
+when it is too small (csrc/core/resize.h), so that views of it see the new memory.
+
+The out= arguments of the ops resize through the same core function (``_C.Tensor._resize_``),
+without the argument and autograd checks made here.
+"""
+
+from __future__ import annotations
+
+from cudalite import _memory_format as _mf
+from cudalite._C import Tensor
+from cudalite._creation import _size
+from cudalite._tensor import method
+
+__all__ = ["resize_as_"]
+
+_MISSING = object()
+
+
+def _missing(name, arg):
+    return TypeError(f'{name}() missing 1 required positional arguments: "{arg}"')
+
+
+def _check_grad(t):
+    # torch refuses even under no_grad, and even for sizes that change nothing.
+    if t.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+
+
+def _contiguous_strides(shape):
+    strides, step = [0] * len(shape), 1
+    for d in range(len(shape) - 1, -1, -1):
+        strides[d] = step
+        step *= max(shape[d], 1)
+    return strides
+
+
+def _restride(t, fmt):
+    """torch's empty_tensor_restride: the strides of ``fmt`` for t's sizes (checked after the
+    resize, as torch does, which leaves t resized when the format is refused)."""
+    if fmt is _mf.preserve_format:
+        raise RuntimeError("Unsupported memory formatPreserve")
+    shape = list(t.shape)
+    if fmt is _mf.contiguous_format:
+        strides = _contiguous_strides(shape)
+    else:
+        rank, perm, _ = _mf._CHANNELS_LAST[fmt]
+        if len(shape) != rank:
+            raise RuntimeError(f"required rank {rank} tensor to use {fmt._name} format")
+        strides = _mf._channels_last_strides(shape, perm)
+    # (torch leaves the storage as it is here; cudalite also grows it when the new strides
+    # reach past it, as for an expanded tensor given contiguous strides.)
+    Tensor._resize_(t, shape, strides)
+
+
+def _sizes(args, size):
+    if size is _MISSING:
+        if not args:
+            raise _missing("resize_", "size")
+        if len(args) > 1 and isinstance(args[0], (tuple, list)):
+            raise TypeError(f"resize_() takes 1 positional argument but {len(args)} were given")
+        return _size(args, "resize_")
+    if args:
+        raise TypeError("resize_() got multiple values for argument 'size'")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(
+            f"resize_(): argument 'size' must be tuple of ints, not {type(size).__name__}"
+        )
+    return _size((size,), "resize_")
+
+
+@method
+def resize_(self, *args, size=_MISSING, memory_format=None):
+    """Gives ``self`` the sizes ``size`` with contiguous strides (those of ``memory_format``
+    when given), keeping its storage and storage offset; the storage grows (new elements are
+    uninitialized) when it is too small, and never shrinks. Returns ``self``."""
+    shape = _sizes(args, size)
+    if memory_format is not None:
+        _mf._check(memory_format, "resize_")
+    _check_grad(self)
+    Tensor._resize_(self, shape)
+    if memory_format is not None:
+        _restride(self, memory_format)
+    return self
+
+
+def _suggest_memory_format(t):
+    """torch's suggest_memory_format: channels_last(_3d) when t's strides look like it."""
+    for fmt, order in ((_mf.channels_last, (1, 3, 2, 0)), (_mf.channels_last_3d, (1, 4, 3, 2, 0))):
+        if t.dim() == len(order) and _strides_like(t.shape, t.stride(), order):
+            return fmt
+    return _mf.contiguous_format
+
+
+def _strides_like(sizes, strides, order):
+    # torch's is_channels_last_strides_2d_s4 / _3d_s5, ambiguous cases falling to contiguous.
+    if strides[1] == 0:
+        return False
+    lowest = 0
+    for d in order:
+        if sizes[d] == 0 or strides[d] < lowest:
+            return False
+        if d == 0 and lowest == strides[1]:
+            return False
+        lowest = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
+    return True
+
+
+@method(name="resize_as_")
+def _resize_as_method(self, *args, memory_format=None, **kwargs):
+    """Resizes ``self`` to the sizes of ``the_template`` (``resize_``); with ``memory_format``
+    also gives it that format's strides (preserve_format: the template's format)."""
+    template = kwargs.pop("the_template", _MISSING)
+    if template is _MISSING and not args:
+        raise _missing("resize_as_", "the_template")
+    if kwargs:
+        raise TypeError(f"resize_as_() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if template is not _MISSING and args:
+        raise TypeError("resize_as_() got multiple values for argument 'the_template'")
+    if len(args) > 1:
+        raise TypeError(f"resize_as_() takes 1 positional argument but {len(args)} were given")
+    template = args[0] if args else template
+    if not isinstance(template, Tensor):
+        raise TypeError(
+            "resize_as_(): argument 'the_template' (position 1) must be Tensor, not "
+            f"{type(template).__name__}"
+        )
+    if memory_format is not None:
+        _mf._check(memory_format, "resize_as_")
+    _check_grad(self)
+    Tensor._resize_(self, list(template.shape))
+    if memory_format is not None:
+        if memory_format is _mf.preserve_format:
+            memory_format = _suggest_memory_format(template)
+        _restride(self, memory_format)
+    return self
+
+
+def resize_as_(input, the_template, *, memory_format=None):
+    """``input.resize_as_(the_template, memory_format=...)``."""
+    return input.resize_as_(the_template, memory_format=memory_format)
