@@ -76,7 +76,9 @@ def _to_channels_last(t, fmt):
         raise RuntimeError(f"required rank {rank} tensor to use {fmt._name} format")
     if is_contiguous(t, fmt):
         return t
-    return _permute(_contiguous(_permute(t, list(perm)), None), list(inverse))
+    out = _contiguous(_permute(t, list(perm)), None)
+    out._set_metadata(_permute(out, list(inverse)))  # out itself: a new tensor, not a view
+    return out
 
 
 def contiguous(t, fmt):
