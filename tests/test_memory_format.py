@@ -113,3 +113,151 @@ def test_errors(device):
         TypeError, "is_contiguous(): argument 'memory_format' must be torch.memory_format, not str"
     ):  # noqa: E501
         x.is_contiguous(memory_format="channels_last")
+
+
+# ---- the factories: empty(memory_format=) and the *_like forms ----
+
+LIKE = {
+    "empty_like": (),
+    "zeros_like": (),
+    "ones_like": (),
+    "full_like": (7,),
+    "rand_like": (),
+    "randn_like": (),
+    "randint_like": (3, 9),
+}
+
+
+def test_empty_takes_the_format(device):
+    t = C.empty(2, 3, 4, 5, memory_format=C.channels_last, device=device)
+    assert t.stride() == (60, 1, 15, 3) and t.shape == (2, 3, 4, 5)
+    assert t.is_contiguous(memory_format=C.channels_last) and t.device.type == device
+    t = C.empty((2, 3, 4, 5, 6), memory_format=C.channels_last_3d, dtype=C.int32, device=device)
+    assert t.stride() == (360, 1, 90, 18, 3) and t.dtype is C.int32
+    assert C.empty(2, 3, memory_format=C.contiguous_format, device=device).stride() == (3, 1)
+    assert C.empty(2, 3, memory_format=None, device=device).stride() == (3, 1)
+    # torch's channels-last strides do not raise sizes 0 to 1
+    assert C.empty(2, 0, 4, 5, memory_format=C.channels_last).stride() == (0, 1, 0, 0)
+    assert C.empty(2, 1, 1, 5, memory_format=C.channels_last).stride() == (5, 1, 5, 1)
+    t = C.empty(2, 3, 4, 5, memory_format=C.channels_last, requires_grad=True, device=device)
+    assert t.requires_grad and t.is_leaf
+
+
+def test_empty_format_errors(device):
+    with err(RuntimeError, "unsupported memory format Preserve"):
+        C.empty(2, 3, memory_format=C.preserve_format, device=device)
+    with err(RuntimeError, "required rank 4 tensor to use channels_last format"):
+        C.empty(2, 3, 4, memory_format=C.channels_last, device=device)
+    with err(RuntimeError, "required rank 5 tensor to use channels_last_3d format"):
+        C.empty(2, 3, 4, 5, memory_format=C.channels_last_3d, device=device)
+    with err(
+        TypeError,
+        "empty() received an invalid combination of arguments - got (int, int, "
+        "memory_format=str), but expected one of:",
+    ):
+        C.empty(2, 3, memory_format="channels_last")
+    out = C.zeros(2, 3, 4, 5, device=device)
+    for fmt in (C.channels_last, C.preserve_format):
+        with err(
+            RuntimeError, "'memory_format' argument is incompatible with 'out' tensor argument"
+        ):
+            C.empty(2, 3, 4, 5, memory_format=fmt, out=out)
+
+
+@pytest.mark.parametrize("name", list(LIKE))
+def test_like_factories_take_the_format(name, device):
+    f, extra = getattr(C, name), LIKE[name]
+    x = nchw(device)
+    xcl = x.contiguous(memory_format=C.channels_last)
+    xt = C.zeros(3, 4, device=device).t()
+    cl = f(x, *extra, memory_format=C.channels_last)
+    assert cl.stride() == (60, 1, 15, 3) and cl.dtype is x.dtype and cl.device == x.device
+    assert f(xcl, *extra, memory_format=C.contiguous_format).stride() == (60, 20, 5, 1)
+    # preserve_format, the default: the input's dense layout
+    assert f(xcl, *extra).stride() == (60, 1, 15, 3)
+    assert f(xcl, *extra, memory_format=C.preserve_format).stride() == (60, 1, 15, 3)
+    assert f(xt, *extra, memory_format=None).stride() == (1, 4)
+    assert f(xt, *extra, memory_format=C.contiguous_format).stride() == (3, 1)
+    x5 = C.zeros(2, 3, 4, 5, 6, device=device)
+    assert f(x5, *extra, memory_format=C.channels_last_3d).stride() == (360, 1, 90, 18, 3)
+    assert f(x, *extra, memory_format=C.channels_last, dtype=C.float64).dtype is C.float64
+    with err(RuntimeError, "required rank 4 tensor to use channels_last format"):
+        f(x5, *extra, memory_format=C.channels_last)
+    with err(RuntimeError, "required rank 5 tensor to use channels_last_3d format"):
+        f(xcl, *extra, memory_format=C.channels_last_3d)
+
+
+def test_like_factories_fill_in_the_format(device):
+    x = nchw(device)
+    fmt = C.channels_last
+    assert (to_np(C.zeros_like(x, memory_format=fmt)) == 0).all()
+    assert (to_np(C.ones_like(x, memory_format=fmt)) == 1).all()
+    assert (to_np(C.full_like(x, 2.5, memory_format=fmt)) == 2.5).all()
+    r = to_np(C.randint_like(x, 3, 9, memory_format=fmt))
+    assert r.min() >= 3 and r.max() < 9 and len(np.unique(r)) > 1
+    r = to_np(C.rand_like(x, memory_format=fmt))
+    assert r.min() >= 0 and r.max() < 1 and len(np.unique(r)) > 1
+
+
+def test_like_factories_wrong_format_type():
+    x = nchw("cpu")
+    for name in ("empty_like", "zeros_like", "ones_like", "full_like"):
+        with err(
+            TypeError, f"{name}(): argument 'memory_format' must be torch.memory_format, not str"
+        ):
+            getattr(C, name)(x, *LIKE[name], memory_format="x")
+    for name, got in (
+        ("rand_like", "Tensor"),
+        ("randn_like", "Tensor"),
+        ("randint_like", "Tensor, int, int"),
+    ):
+        with err(
+            TypeError,
+            f"{name}() received an invalid combination of arguments - got ({got}, "
+            "memory_format=str), but expected one of:",
+        ):
+            getattr(C, name)(x, *LIKE[name], memory_format="x")
+
+
+def test_randint_like_argument_errors():
+    x = nchw("cpu")
+    for args, got in (((5.5,), "Tensor, float"), ((1, 5.5), "Tensor, int, float")):
+        with err(
+            TypeError,
+            f"randint_like() received an invalid combination of arguments - got ({got}), but "
+            "expected one of:",
+        ):
+            C.randint_like(x, *args)
+
+
+FACTORIES = {
+    "zeros": ((2, 3), "int, int"),
+    "ones": ((2, 3), "int, int"),
+    "rand": ((2, 3), "int, int"),
+    "randn": ((2, 3), "int, int"),
+    "full": (((2, 3), 1), "tuple, int"),
+    "randint": ((5, (2, 3)), "int, tuple"),
+    "arange": ((5,), "int"),
+    "eye": ((3,), "int"),
+    "linspace": ((0, 1, 5), "int, int, int"),
+}
+
+
+@pytest.mark.parametrize("name", list(FACTORIES))
+def test_factories_without_memory_format(name):
+    """torch's parser has no memory_format= for these (even None): its TypeError."""
+    args, got = FACTORIES[name]
+    f = getattr(C, name)
+    for fmt, tn in ((C.channels_last, "cudalite.memory_format"), (None, "NoneType")):
+        with err(
+            TypeError,
+            f"{name}() received an invalid combination of arguments - got ({got}, "
+            f"memory_format={tn}), but expected one of:",
+        ):
+            f(*args, memory_format=fmt)
+    with err(
+        TypeError,
+        f"{name}() received an invalid combination of arguments - got ({got}, "
+        "memory_format=cudalite.memory_format, dtype=cudalite.dtype), but expected one of:",
+    ):
+        f(*args, dtype=C.float32, memory_format=C.contiguous_format)

@@ -117,7 +117,7 @@ PyObject* getitem_fast(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
       } else {
         ok = apply_basic(view, d, idx);
       }
-      if (ok) return wrap_tensor(view);
+      if (ok) return wrap_tensor(view_of(t, view));
     }
     return call_slow("__getitem__", self, args, nargs, kwnames);
   });

@@ -42,7 +42,7 @@ py::object view_args(const Tensor& t, py::args a) {
     v->dtype = dt;
     return py::cast(v);
   }
-  return py::cast(view(t, shape_from_args(a)));
+  return py::cast(view_of(t, view(t, shape_from_args(a))));
 }
 
 std::string type_name(py::handle h) { return py::str(py::type::of(h).attr("__name__")); }
@@ -278,7 +278,10 @@ void bind_tensor(py::module_& m) {
       // How many tensors share this storage: autograd keeps a gradient buffer as `.grad` only
       // when nothing else can see (and later be changed by) its memory.
       .def("_storage_use_count", [](const Tensor& t) { return t->storage.use_count(); })
-      .def("_alias", [](const Tensor& t) { return alias(t); })
+      .def("_alias", [](const Tensor& t) { return alias(t); })  // detach(): not a view
+      // torch's _base (the root of a chain of views; None for a tensor that is not a view)
+      .def_property_readonly("_base", [](const Tensor& t) { return t->base; })
+      .def("_is_view", [](const Tensor& t) { return bool(t->base); })
       .def("_set_metadata",
            [](const Tensor& t, const Tensor& src) {
              // In-place re-pointing (Tensor.data = ..., Parameter(data)).
@@ -320,32 +323,40 @@ void bind_tensor(py::module_& m) {
              }
              return view_args(t, py::args(py::make_tuple(k.begin()->second)));
            })
-      .def("reshape", [](const Tensor& t, py::args a) { return reshape(t, shape_from_args(a)); })
+      .def("reshape",
+           [](const Tensor& t, py::args a) { return view_of(t, reshape(t, shape_from_args(a))); })
       .def("reshape",
            [](const Tensor& t, py::args a, py::kwargs k) {
-             return reshape(t, shape_from_args(keyword_sizes("reshape", "shape", a, k)));
+             return view_of(t,
+                            reshape(t, shape_from_args(keyword_sizes("reshape", "shape", a, k))));
            })
-      .def("permute", [](const Tensor& t, py::args a) { return permute(t, dims_from_args(a)); })
+      .def("permute",
+           [](const Tensor& t, py::args a) { return view_of(t, permute(t, dims_from_args(a))); })
       .def("permute",
            [](const Tensor& t, py::args a, py::kwargs k) {
-             return permute(t, dims_from_args(keyword_sizes("permute", "dims", a, k)));
+             return view_of(t, permute(t, dims_from_args(keyword_sizes("permute", "dims", a, k))));
            })
-      .def("transpose", [](const Tensor& t, int64_t a, int64_t b) { return transpose(t, a, b); })
-      .def("swapaxes", [](const Tensor& t, int64_t a, int64_t b) { return transpose(t, a, b); })
-      .def("expand", [](const Tensor& t, py::args a) { return expand(t, shape_from_args(a)); })
+      .def("transpose",
+           [](const Tensor& t, int64_t a, int64_t b) { return view_of(t, transpose(t, a, b)); })
+      .def("swapaxes",
+           [](const Tensor& t, int64_t a, int64_t b) { return view_of(t, transpose(t, a, b)); })
+      .def("expand",
+           [](const Tensor& t, py::args a) { return view_of(t, expand(t, shape_from_args(a))); })
       .def(
           "squeeze",
           [](const Tensor& t, py::object dim) {
-            if (dim.is_none()) return squeeze(t);
+            if (dim.is_none()) return view_of(t, squeeze(t));
             if (py::isinstance<py::tuple>(dim) || py::isinstance<py::list>(dim))
-              return squeeze_dims(t, to_shape(dim));
-            return squeeze_dims(t, {dim.cast<int64_t>()});
+              return view_of(t, squeeze_dims(t, to_shape(dim)));
+            return view_of(t, squeeze_dims(t, {dim.cast<int64_t>()}));
           },
           py::arg("dim") = py::none())
       .def(
-          "unsqueeze", [](const Tensor& t, int64_t d) { return unsqueeze(t, d); }, py::arg("dim"))
+          "unsqueeze", [](const Tensor& t, int64_t d) { return view_of(t, unsqueeze(t, d)); },
+          py::arg("dim"))
       .def(
-          "flatten", [](const Tensor& t, int64_t s, int64_t e) { return flatten(t, s, e); },
+          "flatten",
+          [](const Tensor& t, int64_t s, int64_t e) { return view_of(t, flatten(t, s, e)); },
           py::arg("start_dim") = 0, py::arg("end_dim") = -1)
       .def("select",
            [](const Tensor& t, int64_t d, int64_t i) {
@@ -357,16 +368,17 @@ void bind_tensor(py::module_& m) {
                               " out of range for tensor of size ", shape_str(t->sizes),
                               " at dimension ", wd);
              }
-             return select(t, d, i);
+             return view_of(t, select(t, d, i));
            })
-      .def("_select", [](const Tensor& t, int64_t d, int64_t i) { return select(t, d, i); })
+      .def("_select",
+           [](const Tensor& t, int64_t d, int64_t i) { return view_of(t, select(t, d, i)); })
       .def("_slice", [](const Tensor& t, int64_t d, int64_t start, int64_t stop,
-                        int64_t step) { return slice(t, d, start, stop, step); })
+                        int64_t step) { return view_of(t, slice(t, d, start, stop, step)); })
       .def(
           "as_strided",
           [](const Tensor& t, py::handle size, py::handle stride, py::object off) {
-            return as_strided(t, to_shape(size), to_shape(stride),
-                              off.is_none() ? t->offset : off.cast<int64_t>());
+            return view_of(t, as_strided(t, to_shape(size), to_shape(stride),
+                                         off.is_none() ? t->offset : off.cast<int64_t>()));
           },
           py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none())
       .def(

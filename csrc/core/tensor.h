@@ -24,6 +24,10 @@ struct TensorImpl {
   // Autograd slot: the graph lives in Python (cudalite.autograd); the core only carries the
   // flag so that C++ entry points can tell when to hand an op to the recorder.
   bool requires_grad = false;
+  // The tensor this one is a view of (the root of a chain of views: torch's _base), null when
+  // it is not a view. Set by view_of at the user-facing view entry points only: the view
+  // functions below, used inside ops to build new tensors, leave it null.
+  std::shared_ptr<TensorImpl> base;
 
   int64_t dim() const { return int64_t(sizes.size()); }
   int64_t numel() const { return numel_; }
@@ -55,6 +59,15 @@ Tensor empty_like(const Tensor& t);
 Tensor empty_like(const Tensor& t, ScalarType dtype);
 Allocator* allocator_for(Device device);
 Device resolve_device(Device d);  // fills in the current CUDA device
+
+// Marks `v`, a result of a view op on `src`, as a view of src's base (of src when src is not
+// a view) and returns it; a result that is src itself or has its own storage (reshape's copy)
+// is left as it is.
+inline std::shared_ptr<TensorImpl> view_of(const std::shared_ptr<TensorImpl>& src,
+                                           std::shared_ptr<TensorImpl> v) {
+  if (v != src && v->storage == src->storage) v->base = src->base ? src->base : src;
+  return v;
+}
 
 // Views: share storage, no copies.
 Tensor as_strided(const Tensor& t, const Shape& sizes, const Shape& strides, int64_t offset);

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 
-from cudalite import _C, _ops
+from cudalite import _C, _memory_format, _ops
 from cudalite._C import Tensor
 from cudalite._lazy import is_ndarray, numpy
 
@@ -184,14 +184,42 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     return _finish(_C._full([], s, dtype or _C.get_default_dtype(), device), requires_grad)
 
 
-def _empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False, out=None):
+def _empty(
+    *size,
+    memory_format=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    out=None,
+):
     """empty's general path: what _C.empty does not handle itself (Note [empty in one call])."""
     shape = _size(size, "empty")
+    if memory_format is not None:
+        if not isinstance(memory_format, _memory_format.memory_format):
+            kw = {"memory_format": memory_format}
+            raise _memory_format.factory_type_error("empty", size, kw)
+        if out is not None:
+            raise RuntimeError(
+                "'memory_format' argument is incompatible with 'out' tensor argument"
+            )
+        t = _memory_format.empty(shape, memory_format, dtype, device, pin_memory)
+        return _finish(t, requires_grad)
     if out is not None:
         _check_out(out, "empty", size, dtype, device)
         _resize_out(out, shape)  # the values are left as they are
         return _finish(out, requires_grad)
     return _finish(_C._empty(shape, dtype, device, pin_memory), requires_grad)
+
+
+_NO_FORMAT = object()  # memory_format= not given (torch's parser refuses even None)
+
+
+def _no_format(name, args, fmt, **given):
+    """The TypeError of a factory without memory_format= (torch's parser: no such overload);
+    ``given`` the other keywords, listed when not None."""
+    kw = {"memory_format": fmt, **{k: v for k, v in given.items() if v is not None}}
+    return _memory_format.factory_type_error(name, args, kw)
 
 
 def _filled(shape, value, dtype, device, requires_grad, pin_memory=False):
@@ -206,7 +234,19 @@ def _filled_out(out, name, size, shape, value, dtype, device, requires_grad):
     return _finish(out, requires_grad)
 
 
-def _zeros(*size, dtype=None, device=None, requires_grad=False, pin_memory=False, out=None):
+def _zeros(
+    *size,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    out=None,
+    memory_format=_NO_FORMAT,
+):
+    if memory_format is not _NO_FORMAT:
+        raise _memory_format.factory_type_error(
+            "zeros", size, {"memory_format": memory_format, "dtype": dtype, "out": out}
+        )
     shape = _size(size, "zeros")
     if shape and min(shape) < 0:
         raise RuntimeError("zeros: Dimension size must be non-negative.")
@@ -215,7 +255,19 @@ def _zeros(*size, dtype=None, device=None, requires_grad=False, pin_memory=False
     return _filled(shape, 0, dtype, device, requires_grad, pin_memory)
 
 
-def _ones(*size, dtype=None, device=None, requires_grad=False, pin_memory=False, out=None):
+def _ones(
+    *size,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    out=None,
+    memory_format=_NO_FORMAT,
+):
+    if memory_format is not _NO_FORMAT:
+        raise _memory_format.factory_type_error(
+            "ones", size, {"memory_format": memory_format, "dtype": dtype, "out": out}
+        )
     shape = _size(size, "ones")
     if out is not None:
         return _filled_out(out, "ones", size, shape, 1, dtype, device, requires_grad)
@@ -231,9 +283,19 @@ empty, zeros, ones = _C.empty, _C.zeros, _C.ones
 
 
 def full(
-    size, fill_value, *, out=None, dtype=None, device=None, requires_grad=False, pin_memory=False
+    size,
+    fill_value,
+    *,
+    out=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    memory_format=_NO_FORMAT,
 ):
     """A tensor filled with ``fill_value``; the dtype follows the value like torch."""
+    if memory_format is not _NO_FORMAT:
+        raise _no_format("full", (size, fill_value), memory_format, out=out, dtype=dtype)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     shape = _size((size,), "full", sequence_only=True)
@@ -258,9 +320,14 @@ def arange(
     device=None,
     requires_grad=False,
     pin_memory=False,
+    memory_format=_NO_FORMAT,
 ):
     """Values from ``start`` to ``end`` (exclusive) spaced by ``step``."""
     from cudalite import get_default_dtype, int64
+
+    if memory_format is not _NO_FORMAT:
+        given = (start,) if end is None else (start, end, step)
+        raise _no_format("arange", given, memory_format, out=out, dtype=dtype)
 
     if out is not None:
         given = (start,) if end is None else (start, end, step)
@@ -289,10 +356,22 @@ def arange(
 
 
 def linspace(
-    start, end, steps, *, out=None, dtype=None, device=None, requires_grad=False, pin_memory=False
+    start,
+    end,
+    steps,
+    *,
+    out=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    memory_format=_NO_FORMAT,
 ):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     from cudalite import get_default_dtype
+
+    if memory_format is not _NO_FORMAT:
+        raise _no_format("linspace", (start, end, steps), memory_format, out=out, dtype=dtype)
 
     if out is not None:
         dtype = _check_out(out, "linspace", (start, end, steps), dtype, device)
@@ -302,9 +381,23 @@ def linspace(
     return _finish(t, requires_grad, pin_memory)
 
 
-def eye(n, m=None, *, out=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def eye(
+    n,
+    m=None,
+    *,
+    out=None,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    memory_format=_NO_FORMAT,
+):
     """A 2-D tensor with ones on the diagonal."""
     from cudalite import get_default_dtype
+
+    if memory_format is not _NO_FORMAT:
+        given = (n,) if m is None else (n, m)
+        raise _no_format("eye", given, memory_format, out=out, dtype=dtype)
 
     if out is not None:
         given = (n,) if m is None else (n, m)
@@ -319,37 +412,58 @@ def _like(t, dtype, device):
     return (t.dtype if dtype is None else dtype), (t.device if device is None else device)
 
 
-def _empty_like_input(input, dtype, device, pin_memory):
-    """Uninitialised, laid out like ``input`` (torch's preserve_format); pinned ones are
-    contiguous."""
-    if pin_memory:
-        return _C._empty(list(input.shape), dtype, device, True)
-    return _C._empty_like(input, dtype, device)
+def _empty_like_input(
+    input, dtype, device, pin_memory, memory_format=None, op="empty_like", given=None
+):
+    """Uninitialised, laid out like ``input`` (torch's preserve_format, the default; pinned
+    ones are contiguous) or as ``memory_format`` asks."""
+    if memory_format is None and not pin_memory:
+        return _C._empty_like(input, dtype, device)
+    return _memory_format.empty_like(input, memory_format, dtype, device, pin_memory, op, given)
 
 
-def _filled_like(input, value, dtype, device, requires_grad, pin_memory):
-    t = _empty_like_input(input, dtype, device, pin_memory)
+def _filled_like(input, value, dtype, device, requires_grad, pin_memory, memory_format, op):
+    t = _empty_like_input(input, dtype, device, pin_memory, memory_format, op)
     _C._fill_(t, value)
     return _finish(t, requires_grad)
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def empty_like(
+    input, *, dtype=None, device=None, requires_grad=False, pin_memory=False, memory_format=None
+):
     """An uninitialised tensor with ``input``'s size, dtype and device."""
     dt, dev = _like(input, dtype, device)
-    return _finish(_empty_like_input(input, dt, dev, pin_memory), requires_grad)
+    t = _empty_like_input(input, dt, dev, pin_memory, memory_format, "empty_like")
+    return _finish(t, requires_grad)
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def zeros_like(
+    input, *, dtype=None, device=None, requires_grad=False, pin_memory=False, memory_format=None
+):
     """Zeros with ``input``'s size, dtype and device."""
-    return _filled_like(input, 0, *_like(input, dtype, device), requires_grad, pin_memory)
+    dt, dev = _like(input, dtype, device)
+    return _filled_like(input, 0, dt, dev, requires_grad, pin_memory, memory_format, "zeros_like")
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def ones_like(
+    input, *, dtype=None, device=None, requires_grad=False, pin_memory=False, memory_format=None
+):
     """Ones with ``input``'s size, dtype and device."""
-    return _filled_like(input, 1, *_like(input, dtype, device), requires_grad, pin_memory)
+    dt, dev = _like(input, dtype, device)
+    return _filled_like(input, 1, dt, dev, requires_grad, pin_memory, memory_format, "ones_like")
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def full_like(
+    input,
+    fill_value,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    memory_format=None,
+):
     """``fill_value`` with ``input``'s size, dtype and device."""
     dt, dev = _like(input, dtype, device)
-    return _filled_like(input, fill_value, dt, dev, requires_grad, pin_memory)
+    fmt = memory_format
+    return _filled_like(input, fill_value, dt, dev, requires_grad, pin_memory, fmt, "full_like")

@@ -6,10 +6,12 @@ from __future__ import annotations
 from cudalite import _C
 from cudalite._C import Tensor
 from cudalite._creation import (
+    _NO_FORMAT,
     _check_out,
     _empty_like_input,
     _finish,
     _like,
+    _no_format,
     _resize_out,
     _size,
     _write_out,
@@ -50,7 +52,10 @@ def _distribution(name, draw, doc):
         device=None,
         requires_grad=False,
         pin_memory=False,
+        memory_format=_NO_FORMAT,
     ):
+        if memory_format is not _NO_FORMAT:
+            raise _no_format(name, size, memory_format, out=out, dtype=dtype)
         shape = _size(size, name)
         if out is not None:
             _check_out(out, name, size, dtype, device)
@@ -81,9 +86,13 @@ def randint(
     device=None,
     requires_grad=False,
     pin_memory=False,
+    memory_format=_NO_FORMAT,
 ):
     """Random integers in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
     from cudalite import int64
+
+    if memory_format is not _NO_FORMAT:
+        raise _no_format("randint", args, memory_format, out=out, dtype=dtype)
 
     if out is not None:
         dtype = _check_out(out, "randint", args, dtype, device)
@@ -181,36 +190,54 @@ def random_from_bounds(dtype, low):
     return low, high
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def rand_like(
+    input, *, dtype=None, device=None, requires_grad=False, pin_memory=False, memory_format=None
+):
     """Uniform random numbers with ``input``'s size, dtype and device."""
-    t = _empty_like_input(input, *_like(input, dtype, device), pin_memory)
+    dt, dev = _like(input, dtype, device)
+    t = _empty_like_input(input, dt, dev, pin_memory, memory_format, "rand_like", ())
     _C._uniform_(t, 0.0, 1.0)
     return _finish(t, requires_grad)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def randn_like(
+    input, *, dtype=None, device=None, requires_grad=False, pin_memory=False, memory_format=None
+):
     """Normal random numbers with ``input``'s size, dtype and device."""
-    t = _empty_like_input(input, *_like(input, dtype, device), pin_memory)
+    dt, dev = _like(input, dtype, device)
+    t = _empty_like_input(input, dt, dev, pin_memory, memory_format, "randn_like", ())
     _C._normal_(t, 0.0, 1.0)
     return _finish(t, requires_grad)
 
 
 def randint_like(
-    input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, pin_memory=False
+    input,
+    low=0,
+    high=None,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad=False,
+    pin_memory=False,
+    memory_format=None,
 ):
-    """Random integers with ``input``'s size, dtype and device."""
+    """Random integers with ``input``'s size, dtype and device, laid out like ``input``
+    (preserve_format) or as ``memory_format`` asks."""
+    given = (low,) if high is None else (low, high)
+    if not all(hasattr(v, "__index__") for v in given):
+        got = ", ".join(["Tensor"] + [type(v).__name__ for v in given])
+        raise TypeError(
+            f"randint_like() received an invalid combination of arguments - got ({got}), but "
+            "expected one of:"
+        )
     if high is None:
         low, high = 0, low
     dt, dev = _like(input, dtype, device)
-    return randint(
-        low,
-        high,
-        list(input.shape),
-        dtype=dt,
-        device=dev,
-        requires_grad=requires_grad,
-        pin_memory=pin_memory,
-    )
+    fmt = memory_format
+    t = _empty_like_input(input, dt, dev, pin_memory, fmt, "randint_like", given)
+    check_random_bounds(t.dtype, int(low), int(high))
+    _C._random_int_(t, int(low), int(high) - 1, None)
+    return _finish(t, requires_grad)
 
 
 def randperm(

@@ -1,6 +1,7 @@
 """Memory formats (torch.memory_format): ``contiguous_format``, ``preserve_format``,
 ``channels_last`` (4-D, NHWC strides) and ``channels_last_3d`` (5-D, NDHWC), for
-``contiguous``, ``is_contiguous``, ``clone`` and ``to`` / ``cuda`` / ``cpu`` / the casts.
+``contiguous``, ``is_contiguous``, ``clone``, ``to`` / ``cuda`` / ``cpu`` / the casts, and the
+factories ``empty`` and ``empty_like`` / ``zeros_like`` / ... / ``randint_like``.
 
 The fast paths (no memory_format, the default) never come here: the C++ bindings and the
 Python methods call these functions only when a format is given.
@@ -75,7 +76,9 @@ def _to_channels_last(t, fmt):
         raise RuntimeError(f"required rank {rank} tensor to use {fmt._name} format")
     if is_contiguous(t, fmt):
         return t
-    return _permute(_contiguous(_permute(t, list(perm)), None), list(inverse))
+    out = _contiguous(_permute(t, list(perm)), None)
+    out._set_metadata(_permute(out, list(inverse)))  # out itself: a new tensor, not a view
+    return out
 
 
 def contiguous(t, fmt):
@@ -99,3 +102,65 @@ def apply(t, fmt, op):
     if fmt is contiguous_format:
         return _contiguous(t, None)
     return _to_channels_last(t, fmt)
+
+
+def _rank_check(shape, fmt):
+    rank = _CHANNELS_LAST[fmt][0]
+    if len(shape) != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {fmt._name} format")
+
+
+def _empty_channels_last(shape, fmt, dtype, device, pin_memory):
+    """A new (not a view) uninitialised tensor of ``shape`` with ``fmt``'s strides: made in
+    the permuted order, then given the permuted metadata in place."""
+    _rank_check(shape, fmt)
+    perm = _CHANNELS_LAST[fmt][1]
+    t = _C._empty([shape[d] for d in perm], dtype, device, pin_memory)
+    # torch's strides: sizes 0 are not raised to 1 (empty(2, 0, 4, 5) has (0, 1, 0, 0))
+    t._set_metadata(t.as_strided(shape, _channels_last_strides(shape, perm), 0))
+    return t
+
+
+def empty(shape, fmt, dtype, device, pin_memory):
+    """``empty(*shape, memory_format=fmt)``: torch refuses preserve_format here."""
+    if fmt is preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    if fmt is contiguous_format:
+        return _C._empty(shape, dtype, device, pin_memory)
+    return _empty_channels_last(shape, fmt, dtype, device, pin_memory)
+
+
+def empty_like(input, fmt, dtype, device, pin_memory, op, given=None):
+    """The uninitialised result of ``op`` (empty_like, zeros_like, ...) for ``memory_format=fmt``
+    (None: preserve_format): preserve_format keeps ``input``'s dense layout (pinned results are
+    contiguous), the others are those of ``empty``. ``given``: the arguments after input, for
+    the ops whose wrong memory_format gets the "invalid combination" TypeError."""
+    if fmt is None or fmt is preserve_format:
+        if pin_memory:
+            return _C._empty(list(input.shape), dtype, device, True)
+        return _C._empty_like(input, dtype, device)
+    if given is not None and not isinstance(fmt, memory_format):
+        # rand_like, randn_like, randint_like (several overloads): the parser's error
+        raise factory_type_error(op, (input, *given), {"memory_format": fmt})
+    _check(fmt, op)
+    return empty(list(input.shape), fmt, dtype, device, pin_memory)
+
+
+def factory_type_error(name, args, kwargs):
+    """torch's argument-parser TypeError for ``memory_format=`` given to a factory that does not
+    take it (zeros, ones, full, rand, ...): ``args`` the positional arguments, ``kwargs`` the
+    keywords in the order to list them (None: not given; torch lists the last keyword given
+    first, so this order is exact for the common calls only)."""
+    from cudalite._ops import _type_name
+
+    def tn(a):
+        if isinstance(a, memory_format):
+            return "cudalite.memory_format"
+        return "cudalite.dtype" if isinstance(a, _C.dtype) else _type_name(a)
+
+    kw = [f"{k}={tn(v)}" for k, v in kwargs.items() if v is not None or k == "memory_format"]
+    got = [tn(a) for a in args] + kw
+    return TypeError(
+        f"{name}() received an invalid combination of arguments - got ({', '.join(got)}), but "
+        "expected one of:"
+    )

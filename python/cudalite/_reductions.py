@@ -124,24 +124,78 @@ def _count(t, dims):
     return n
 
 
-def _no_out_without_dim(name, dim, out):
-    if out is not None and dim is None:  # torch has no such overload
-        raise TypeError(f"{name}() received an invalid combination of arguments: out= needs dim")
+class _Absent:
+    """The default of an argument whose absence picks torch's overload (``x.sum()`` has no
+    keepdim; ``x.sum(None, True)`` is fine)."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"<{self._name} not given>"
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+NO_DIM, NO_KEEPDIM, NO_OTHER = _Absent("dim"), _Absent("keepdim"), _Absent("other")
+
+
+def _arg_type(a):
+    from cudalite._ops import _type_name
+
+    return "cudalite.dtype" if isinstance(a, _C.dtype) else _type_name(a)
+
+
+def bad_call(name, method, pos, kw):
+    """torch's argument-parser TypeError: ``pos`` the positional arguments after input, ``kw``
+    the (name, value) keywords given, in the order torch lists them (the last given first)."""
+    got = [] if method else ["Tensor"]
+    got += [_arg_type(a) for a in pos]
+    got += [f"{k}={_arg_type(v)}" for k, v in kw if v is not NO_KEEPDIM and v is not NO_OTHER]
+    s = ", ".join(got) + (", " if method and not pos and len(got) else "")
+    return TypeError(
+        f"{name}() received an invalid combination of arguments - got ({s}), but expected one of:"
+    )
+
+
+# Reductions whose overload without dim takes out= too.
+_WHOLE_OUT = {"mean"}
+
+
+def whole(name, method, keepdim, dtype=None, out=None):
+    """dim not given: torch's overload without dim takes no keepdim (and only mean's takes
+    out=). Returns (dim, keepdim) for reducing over everything."""
+    if keepdim is not NO_KEEPDIM or (out is not None and name not in _WHOLE_OUT):
+        kw = [("out", out), ("dtype", dtype), ("keepdim", keepdim)]
+        raise bad_call(name, method, (), [(k, v) for k, v in kw if v is not None])
+    return None, False
+
+
+def named_dim(dim):
+    if dim is None:  # torch's Dimname overload
+        raise RuntimeError("Please look up dimensions by name, got: name = None.")
+
+
+def sum(input, dim=NO_DIM, keepdim=NO_KEEPDIM, *, dtype=None, out=None):
     """Sum over all elements or over ``dim`` (int or tuple). With ``out=``, computed in the
     dtype of ``out`` unless ``dtype`` is given (which ``out`` must then have), as torch does."""
-    _no_out_without_dim("sum", dim, out)
+    if dim is NO_DIM:
+        dim, keepdim = whole("sum", True, keepdim, dtype, out)
+    elif keepdim is NO_KEEPDIM:
+        keepdim = False
     dtype = _out_dtype(out, dtype)
     r = _C._reduce(SUM, input, _dims(dim), keepdim, dtype)
     return _out(r, out)
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def prod(input, dim=NO_DIM, keepdim=NO_KEEPDIM, *, dtype=None, out=None):
     """Product over all elements or over one dim (``out=`` as for sum)."""
-    _int_dim("prod", dim)
-    _no_out_without_dim("prod", dim, out)
+    if dim is NO_DIM:
+        dim, keepdim = whole("prod", True, keepdim, dtype, out)
+    else:
+        named_dim(dim)
+        _int_dim("prod", dim)
+        keepdim = keepdim is not NO_KEEPDIM and keepdim
     dtype = _out_dtype(out, dtype)
     return _out(_C._reduce(PROD, input, _dims(dim), keepdim, dtype), out)
 
@@ -168,8 +222,12 @@ def _float_check(input, dtype, name):
     return dt
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def mean(input, dim=NO_DIM, keepdim=NO_KEEPDIM, *, dtype=None, out=None):
     """Mean over all elements or over ``dim``."""
+    if dim is NO_DIM:
+        dim, keepdim = whole("mean", True, keepdim, dtype, out)
+    elif keepdim is NO_KEEPDIM:
+        keepdim = False
     dt = _float_check(input, dtype, "mean")
     x = input if input.dtype == dt else input.to(dt)
     dims = _dims(dim)
@@ -198,13 +256,40 @@ def _out(r, out, exact=False):
     return _linalg._out(r, out)
 
 
-def _extreme(input, dim, keepdim, is_max, other=None):
+def extreme_args(name, method, dim, keepdim, other, out):
+    """Picks torch's max/min overload: returns ``other`` (a tensor: elementwise), or None with
+    ``dim`` None (everything) or an int; raises torch's errors for other combinations."""
+    kw = [("out", out), ("keepdim", keepdim)] if out is not None else [("keepdim", keepdim)]
+    if isinstance(dim, Tensor) and other is NO_OTHER:
+        dim, other = NO_DIM, dim  # max(a, b): positional other
+        pos = (other,)
+    else:
+        pos = () if dim is NO_DIM else (dim,)
+        kw.append(("other", other))
+    if other is not NO_OTHER:
+        if (
+            not isinstance(other, Tensor)
+            or dim is not NO_DIM
+            or keepdim is not NO_KEEPDIM
+            or not (out is None or isinstance(out, Tensor))
+        ):
+            raise bad_call(name, method, pos, kw)
+        return other, None, False
+    if dim is NO_DIM:
+        if keepdim is not NO_KEEPDIM or not (out is None or isinstance(out, Tensor)):
+            raise bad_call(name, method, pos, kw)
+        return None, None, False
+    named_dim(dim)
+    if isinstance(dim, Tensor) or out is not None and not isinstance(out, (tuple, list)):
+        raise bad_call(name, method, pos, kw)
+    _int_dim(name, dim)
+    return None, dim, keepdim is not NO_KEEPDIM and keepdim
+
+
+def _extreme(input, other, dim, keepdim, is_max):
     name = "max" if is_max else "min"
-    if isinstance(dim, Tensor):
-        other = dim
     if other is not None:
         return _C._binary(7 if is_max else 8, input, other, None)
-    _int_dim(name, dim)
     if dim is None:
         _check_nonempty(name, input, None)
         return _C._reduce(MAX if is_max else MIN, input, None, False, None)
@@ -217,24 +302,25 @@ def _extreme_out(r, out, name):
     if out is None:
         return r
     if isinstance(r, Tensor):
-        if not isinstance(out, Tensor):
-            raise TypeError(f"{name}(): out must be a Tensor here, not {type(out).__name__}")
         return _out(r, out)
-    if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        raise TypeError(f"{name}(): out must be a tuple of two tensors (values, indices) with dim")
+    if len(out) != 2:
+        raise TypeError(f"expected tuple of 2 elements but got {len(out)}")
     values = _out(r[0], out[0], exact=True)
     indices = _out(r[1], out[1], exact=True)
     return getattr(return_types, name + "_out")(values, indices)
 
 
-def max(input, dim=None, keepdim=False, *, out=None):
-    """Largest element, or (values, indices) along ``dim``, or elementwise with a tensor."""
-    return _extreme_out(_extreme(input, dim, keepdim, True), out, "max")
+def max(input, dim=NO_DIM, keepdim=NO_KEEPDIM, *, other=NO_OTHER, out=None):
+    """Largest element, or (values, indices) along ``dim``, or elementwise with a tensor
+    (``other``, or given in dim's place)."""
+    other, dim, keepdim = extreme_args("max", True, dim, keepdim, other, out)
+    return _extreme_out(_extreme(input, other, dim, keepdim, True), out, "max")
 
 
-def min(input, dim=None, keepdim=False, *, out=None):
+def min(input, dim=NO_DIM, keepdim=NO_KEEPDIM, *, other=NO_OTHER, out=None):
     """Smallest element, or (values, indices) along ``dim``, or elementwise with a tensor."""
-    return _extreme_out(_extreme(input, dim, keepdim, False), out, "min")
+    other, dim, keepdim = extreme_args("min", True, dim, keepdim, other, out)
+    return _extreme_out(_extreme(input, other, dim, keepdim, False), out, "min")
 
 
 def _same_dtype_out(input, out):

@@ -75,9 +75,20 @@ def detach(self):
     return self._alias()
 
 
+DETACH_VIEW_MSG = (
+    "Can't detach views in-place. Use detach() instead. If you are using "
+    "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, "
+    "gradients are views of DDP buckets, and hence detach_() cannot be called on these "
+    "gradients. To fix this error, please refer to the Optimizer.zero_grad() function in "
+    "torch/optim/optimizer.py as the solution."
+)
+
+
 @method
 def detach_(self):
-    """Removes self from the autograd graph in place."""
+    """Removes self from the autograd graph in place; views refuse, as torch's do."""
+    if self._is_view():
+        raise RuntimeError(DETACH_VIEW_MSG)
     self.__dict__.pop("grad_fn", None)
     self._requires_grad_flag = False
     return self

@@ -357,6 +357,50 @@ def t(self):
     return self.transpose(0, 1) if self.dim() == 2 else self._alias()
 
 
+# In-place views: self takes the view's geometry (the same storage). Autograd, once armed,
+# records them (views.inplace_view).
+@method
+def t_(self):
+    """In-place ``t()`` (tensors of at most two dims)."""
+    if self.dim() > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
+    self._set_metadata(self.t())
+    return self
+
+
+@method
+def transpose_(self, dim0, dim1):
+    """In-place ``transpose``."""
+    self._set_metadata(self.transpose(dim0, dim1))
+    return self
+
+
+@method
+def swapdims_(self, dim0, dim1):
+    self._set_metadata(self.transpose(dim0, dim1))
+    return self
+
+
+@method
+def swapaxes_(self, axis0, axis1):
+    self._set_metadata(self.transpose(axis0, axis1))
+    return self
+
+
+@method
+def squeeze_(self, dim=None):
+    """In-place ``squeeze``."""
+    self._set_metadata(self.squeeze() if dim is None else self.squeeze(dim))
+    return self
+
+
+@method
+def unsqueeze_(self, dim):
+    """In-place ``unsqueeze``."""
+    self._set_metadata(self.unsqueeze(dim))
+    return self
+
+
 def _T(self):  # noqa: N802
     return self.permute(*reversed(range(self.dim())))
 

@@ -166,6 +166,16 @@ def _method_recorders():
         "random_": wh.fill_like(pw.RandomBackward0, _tensor._methods["random_"]),
         **{n: getattr(rd, n) for n in ("sum", "mean", "prod", "amax", "amin", "std", "var")},
         "norm": rd.norm,
+        "t_": vw.inplace_view(vw.t, "t_"),
+        "transpose_": vw.inplace_view(vw.transpose, "transpose_"),
+        "swapdims_": vw.inplace_view(
+            lambda s, dim0, dim1: vw.transpose(s, dim0, dim1), "swapdims_"
+        ),
+        "swapaxes_": vw.inplace_view(
+            lambda s, axis0, axis1: vw.transpose(s, axis0, axis1), "swapaxes_"
+        ),
+        "squeeze_": vw.inplace_view(vw.squeeze, "squeeze_"),
+        "unsqueeze_": vw.inplace_view(vw.unsqueeze, "unsqueeze_"),
         **{n: vw.cast_method(n) for n in ("to", "cuda", "cpu", "float", "double", "half")},
         "bfloat16": vw.cast_method("bfloat16"),
         "type": vw.cast_method("type"),
@@ -215,6 +225,7 @@ def arm():
         vw._orig[name] = getattr(T, name)
     for name in ("index_select", "masked_fill", "unbind", "split", "chunk", "repeat", "flip"):
         vw._orig[name] = getattr(T, name)
+    vw._orig["t_"] = T.t_
     for name in ("to", "cuda", "cpu", "float", "double", "half", "bfloat16", "type"):
         vw._orig[name] = _tensor._methods[name]
     _common.RAW.update(vw._orig)

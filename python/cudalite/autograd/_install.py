@@ -98,21 +98,12 @@ def _copy(self):
     return out
 
 
-_DETACH_VIEW_MSG = (
-    "Can't detach views in-place. Use detach() instead. If you are using "
-    "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, "
-    "gradients are views of DDP buckets, and hence detach_() cannot be called on these "
-    "gradients. To fix this error, please refer to the Optimizer.zero_grad() function in "
-    "torch/optim/optimizer.py as the solution."
-)
-
-
 def _detach_(self):
-    """Removes self from the autograd graph in place (views refuse, as in torch; only views
-    recorded by autograd are known as views)."""
+    """Removes self from the autograd graph in place (views refuse, as in torch: any view,
+    recorded by autograd or not, see Tensor._base)."""
     d = self.__dict__
-    if "_view_of_leaf" in d or "_base_" in d:
-        raise RuntimeError(_DETACH_VIEW_MSG)
+    if self._is_view():
+        raise RuntimeError(_tensor.DETACH_VIEW_MSG)
     for k in ("grad_fn", "_output_nr", "_view_of_leaf", "_base_", "_multi_view"):
         d.pop(k, None)
     set_requires_grad(self, False)

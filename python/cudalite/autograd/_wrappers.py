@@ -14,8 +14,11 @@ from the start: user code may hold a reference to them from before arming.
 
 from __future__ import annotations
 
-from cudalite import _C
+from cudalite import _C, _reductions
 from cudalite._C import Tensor
+from cudalite._reductions import NO_DIM, NO_KEEPDIM, NO_OTHER
+
+_ABSENT = {"NO_DIM": NO_DIM, "NO_KEEPDIM": NO_KEEPDIM, "NO_OTHER": NO_OTHER}
 
 _gm = _C._is_grad_enabled
 
@@ -38,7 +41,7 @@ def gen(name, orig, rec, params, args, cond=SELF, ns=None):
         f"    return orig({args})\n"
     )
     ns = {} if ns is None else ns
-    ns.update({"orig": orig, "rec": rec, "_gm": _gm, "Tensor": Tensor})
+    ns.update({"orig": orig, "rec": rec, "_gm": _gm, "Tensor": Tensor, **_ABSENT})
     exec(src, ns)  # noqa: S102 - generating a signature-exact wrapper, as dataclasses do
     f = ns[name]
     f.__doc__ = getattr(orig, "__doc__", None)
@@ -121,17 +124,17 @@ METHODS = {
     "index_select": ("self, dim, index", "self, dim, index", SELF),
     "__getitem__": ("self, idx", "self, idx", SELF),
     "sum": (
-        "self, dim=None, keepdim=False, *, dtype=None, out=None",
+        "self, dim=NO_DIM, keepdim=NO_KEEPDIM, *, dtype=None, out=None",
         "self, dim, keepdim, dtype=dtype, out=out",
         SELF,
     ),
     "mean": (
-        "self, dim=None, keepdim=False, *, dtype=None, out=None",
+        "self, dim=NO_DIM, keepdim=NO_KEEPDIM, *, dtype=None, out=None",
         "self, dim, keepdim, dtype=dtype, out=out",
         SELF,
     ),
     "prod": (
-        "self, dim=None, keepdim=False, *, dtype=None, out=None",
+        "self, dim=NO_DIM, keepdim=NO_KEEPDIM, *, dtype=None, out=None",
         "self, dim, keepdim, dtype=dtype, out=out",
         SELF,
     ),
@@ -153,14 +156,14 @@ METHODS = {
         SELF,
     ),
     "max": (
-        "self, dim=None, keepdim=False, *, out=None",
-        "self, dim, keepdim, out=out",
-        rg("self", "dim"),
+        "self, dim=NO_DIM, keepdim=NO_KEEPDIM, *, other=NO_OTHER, out=None",
+        "self, dim, keepdim, other=other, out=out",
+        rg("self", "dim", "other"),
     ),
     "min": (
-        "self, dim=None, keepdim=False, *, out=None",
-        "self, dim, keepdim, out=out",
-        rg("self", "dim"),
+        "self, dim=NO_DIM, keepdim=NO_KEEPDIM, *, other=NO_OTHER, out=None",
+        "self, dim, keepdim, other=other, out=out",
+        rg("self", "dim", "other"),
     ),
     "matmul": ("self, other, *, out=None", "self, other, out=out", rg("self", "other")),
     "mm": ("self, other, *, out=None", "self, other, out=out", rg("self", "other")),
@@ -366,7 +369,11 @@ def f_lerp(orig, box):
 
 
 def f_sum(orig, box):
-    def f(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    name = orig.__name__
+
+    def f(input, dim=NO_DIM, keepdim=NO_KEEPDIM, *, dtype=None, out=None):
+        if dim is NO_DIM:  # the function's own argument errors (the methods word them apart)
+            _reductions.whole(name, False, keepdim, dtype, out)
         if _r(input) and _gm():
             return box[0](input, dim, keepdim, dtype=dtype, out=out)
         return orig(input, dim, keepdim, dtype=dtype, out=out)
@@ -375,7 +382,9 @@ def f_sum(orig, box):
 
 
 def f_prod(orig, box):
-    def f(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    def f(input, dim=NO_DIM, keepdim=NO_KEEPDIM, *, dtype=None, out=None):
+        if dim is NO_DIM:
+            _reductions.whole("prod", False, keepdim, dtype, out)
         if _r(input) and _gm():
             return box[0](input, dim, keepdim, dtype=dtype, out=out)
         return orig(input, dim, keepdim, dtype=dtype, out=out)
@@ -420,10 +429,13 @@ def f_norm(orig, box):
 
 
 def f_max(orig, box):
-    def f(input, dim=None, keepdim=False, *, out=None):
-        if (_r(input) or _r(dim)) and _gm():
-            return box[0](input, dim, keepdim, out=out)
-        return orig(input, dim, keepdim, out=out)
+    name = orig.__name__
+
+    def f(input, dim=NO_DIM, keepdim=NO_KEEPDIM, *, other=NO_OTHER, out=None):
+        _reductions.extreme_args(name, False, dim, keepdim, other, out)
+        if (_r(input) or _r(dim) or _r(other)) and _gm():
+            return box[0](input, dim, keepdim, other=other, out=out)
+        return orig(input, dim, keepdim, other=other, out=out)
 
     return f
 

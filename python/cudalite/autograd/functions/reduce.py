@@ -6,9 +6,8 @@ from __future__ import annotations
 import builtins
 import math
 
-from cudalite._C import Tensor
-
 from cudalite import _C, _reductions
+from cudalite._reductions import NO_DIM, NO_KEEPDIM, NO_OTHER
 from cudalite.autograd.functions._common import Node, edge, mark, no_out, nograd, zeros_like
 from cudalite.autograd.functions.pointwise import maximum, minimum
 from cudalite.autograd.functions.where import _where
@@ -84,20 +83,32 @@ def _reduction(cls, x, r, dim, keepdim):
     return node
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def _given(name, dim, keepdim, dtype, out):
+    """(dim, keepdim) with the arguments not given filled in, after the foundation's checks
+    (sentinels arrive from the method wrappers; the top-level ones pass None and False)."""
+    if dim is NO_DIM:
+        return _reductions.whole(name, True, keepdim, dtype, out)
+    return dim, keepdim is not NO_KEEPDIM and keepdim
+
+
+def sum(input, dim=NO_DIM, keepdim=NO_KEEPDIM, *, dtype=None, out=None):
+    node_type = SumBackward0 if dim is NO_DIM else SumBackward1  # sum(None) is torch's dim form
+    dim, keepdim = _given("sum", dim, keepdim, dtype, out)
     no_out(out, "sum")
     r = _reductions.sum(input, dim, keepdim, dtype=dtype)
     if not r.dtype.is_floating_point:
         return r
-    node = _reduction(SumBackward0 if dim is None else SumBackward1, input, r, dim, keepdim)
+    node = _reduction(node_type, input, r, dim, keepdim)
     node.dtype = input.dtype if input.dtype != r.dtype else None
     return mark(r, node)
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def mean(input, dim=NO_DIM, keepdim=NO_KEEPDIM, *, dtype=None, out=None):
+    node_type = MeanBackward0 if dim is NO_DIM else MeanBackward1
+    dim, keepdim = _given("mean", dim, keepdim, dtype, out)
     no_out(out, "mean")
     r = nograd(_reductions.mean, input, dim, keepdim, dtype=dtype)
-    node = _reduction(MeanBackward0 if dim is None else MeanBackward1, input, r, dim, keepdim)
+    node = _reduction(node_type, input, r, dim, keepdim)
     node.n = _count(node.shape, node.dims) if input.dim() else 1
     return mark(r, node)
 
@@ -130,9 +141,15 @@ def _prod_dims(x, dims):
     return x
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def prod(input, dim=NO_DIM, keepdim=NO_KEEPDIM, *, dtype=None, out=None):
+    if dim is not NO_DIM:
+        _reductions.named_dim(dim)
+    dim, keepdim = _given("prod", dim, keepdim, dtype, out)
     no_out(out, "prod")
-    r = nograd(_reductions.prod, input, dim, keepdim, dtype=dtype)
+    if dim is None:
+        r = nograd(_reductions.prod, input, dtype=dtype)
+    else:
+        r = nograd(_reductions.prod, input, dim, keepdim, dtype=dtype)
     if not r.dtype.is_floating_point:
         return r
     node = _reduction(ProdBackward0 if dim is None else ProdBackward1, input, r, dim, keepdim)
@@ -190,11 +207,13 @@ MinBackward0 = type("MinBackward0", (MaxBackward0,), {"__slots__": ()})
 def _extreme(is_max):
     base = _reductions.max if is_max else _reductions.min
 
-    def rec(input, dim=None, keepdim=False, *, out=None):
-        no_out(out, "max" if is_max else "min")
-        if isinstance(dim, Tensor):
-            return (maximum if is_max else minimum)(input, dim)
-        r = base(input, dim, keepdim)
+    def rec(input, dim=NO_DIM, keepdim=NO_KEEPDIM, *, other=NO_OTHER, out=None):
+        name = "max" if is_max else "min"
+        other, dim, keepdim = _reductions.extreme_args(name, True, dim, keepdim, other, out)
+        no_out(out, name)
+        if other is not None:
+            return (maximum if is_max else minimum)(input, other)
+        r = base(input) if dim is None else base(input, dim, keepdim)
         if dim is None:
             node = _reduction(MaxBackward1 if is_max else MinBackward1, input, r, None, False)
             node.self_, node.result = input, r

@@ -204,6 +204,44 @@ def t(self):
     return _view_mark(out, self, TBackward0((edge(self),)))
 
 
+# In-place views record their view's node under torch's name for the in-place form.
+_INPLACE_NAMES = {
+    "TBackward0": "TBackward1",
+    "TransposeBackward0": "TransposeBackward1",
+    "SqueezeBackward0": "SqueezeBackward3",
+    "SqueezeBackward1": "SqueezeBackward4",
+    "SqueezeBackward2": "SqueezeBackward5",
+    "UnsqueezeBackward0": "UnsqueezeBackward1",
+}
+_inplace_nodes = {}
+
+
+def inplace_view(view, name):
+    """The recorder of ``x.name(...)``, the in-place form of the recorded ``view``: ``x``
+    becomes the view and the output of its node (it stays a view of its base, if it was one)."""
+
+    def rec(self, *args, **kwargs):
+        check_inplace(self)
+        if name == "t_" and self.dim() > 2:
+            _orig["t_"](self)  # the foundation's error
+        v = view(self, *args, **kwargs)
+        node = v.grad_fn
+        cls = type(node)
+        sub = _inplace_nodes.get(cls)
+        if sub is None:
+            sub = _inplace_nodes[cls] = type(
+                _INPLACE_NAMES[cls.__name__], (cls,), {"__slots__": ()}
+            )
+        node.__class__ = sub
+        self._set_metadata(v)
+        mark(self, node)
+        self.__dict__.pop("_output_nr", None)
+        return self
+
+    rec.__name__ = name
+    return rec
+
+
 class ExpandBackward0(Node):
     __slots__ = ("shape",)
 
