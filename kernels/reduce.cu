@@ -1,123 +1,21 @@
 // Row reductions on the GPU: `outer` dense rows of length `inner` (ops/reduce.cpp makes
 // the layout). Short rows get a thread each, moderate ones a team of 4 to 32 lanes of a warp,
 // long rows blocks, split across several blocks when there are too few rows to fill the GPU,
-// with a second pass over the partial results. Column mode reduces the middle dim of a dense
-// [outer, inner, cols] tensor in place.
-//
-// Speed comes from bytes in flight: each thread loads 16-byte vectors (kUnroll of them
-// before combining any), into one accumulator per vector lane, so the combine chains are
-// independent. The combine order is fixed by the launch shape, which depends only on the
-// sizes and the alignment, so results are the same run to run. Bytes moved: outer * inner *
-// itemsize (+ the output).
+// with a second pass over the partial results. Columns: kernels/reduce_cols.cu; the reducers
+// and what makes them fast: kernels/reduce.cuh.
 #include <cuda_runtime.h>
 
 #include <cstring>
-#include <limits>
 
 #include "core/cuda_api.h"
 #include "cuda/cuda_check.h"
-#include "kernels/loops.cuh"
+#include "kernels/reduce.cuh"
 #include "ops/kernels.h"
-#include "ops/reduce_ops.h"
 
 namespace cl::cuda {
 namespace {
 
-constexpr int kThreads = 256;
-
-// A reducer: acc type, identity, make (from an element and its index), combine, store.
-template <class T, ReduceOp OP>
-struct R {
-  using A = typename red::Acc<T, true>::type;
-  // Max/Min keep only the value (NaN wins); ArgMax/ArgMin also carry the first index.
-  static constexpr bool kArg = OP == ReduceOp::ArgMax || OP == ReduceOp::ArgMin;
-  static constexpr bool kExt = OP == ReduceOp::Max || OP == ReduceOp::Min;
-  static constexpr bool kIsMax = OP == ReduceOp::Max || OP == ReduceOp::ArgMax;
-  using P = opmath_t<T>;
-  using acc_t = std::conditional_t<
-      kArg, red::ArgPair<P, kIsMax>,
-      std::conditional_t<kExt, P,
-                         std::conditional_t<OP == ReduceOp::All || OP == ReduceOp::Any, int, A>>>;
-  __device__ static acc_t identity() {
-    if constexpr (kArg)
-      return acc_t{P(0), -1};
-    else if constexpr (kExt) {
-      // -inf / +inf for floats (a row of -inf must give -inf), the extremes for integers.
-      using L = std::numeric_limits<P>;
-      if constexpr (L::has_infinity)
-        return kIsMax ? -L::infinity() : L::infinity();
-      else
-        return kIsMax ? L::lowest() : L::max();
-    } else if constexpr (OP == ReduceOp::Prod || OP == ReduceOp::All)
-      return acc_t(1);
-    else
-      return acc_t(0);
-  }
-  __device__ static acc_t make(T x, int64_t i) {
-    if constexpr (kArg)
-      return acc_t{P(x), i};
-    else if constexpr (kExt)
-      return P(x);
-    else if constexpr (OP == ReduceOp::All || OP == ReduceOp::Any)
-      return bool(x) ? 1 : 0;
-    else
-      return acc_t(x);
-  }
-  __device__ static acc_t combine(acc_t a, acc_t b) {
-    if constexpr (kArg)
-      return red::arg_combine(a, b);
-    else if constexpr (kExt) {
-#if __CUDA_ARCH__ >= 800
-      // One instruction that keeps NaN (the generic code below is four and two branches:
-      // what made max 3x slower than sum where the loop had little else to hide it behind).
-      if constexpr (std::is_same_v<P, float>) {
-        float d;
-        if constexpr (kIsMax)
-          asm("max.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));
-        else
-          asm("min.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));
-        return d;
-      }
-#endif
-      if constexpr (std::is_floating_point_v<P>) {
-        if (a != a) return a;
-        if (b != b) return b;
-      }
-      return kIsMax ? (b > a ? b : a) : (b < a ? b : a);
-    } else if constexpr (OP == ReduceOp::Sum)
-      return a + b;
-    else if constexpr (OP == ReduceOp::Prod)
-      return a * b;
-    else if constexpr (OP == ReduceOp::All)
-      return a && b;
-    else
-      return a || b;
-  }
-  // Folds element x (index i) into a; a lane sees its elements in increasing index order,
-  // so for the Arg ops a strictly better value (or the first NaN) is all that replaces a.
-  __device__ static void step(acc_t& a, T x, int64_t i) {
-    if constexpr (kArg) {
-      P v = P(x);
-      bool better = kIsMax ? v > a.v : v < a.v;
-      if constexpr (std::is_floating_point_v<P>) better = a.v == a.v && (better || v != v);
-      if (a.i < 0 || better) a = acc_t{v, i};
-    } else {
-      a = combine(a, make(x, i));
-    }
-  }
-  __device__ static void store(acc_t a, void* out, int64_t* idx, int64_t r) {
-    if constexpr (kExt) {
-      static_cast<T*>(out)[r] = T(a);
-    } else if constexpr (kArg) {
-      static_cast<T*>(out)[r] = T(a.v);
-      if (idx) idx[r] = a.i;
-    } else if constexpr (OP == ReduceOp::All || OP == ReduceOp::Any) {
-      static_cast<bool*>(out)[r] = a != 0;
-    } else {
-      static_cast<T*>(out)[r] = T(a);
-    }
-  }
-};
+using namespace reducer;
 
 template <class Red>
 __device__ typename Red::acc_t block_reduce(typename Red::acc_t v) {
@@ -140,12 +38,6 @@ __global__ void thread_rows(const T* x, int64_t outer, int64_t inner, void* out,
   for (int64_t i = 0; i < inner; ++i) acc = Red::combine(acc, Red::make(x[r * inner + i], i));
   Red::store(acc, out, idx, r);
 }
-
-using gpu::vec_width;
-template <class T, int V>
-using Vec = gpu::VecT<T, V>;
-
-constexpr int kUnroll = 4;  // vectors loaded per thread before any is combined
 
 // What one lane of a row's team (team_rows, below) folds: the row's vectors first,
 // first + stride, ... with kUnroll of them in flight, and, with `edges`, the scalar head up
@@ -354,224 +246,7 @@ void launch(const Tensor& in, int64_t outer, int64_t inner, const Tensor& out, c
   }
 }
 
-// Column mode: block (x, o, split) covers blockDim.x vectors of V columns of slab o, with
-// blockDim.y lanes down the rows: lane y walks rows lo + y, lo + y + lanes, ... Wide slabs get
-// one lane (a warp reads 32 neighbouring vectors of one row); narrow ones as many lanes as fill
-// the block (16 floats a row: 4 threads across, 64 lanes, a warp reads 8 whole rows), so a
-// block is never mostly idle. kUnroll rows in flight per thread either way; the lanes' results
-// meet in shared memory in a fixed tree. Long columns are split across grid.z with a second
-// pass over the partials, as for rows.
-extern __shared__ __align__(16) unsigned char lanes_smem[];
-
-// Combines the accumulators of the blockDim.y lanes into lane 0's (tree over lanes, fixed order;
-// dynamic shared memory of blockDim.x * blockDim.y * V accumulators when there are several).
-template <class Red, int V>
-__device__ void combine_lanes(typename Red::acc_t (&acc)[V]) {
-  using acc_t = typename Red::acc_t;
-  const int lanes = blockDim.y, n = blockDim.x * blockDim.y;
-  if (lanes == 1) return;
-  acc_t* sh = reinterpret_cast<acc_t*>(lanes_smem);
-  const int t = threadIdx.y * blockDim.x + threadIdx.x;
-#pragma unroll
-  for (int j = 0; j < V; ++j) sh[j * n + t] = acc[j];
-  __syncthreads();
-  int h = 1;
-  while (2 * h < lanes) h *= 2;
-  for (; h > 0; h >>= 1) {
-    if (int(threadIdx.y) < h && int(threadIdx.y) + h < lanes) {
-#pragma unroll
-      for (int j = 0; j < V; ++j) {
-        acc[j] = Red::combine(acc[j], sh[j * n + t + h * blockDim.x]);
-        sh[j * n + t] = acc[j];
-      }
-    }
-    __syncthreads();
-  }
-}
-
-// Lane's walk down rows r, r + step, ... < hi of a column slab (kStep: the step when known at
-// compile time, one lane; 0: blockDim.y lanes). A pointer walk, p advancing by whole strides:
-// indexing base + (r + u * step) * cols with a run-time step cost wide slabs 10-15 % of their
-// bandwidth, and the one-lane copy of the loop another few percent.
-template <class T, class Red, int V, int kStep>
-__device__ __forceinline__ void col_walk(const T* base, int64_t r, int64_t hi, int64_t cols,
-                                         int64_t run_step, typename Red::acc_t (&acc)[V]) {
-  const int64_t step = kStep ? kStep : run_step;
-  const T* p = base + r * cols;
-  const int64_t stride = step * cols;
-  for (; r + (kUnroll - 1) * step < hi; r += kUnroll * step, p += kUnroll * stride) {
-    Vec<T, V> v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = *reinterpret_cast<const Vec<T, V>*>(p + u * stride);
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-#pragma unroll
-      for (int j = 0; j < V; ++j) Red::step(acc[j], v[u].v[j], r + u * step);
-    }
-  }
-  for (; r < hi; r += step, p += stride) {
-    Vec<T, V> v = *reinterpret_cast<const Vec<T, V>*>(p);
-#pragma unroll
-    for (int j = 0; j < V; ++j) Red::step(acc[j], v.v[j], r);
-  }
-}
-
-template <class T, class Red, int V>
-__global__ void col_partial(const T* x, int64_t inner, int64_t cols, int64_t chunk, void* out,
-                            int64_t* idx, typename Red::acc_t* partial, int splits) {
-  using acc_t = typename Red::acc_t;
-  int64_t c = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * V;
-  int64_t o = blockIdx.y;
-  int split = blockIdx.z;
-  const bool active = c < cols;
-  const int64_t step = blockDim.y;
-  int64_t lo = split * chunk, hi = lo + chunk < inner ? lo + chunk : inner;
-  const T* base = x + o * inner * cols + c;
-  acc_t acc[V];
-#pragma unroll
-  for (int j = 0; j < V; ++j) acc[j] = Red::identity();
-  if (active) {
-    if (step == 1)
-      col_walk<T, Red, V, 1>(base, lo, hi, cols, 1, acc);
-    else
-      col_walk<T, Red, V, 0>(base, lo + threadIdx.y, hi, cols, step, acc);
-  }
-  combine_lanes<Red, V>(acc);
-  if (!active || threadIdx.y != 0) return;
-  int64_t slot = o * cols + c;
-#pragma unroll
-  for (int j = 0; j < V; ++j) {
-    if (splits == 1) {
-      Red::store(acc[j], out, idx, slot + j);
-    } else {
-      partial[int64_t(split) * gridDim.y * cols + slot + j] = acc[j];
-    }
-  }
-}
-
-// The second pass: slot s combines partial[0..splits) * n + s, with lanes over the splits
-// when there are few slots (a narrow column's 1000 partials are not one thread's walk).
-template <class Red>
-__global__ void col_finish(const typename Red::acc_t* partial, int64_t n, int splits, void* out,
-                           int64_t* idx) {
-  int64_t slot = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const bool active = slot < n;
-  const int step = blockDim.y;
-  // Loads in batches ahead of the combines: with the Arg ops' branchy combine, one load after
-  // another made this pass the slowest part of a column reduction.
-  using acc_t = typename Red::acc_t;
-  constexpr int kBatch = 8;
-  acc_t acc[1] = {Red::identity()};
-  if (active) {
-    int s = threadIdx.y;
-    for (; s + (kBatch - 1) * step < splits; s += kBatch * step) {
-      acc_t v[kBatch];
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u) v[u] = partial[int64_t(s + u * step) * n + slot];
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u) acc[0] = Red::combine(acc[0], v[u]);
-    }
-    for (; s < splits; s += step) acc[0] = Red::combine(acc[0], partial[int64_t(s) * n + slot]);
-  }
-  combine_lanes<Red, 1>(acc);
-  if (active && threadIdx.y == 0) Red::store(acc[0], out, idx, slot);
-}
-
-// Threads across (x) and lanes down (y) for `width` units of work across and `depth` down.
-inline dim3 lanes_block(int64_t width, int64_t depth) {
-  if (width >= kThreads) return dim3(kThreads, 1);
-  int64_t lanes = kThreads / width;
-  if (lanes > depth) lanes = depth > 0 ? depth : 1;
-  return dim3(unsigned(width), unsigned(lanes));
-}
-
-template <class T, class Red, int V>
-void launch_cols_v(const T* x, int64_t outer, int64_t inner, int64_t cols, const Tensor& out,
-                   const Tensor& idx, cudaStream_t stream, Device dev) {
-  using acc_t = typename Red::acc_t;
-  dim3 block = lanes_block(cols / V, inner);
-  int64_t xblocks = (cols / V + block.x - 1) / block.x;
-  int64_t want = 132 * 8;
-  int64_t splits = (want + xblocks * outer - 1) / (xblocks * outer);
-  // At least 64 rows a block and 16 (four unrolled steps) a lane.
-  int64_t rows_per_split = 16 * int64_t(block.y) > 64 ? 16 * int64_t(block.y) : 64;
-  splits = splits < (inner + rows_per_split - 1) / rows_per_split
-               ? splits
-               : (inner + rows_per_split - 1) / rows_per_split;
-  if (splits < 1) splits = 1;
-  if (splits > 65535) splits = 65535;
-  int64_t chunk = (inner + splits - 1) / splits;
-  Tensor partial;
-  if (splits > 1) {
-    partial =
-        empty({int64_t(splits * outer * cols * int64_t(sizeof(acc_t)))}, ScalarType::UInt8, dev);
-  }
-  acc_t* pp = partial ? reinterpret_cast<acc_t*>(partial->data()) : nullptr;
-  int64_t* ix = idx ? reinterpret_cast<int64_t*>(idx->data()) : nullptr;
-  dim3 grid(static_cast<unsigned>(xblocks), static_cast<unsigned>(outer),
-            static_cast<unsigned>(splits));
-  size_t smem = block.y > 1 ? size_t(block.x) * block.y * V * sizeof(acc_t) : 0;
-  gpu::launch_smem<col_partial<T, Red, V>>(grid, block, smem, stream, x, inner, cols, chunk,
-                                           out->data(), ix, pp, int(splits));
-  CL_CUDA_KERNEL_LAUNCH_CHECK();
-  if (splits > 1) {
-    int64_t n = outer * cols;
-    dim3 fblock = lanes_block(n, splits);
-    size_t fsmem = fblock.y > 1 ? size_t(fblock.x) * fblock.y * sizeof(acc_t) : 0;
-    gpu::launch_smem<col_finish<Red>>(unsigned((n + fblock.x - 1) / fblock.x), fblock, fsmem,
-                                      stream, pp, n, int(splits), out->data(), ix);
-    CL_CUDA_KERNEL_LAUNCH_CHECK();
-  }
-}
-
-template <class T, ReduceOp OP>
-void launch_cols(const Tensor& in, int64_t outer, int64_t inner, int64_t cols, const Tensor& out,
-                 const Tensor& idx) {
-  using Red = R<T, OP>;
-  constexpr int V = vec_width<T>();
-  cudaStream_t stream = static_cast<cudaStream_t>(current_stream(in->device().index));
-  const T* x = reinterpret_cast<const T*>(in->data());
-  if (cols % V == 0 && reinterpret_cast<uintptr_t>(x) % sizeof(Vec<T, V>) == 0) {
-    launch_cols_v<T, Red, V>(x, outer, inner, cols, out, idx, stream, in->device());
-  } else {
-    launch_cols_v<T, Red, 1>(x, outer, inner, cols, out, idx, stream, in->device());
-  }
-}
-
 }  // namespace
-
-void reduce_cols(ReduceOp op, const Tensor& in, int64_t outer, int64_t inner, int64_t cols,
-                 const Tensor& out, const Tensor& idx) {
-  CL_DISPATCH_ALL_TYPES(in->dtype, "reduce", [&] {
-    using T = scalar_t;
-    switch (op) {
-      case ReduceOp::Sum:
-        launch_cols<T, ReduceOp::Sum>(in, outer, inner, cols, out, idx);
-        break;
-      case ReduceOp::Prod:
-        launch_cols<T, ReduceOp::Prod>(in, outer, inner, cols, out, idx);
-        break;
-      case ReduceOp::Max:
-        launch_cols<T, ReduceOp::Max>(in, outer, inner, cols, out, idx);
-        break;
-      case ReduceOp::Min:
-        launch_cols<T, ReduceOp::Min>(in, outer, inner, cols, out, idx);
-        break;
-      case ReduceOp::ArgMax:
-        launch_cols<T, ReduceOp::ArgMax>(in, outer, inner, cols, out, idx);
-        break;
-      case ReduceOp::ArgMin:
-        launch_cols<T, ReduceOp::ArgMin>(in, outer, inner, cols, out, idx);
-        break;
-      case ReduceOp::All:
-        launch_cols<T, ReduceOp::All>(in, outer, inner, cols, out, idx);
-        break;
-      case ReduceOp::Any:
-        launch_cols<T, ReduceOp::Any>(in, outer, inner, cols, out, idx);
-        break;
-    }
-  });
-}
 
 void reduce_rows(ReduceOp op, const Tensor& in, int64_t outer, int64_t inner, const Tensor& out,
                  const Tensor& idx) {

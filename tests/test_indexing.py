@@ -418,6 +418,37 @@ def test_indices_are_not_checked_when_the_result_is_empty(device):
     assert x[T([], device, C.int64), T([9], device)].shape == (0, 5)
 
 
+def test_an_index_into_a_dim_of_size_0_is_checked_even_when_the_result_is_empty(device):
+    y = C.zeros(0, 2, 3, device=device)
+    msg = "index is out of bounds for dimension with size 0"
+    with err(IndexError, msg):
+        y[T([0, 0], device), 3:, -2]
+    with err(IndexError, msg):
+        y[T([0, 0], device), 3:, -2] = 7
+    with err(IndexError, msg):
+        C.zeros(2, 0, device=device)[0:0, T([0], device)]
+    assert y[:, T([1], device)].shape == (0, 1, 3)  # the indexed dim has size 2
+
+
+def test_several_ellipses_move_the_dim_counter_as_torch(device):
+    x = C.zeros(4, 6, 4, 5, device=device)
+    assert x[..., ...].shape == (4, 6, 4, 5)
+    assert x[0, ..., ...].shape == (6, 4, 5)
+    assert x[..., None, ...].shape == (4, 6, 4, 5, 1)
+    assert x[1, 2, 3, ..., ..., 4].shape == ()  # nothing left for them to stand for
+    out_of_range = "Dimension out of range (expected to be in range of [-4, 3], but got 6)"
+    with err(IndexError, out_of_range):
+        x[..., ..., 1]
+    with err(IndexError, out_of_range):
+        x[..., ..., 1:2]
+    with err(IndexError, "Dimension out of range (expected to be in range of [-5, 4], but got 8)"):
+        x[..., ..., None]
+    with err(IndexError, "too many indices for tensor of dimension 4 (got 7)"):
+        x[..., ..., T([0], device)]
+    with err(IndexError, out_of_range):
+        x[..., ..., 1] = 1.0
+
+
 def test_assignment_converts_the_number_before_it_indexes(device):
     u = C.zeros(3, dtype=C.uint8, device=device)
     with err(RuntimeError, "value cannot be converted to type uint8_t without overflow"):

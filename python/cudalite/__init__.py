@@ -27,7 +27,7 @@ from cudalite._memory_format import (
     memory_format,
     preserve_format,
 )
-from cudalite import _tensor, _tensor_math, _resize, _legacy
+from cudalite import _tensor, _tensor_math, _tensor_random, _resize, _legacy
 from cudalite._creation import *  # noqa: F403
 from cudalite._creation_random import *  # noqa: F403
 from cudalite._ops import *  # noqa: F403

@@ -75,6 +75,19 @@ def _check_steps(self, idx, used):
             d += _consumed(i)
 
 
+def _index_beyond(i, n, ndim, at):
+    """torch's error for an index after a second Ellipsis (its dim counter at ``at``)."""
+    if i is None or isinstance(i, bool):
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n - 1}, {n}], but got {at})"
+        )
+    if isinstance(i, (int, slice)) or is_np_integer(i):
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {at})"
+        )
+    raise IndexError(f"too many indices for tensor of dimension {ndim} (got {at + 1})")
+
+
 def _walk(self, idx):
     """Applies basic indices as views; returns (view, [(dim, int64 index tensor)])."""
     single = not isinstance(idx, tuple)
@@ -102,14 +115,22 @@ def _walk(self, idx):
     items, seen_ellipsis = [], False
     for pos, i in enumerate(idx):
         if i is Ellipsis:
-            # torch accepts several; only the first one stands for the remaining dims.
+            # torch accepts several: each moves its dim counter past the unindexed dims, so
+            # after the first, any index that follows lands beyond the last dim.
             if not seen_ellipsis:
                 items.extend([(slice(None), pos)] * (self.dim() - used))
+            elif self.dim() > used:
+                items.append((Ellipsis, self.dim() - used))
             seen_ellipsis = True
         else:
             items.append((i, pos))
-    view, d, adv = self, 0, []
+    view, d, adv, beyond = self, 0, [], 0
     for i, pos in items:
+        if i is Ellipsis:
+            beyond += pos
+            continue
+        if beyond:
+            _index_beyond(i, view.dim(), self.dim(), d + beyond)
         if i is None:
             view = view.unsqueeze(d)
             d += 1
@@ -195,6 +216,8 @@ def _offsets(view, adv, checked=False):
     empty = 0 in out_shape  # torch checks indices as it reads them: none when there is nothing
     for k, (p, t) in enumerate(adv):
         size = view.shape[p]
+        if size == 0 and t.numel() and not checked:  # torch checks this even for empty results
+            raise IndexError("index is out of bounds for dimension with size 0")
         if t.numel() and not empty and not checked:
             hi, lo = int(t.max().item()), int(t.min().item())
             bad = hi if hi >= size else lo if lo < -size else None
