@@ -65,19 +65,19 @@ __global__ void col_partial(const T* x, int64_t inner, int64_t cols, int64_t chu
 #pragma unroll
   for (int j = 0; j < V; ++j) acc[j] = Red::identity();
   int64_t r = lo;
-  for (; r + kUnroll <= hi; r += kUnroll) {
+  const T* p = base + r * cols;
+  for (; r + kUnroll <= hi; r += kUnroll, p += kUnroll * cols) {
     Vec<T, V> v[kUnroll];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      v[u] = *reinterpret_cast<const Vec<T, V>*>(base + (r + u) * cols);
+    for (int u = 0; u < kUnroll; ++u) v[u] = *reinterpret_cast<const Vec<T, V>*>(p + u * cols);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
 #pragma unroll
       for (int j = 0; j < V; ++j) Red::step(acc[j], v[u].v[j], r + u);
     }
   }
-  for (; r < hi; ++r) {
-    Vec<T, V> v = *reinterpret_cast<const Vec<T, V>*>(base + r * cols);
+  for (; r < hi; ++r, p += cols) {
+    Vec<T, V> v = *reinterpret_cast<const Vec<T, V>*>(p);
 #pragma unroll
     for (int j = 0; j < V; ++j) Red::step(acc[j], v.v[j], r);
   }
