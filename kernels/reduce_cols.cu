@@ -47,6 +47,22 @@ __device__ void combine_lanes(typename Red::acc_t (&acc)[V]) {
   }
 }
 
+// Stores a thread's V results at `slot` (with one split) or its partials for split `split`
+// (n outputs in all).
+template <class Red, int V>
+__device__ __forceinline__ void col_store(const typename Red::acc_t (&acc)[V], int64_t slot,
+                                          int64_t n, void* out, int64_t* idx,
+                                          typename Red::acc_t* partial, int split, int splits) {
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    if (splits == 1) {
+      Red::store(acc[j], out, idx, slot + j);
+    } else {
+      partial[int64_t(split) * n + slot + j] = acc[j];
+    }
+  }
+}
+
 // One lane (wide slabs): thread (o, c) walks rows [split * chunk, ...) of columns c .. c+V-1,
 // so a warp reads 32 neighbouring vectors of one row. Kept apart from col_lanes: in one kernel
 // the lanes' code took sum to 40 registers (6 blocks an SM instead of 8) and wide slabs lost
@@ -81,15 +97,7 @@ __global__ void col_partial(const T* x, int64_t inner, int64_t cols, int64_t chu
 #pragma unroll
     for (int j = 0; j < V; ++j) Red::step(acc[j], v.v[j], r);
   }
-  int64_t slot = o * cols + c;
-#pragma unroll
-  for (int j = 0; j < V; ++j) {
-    if (splits == 1) {
-      Red::store(acc[j], out, idx, slot + j);
-    } else {
-      partial[int64_t(split) * gridDim.y * cols + slot + j] = acc[j];
-    }
-  }
+  col_store<Red, V>(acc, o * cols + c, gridDim.y * cols, out, idx, partial, split, splits);
 }
 
 // Lanes (narrow slabs): lane y of the block walks rows lo + y, lo + y + lanes, ... of the
@@ -130,15 +138,7 @@ __global__ void col_lanes(const T* x, int64_t inner, int64_t cols, int64_t chunk
   }
   combine_lanes<Red, V>(acc);
   if (!active || threadIdx.y != 0) return;
-  int64_t slot = o * cols + c;
-#pragma unroll
-  for (int j = 0; j < V; ++j) {
-    if (splits == 1) {
-      Red::store(acc[j], out, idx, slot + j);
-    } else {
-      partial[int64_t(split) * gridDim.y * cols + slot + j] = acc[j];
-    }
-  }
+  col_store<Red, V>(acc, o * cols + c, gridDim.y * cols, out, idx, partial, split, splits);
 }
 
 // The second pass: slot s combines partial[0..splits) * n + s, with lanes over the splits
