@@ -129,3 +129,245 @@ def test_outputs_free_without_cyclic_gc(op):
         assert ref() is None and node() is None
     finally:
         gc.enable()
+
+
+# ---- views made in no_grad / inference mode of tensors that require grad (torch 2.11) ----
+
+_NOGRAD_TAIL = (
+    " and is being modified inplace with grad mode enabled. Given that this use case is "
+    "ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the "
+    "view and the inplace either both inside the no_grad block (if you don't want the inplace "
+    "to be tracked) or both outside (if you want the inplace to be tracked)."
+)
+NOGRAD_MSG = "A view was created in no_grad mode" + _NOGRAD_TAIL
+INFERENCE_MSG = (
+    "A view was created in inference mode and is being modified inplace in normal mode. Given "
+    "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+    "code by moving both the view and the inplace either both inside the inference_mode block "
+    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+    "to be tracked)."
+)
+
+
+def _of_view(node, mode="no_grad mode"):
+    tail = (
+        _NOGRAD_TAIL
+        if mode == "no_grad mode"
+        else INFERENCE_MSG[len("A view was created in inference mode") :]
+    )
+    return f"Output 0 of {node} is a view of a view which was created in {mode}" + tail
+
+
+def _raises(fn, msg):
+    with pytest.raises(RuntimeError) as e:
+        fn()
+    assert str(e.value) == msg
+
+
+NOGRAD_VIEWS = {
+    "index": lambda t: t[1:],
+    "select": lambda t: t[0],
+    "none": lambda t: t[None],
+    "ellipsis": lambda t: t[...],
+    "view": lambda t: t.view(12),
+    "reshape": lambda t: t.reshape(12),
+    "t": lambda t: t.t(),
+    "transpose": lambda t: t.transpose(0, 1),
+    "swapaxes": lambda t: t.swapaxes(0, 1),
+    "permute": lambda t: t.permute(1, 0),
+    "expand": lambda t: t[None].expand(2, 3, 4),
+    "narrow": lambda t: t.narrow(0, 0, 2),
+    "squeeze": lambda t: t[None].squeeze(0),
+    "unsqueeze": lambda t: t.unsqueeze(0),
+    "flatten": lambda t: t.flatten(),
+    "as_strided": lambda t: t.as_strided((2,), (1,)),
+    "split": lambda t: t.split(2)[0],
+    "split_sizes": lambda t: t.split([1, 2])[1],
+    "chunk": lambda t: t.chunk(2)[1],
+    "unbind": lambda t: t.unbind()[0],
+}
+
+
+@pytest.mark.parametrize("leaf", [True, False], ids=["leaf", "nonleaf"])
+@pytest.mark.parametrize("name", NOGRAD_VIEWS)
+def test_nograd_view_requires_grad_and_refuses_inplace(device, name, leaf):
+    x = cudalite.ones(3, 4, device=device, requires_grad=True)
+    base = x if leaf else x * 2
+    with cudalite.no_grad():
+        v = NOGRAD_VIEWS[name](base)
+    assert v.requires_grad and v.is_leaf and v.grad_fn is None
+    _raises(lambda: v.mul_(2), NOGRAD_MSG)
+    if name != "expand":  # (an expanded view cannot be written to)
+        with cudalite.no_grad():
+            v.mul_(3)  # allowed: both in no_grad mode
+        assert to_np(base.detach()).max() == (3.0 if leaf else 6.0)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda t: t.detach(),
+        lambda t: t[[0, 1]],
+        lambda t: t.t().reshape(12),
+        lambda t: t.contiguous(),
+    ],
+    ids=["detach", "advanced_index", "reshape_copy", "contiguous"],
+)
+def test_nograd_non_views_do_not_require_grad(device, make):
+    x = cudalite.ones(3, 4, device=device, requires_grad=True)
+    with cudalite.no_grad():
+        v = make(x)
+    assert v.requires_grad is (v is x)
+
+
+def test_nograd_view_of_tensor_not_requiring_grad(device):
+    z = cudalite.ones(3, device=device)
+    with cudalite.no_grad():
+        w = z[1:]
+    assert not w.requires_grad
+    w.mul_(2)
+    assert to_np(z).tolist() == [1.0, 2.0, 2.0]
+
+
+def test_nograd_view_inplace_ops(device):
+    x = cudalite.ones(3, device=device, requires_grad=True)
+    with cudalite.no_grad():
+        v = x[1:]
+    for op in (
+        lambda: v.add_(1),
+        lambda: v.zero_(),
+        lambda: v.fill_(1),
+        lambda: v.copy_(cudalite.zeros(2, device=device)),
+        lambda: v.uniform_(),
+        lambda: v.exp_(),
+        lambda: v.t_(),
+        lambda: v.unsqueeze_(0),
+        lambda: v.index_put_(
+            (cudalite.tensor([0], device=device),), cudalite.ones(1, device=device)
+        ),
+    ):
+        _raises(op, NOGRAD_MSG)
+    with cudalite.no_grad(), cudalite.enable_grad():
+        _raises(lambda: v.mul_(2), NOGRAD_MSG)
+    _raises(lambda: v.resize_(1), "cannot resize variables that require grad")
+    assert to_np(x.detach()).tolist() == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    "idx,node",
+    [
+        (0, "SelectBackward0"),
+        (slice(0, 1), "SliceBackward0"),
+        (slice(None), None),
+        (Ellipsis, None),
+        (None, "UnsqueezeBackward0"),
+        ([0], None),
+        ((0, slice(1, None)), "SliceBackward0"),
+        ((slice(1, None), 0), "SelectBackward0"),
+        ((0, [1]), "SelectBackward0"),
+        ((None, 0), "SelectBackward0"),
+        ((0, None), "UnsqueezeBackward0"),
+        ((slice(None), slice(None)), None),
+        ((slice(None), slice(0, 2)), "SliceBackward0"),
+        ((Ellipsis, 0), "SelectBackward0"),
+        ((slice(0, 2), None), "UnsqueezeBackward0"),
+        ((slice(None, None, 2),), "SliceBackward0"),
+        ("bool", None),
+        ("int0d", "SelectBackward0"),
+    ],
+)
+def test_nograd_view_setitem(device, idx, node):
+    x = cudalite.ones(3, 4, device=device, requires_grad=True)
+    with cudalite.no_grad():
+        v = x[1:]
+    if idx == "bool":
+        idx = cudalite.tensor([True, False], device=device)
+    elif idx == "int0d":
+        idx = cudalite.tensor(0, device=device)
+
+    def assign():
+        v[idx] = 2.0
+
+    _raises(assign, NOGRAD_MSG if node is None else _of_view(node))
+
+
+def test_nograd_view_views_in_grad_mode(device):
+    x = cudalite.ones(3, 4, device=device, requires_grad=True)
+    with cudalite.no_grad():
+        v = x[1:]
+    v2 = v[0]
+    assert v2.requires_grad and not v2.is_leaf and type(v2.grad_fn).__name__ == "SelectBackward0"
+    _raises(lambda: v2.mul_(2), _of_view("SelectBackward0"))
+    _raises(lambda: v2[1:].mul_(2), _of_view("SliceBackward0"))
+    _raises(lambda: v.t().mul_(2), _of_view("TBackward0"))
+    _raises(lambda: v.view(8).mul_(2), _of_view("ViewBackward0"))
+
+    def assign():
+        v2[[0]] = 1.0
+
+    _raises(assign, _of_view("SelectBackward0"))
+    # the outputs of split/unbind give their own error first
+    with pytest.raises(RuntimeError, match="^Output 1 of SplitBackward0 is a view and is being"):
+        v.split(1)[1].mul_(2)
+    with cudalite.no_grad():
+        w = v.unbind()[1]  # a no_grad view of a no_grad view
+    assert w.requires_grad and w.is_leaf
+    _raises(lambda: w.mul_(2), NOGRAD_MSG)
+
+
+def test_nograd_view_takes_no_gradient(device):
+    x = cudalite.ones(3, device=device, requires_grad=True)
+    with cudalite.no_grad():
+        v = x[1:]
+    out = (v * cudalite.tensor([2.0, 3.0], device=device)).sum()
+    assert out.requires_grad and type(out.grad_fn).__name__ == "SumBackward0"
+    assert out.grad_fn.next_functions[0][0].next_functions == ((None, 0), (None, 0))
+    out.backward()
+    assert v.grad is None and x.grad is None
+    with pytest.raises(RuntimeError, match="^One of the differentiated Tensors appears to not"):
+        cudalite.autograd.grad((v * 1).sum(), v)
+    assert (
+        cudalite.autograd.grad((v * 1).sum() + (x * 1).sum(), [v, x], allow_unused=True)[0] is None
+    )
+
+
+def test_nograd_view_requires_grad_stays(device):
+    x = cudalite.ones(3, device=device, requires_grad=True)
+    with cudalite.no_grad():
+        v = x[1:]
+    v.requires_grad = False
+    assert v.requires_grad
+    assert v.requires_grad_(False) is v and v.requires_grad
+    _raises(lambda: v.mul_(2), NOGRAD_MSG)
+    with pytest.raises(RuntimeError, match="^Can't detach views in-place"):
+        v.detach_()
+    d = v.detach()
+    assert not d.requires_grad
+    d.mul_(2)  # allowed: detach() is not a view for autograd
+    assert to_np(x.detach()).tolist() == [1.0, 2.0, 2.0]
+
+
+def test_inference_mode_view(device):
+    x = cudalite.ones(3, 4, device=device, requires_grad=True)
+    with cudalite.inference_mode():
+        w = x[1:]
+        with cudalite.no_grad():
+            w3 = x[2:]
+    with cudalite.no_grad(), cudalite.inference_mode():
+        w4 = x[2:]
+    assert w.requires_grad and w.is_leaf
+    _raises(lambda: w.mul_(2), INFERENCE_MSG)
+    _raises(lambda: w3.mul_(2), INFERENCE_MSG)
+    _raises(lambda: w4.mul_(2), INFERENCE_MSG)
+    _raises(lambda: w[0].mul_(2), _of_view("SelectBackward0", "inference mode"))
+
+    def assign():
+        w[0] = 1.0
+
+    _raises(assign, _of_view("SelectBackward0", "inference mode"))
+    with cudalite.inference_mode(False):
+        v = x[1:]
+    assert not v.is_leaf
+    with cudalite.no_grad():
+        v = x[1:]
+    _raises(lambda: v.mul_(2), NOGRAD_MSG)

@@ -83,6 +83,20 @@ class inference_mode(_GradMode):  # noqa: N801
         super().__init__(False if mode else is_grad_enabled())
         self._args = (mode,)
 
+    def __enter__(self):
+        from cudalite.autograd.graph import INFERENCE  # views made here say so in errors
+
+        if self._args[0]:
+            INFERENCE[0] += 1
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        from cudalite.autograd.graph import INFERENCE
+
+        if self._args[0]:
+            INFERENCE[0] -= 1
+        return super().__exit__(*exc)
+
 
 class set_grad_enabled(_GradMode):  # noqa: N801
     """Sets gradient recording on or off (immediately, and as a context manager)."""

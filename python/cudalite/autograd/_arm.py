@@ -99,8 +99,10 @@ def _t_method(orig):
     transpose = vw._orig["transpose"]
 
     def t(self):
-        if self._rg and _gm():
-            return vw.t(self)
+        if self._rg:
+            if _gm():
+                return vw.t(self)
+            return vw.nograd_view(orig(self), self)
         if self.dim() == 2:
             return transpose(self, 0, 1)
         return orig(self)
@@ -240,9 +242,12 @@ def arm():
     armed["sub"], armed["sub_"] = _kw_method("sub", "sub")
     armed["div"], armed["div_"] = _kw_method("div", "div")
     for name, rec in _method_recorders().items():
+        ngv = vw.nograd_view if name in W.VIEW_METHODS else None
         if name in W.HOT_METHODS:
             params, args, cond = W.METHODS[name]
-            armed[name] = W.gen(name, getattr(T, name), rec, params, args, cond)
+            armed[name] = W.gen(name, getattr(T, name), rec, params, args, cond, ngv=ngv)
+        elif ngv is not None:
+            armed[name] = W.generic_view(name, getattr(T, name), rec, ngv)
         else:
             armed[name] = W.generic(name, getattr(T, name), rec)
     for alias, target in W.METHOD_ALIASES.items():

@@ -72,14 +72,27 @@ def _retain_grad(self):
 
 def _set_requires_grad(self, value):
     _tensor._set_requires_grad(self, value)
+    if _keep_view_rg(self):
+        return
     self.__dict__["_rg"] = bool(value)
     if value:
         graph.ARM[0]()
 
 
+def _keep_view_rg(self):
+    """A view made in no_grad mode of a tensor that requires grad keeps requiring grad (torch
+    derives it from the base)."""
+    if "_nograd_view" in self.__dict__:
+        self._requires_grad_flag = True
+        return True
+    return False
+
+
 def _requires_grad_(self, requires_grad=True):
     """Sets ``requires_grad`` in place and returns self."""
     _tensor._methods["requires_grad_"](self, requires_grad)  # validates, with torch's text
+    if _keep_view_rg(self):
+        return self
     self.__dict__["_rg"] = bool(requires_grad)
     if requires_grad:
         graph.ARM[0]()

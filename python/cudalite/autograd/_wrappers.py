@@ -31,17 +31,28 @@ def rg(*names):
     return f"({terms}) and _gm()"
 
 
-def gen(name, orig, rec, params, args, cond=SELF, ns=None):
+def gen(name, orig, rec, params, args, cond=SELF, ns=None, ngv=None):
     """``def name(params): return rec(args) if cond else orig(args)``; ``ns`` (the function's
-    globals) may be given so that ``rec`` can be replaced later."""
-    src = (
-        f"def {name}({params}):\n"
-        f"    if {cond}:\n"
-        f"        return rec({args})\n"
-        f"    return orig({args})\n"
-    )
+    globals) may be given so that ``rec`` can be replaced later. For a view method, ``ngv``
+    marks the views it returns in no_grad mode of a tensor that requires grad."""
+    if ngv is None:
+        src = (
+            f"def {name}({params}):\n"
+            f"    if {cond}:\n"
+            f"        return rec({args})\n"
+            f"    return orig({args})\n"
+        )
+    else:
+        src = (
+            f"def {name}({params}):\n"
+            "    if self._rg:\n"
+            "        if _gm():\n"
+            f"            return rec({args})\n"
+            f"        return ngv(orig({args}), self)\n"
+            f"    return orig({args})\n"
+        )
     ns = {} if ns is None else ns
-    ns.update({"orig": orig, "rec": rec, "_gm": _gm, "Tensor": Tensor, **_ABSENT})
+    ns.update({"orig": orig, "rec": rec, "ngv": ngv, "_gm": _gm, "Tensor": Tensor, **_ABSENT})
     exec(src, ns)  # noqa: S102 - generating a signature-exact wrapper, as dataclasses do
     f = ns[name]
     f.__doc__ = getattr(orig, "__doc__", None)
@@ -70,6 +81,43 @@ def generic(name, orig, rec):
     f.__wrapped__ = orig
     return f
 
+
+def generic_view(name, orig, rec, ngv):
+    """``generic`` for a view method of one tensor (see ``gen``'s ``ngv``)."""
+
+    def f(self, *args, **kwargs):
+        if self._rg:
+            if _gm():
+                return rec(self, *args, **kwargs)
+            return ngv(orig(self, *args, **kwargs), self)
+        return orig(self, *args, **kwargs)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = getattr(orig, "__doc__", None)
+    f.__wrapped__ = orig
+    return f
+
+
+# The methods whose results can be views of self: made in no_grad mode of a tensor that
+# requires grad, those require grad too (views.nograd_view).
+VIEW_METHODS = {
+    "view",
+    "reshape",
+    "permute",
+    "transpose",
+    "swapaxes",
+    "expand",
+    "squeeze",
+    "unsqueeze",
+    "flatten",
+    "select",
+    "as_strided",
+    "narrow",
+    "unbind",
+    "split",
+    "chunk",
+    "__getitem__",
+}
 
 # Methods common in training loops get exact-signature wrappers (compiled when autograd is
 # armed, ~0.1 ms each); the rest get ``generic`` ones.

@@ -278,7 +278,9 @@ def _input_edge(t):
         raise TypeError(f"expected Tensor as element of inputs, got {type(t).__name__}")
     if not t._requires_grad_flag:
         raise RuntimeError("One of the differentiated Tensors does not require grad")
-    return edge(t)
+    e = edge(t)
+    # a view made in no_grad mode requires grad but no gradient reaches it: a key of its own
+    return ("nograd_view", id(t)) if e is None else e
 
 
 def _capture_map(inputs):
@@ -291,7 +293,7 @@ def _capture_map(inputs):
 
 
 def _slots(inputs, capture):
-    return [capture[edge(t)] for t in inputs]
+    return [capture[_input_edge(t)] for t in inputs]
 
 
 def grad(

@@ -181,12 +181,19 @@ def acc_node(t):
 
 
 def edge(t):
-    """The edge a gradient for tensor ``t`` travels along, or None if it needs none."""
+    """The edge a gradient for tensor ``t`` travels along, or None if it needs none (a view
+    made in no_grad mode requires grad but takes none, as in torch)."""
     fn = t.grad_fn
     if fn is not None:
         return (fn, t._output_nr)
     if t._rg:
-        return (acc_node(t), 0)
+        d = t.__dict__
+        node = d.get("_acc")
+        if node is None:
+            if "_nograd_view" in d:
+                return None
+            node = d["_acc"] = AccumulateGrad(t)
+        return (node, 0)
     return None
 
 
@@ -200,6 +207,9 @@ def mark(out, node, nr=None):
         d["_output_nr"] = nr
     return out
 
+
+# How many inference_mode blocks are open: views made in one say so in their error.
+INFERENCE = [0]
 
 # Called when a tensor first requires grad: installs the recording Tensor methods (Note
 # [Arming] in _wrappers.py). Replaced by autograd.install.

@@ -113,6 +113,9 @@ def check_inplace(t):
             "views. Such functions do not allow the output views to be modified inplace. You "
             "should replace the inplace operation by an out-of-place one."
         )
+    ng = t.__dict__.get("_nograd_view")
+    if ng is not None and grad_enabled():
+        raise RuntimeError(nograd_view_msg(t, ng))
     if t._rg and t.grad_fn is None:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."
@@ -122,6 +125,29 @@ def check_inplace(t):
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
+
+
+def nograd_view_msg(t, ng, node_name=None):
+    """torch's error for an in-place op in grad mode on a view made in no_grad (or
+    inference) mode, or on a view of one (``ng``: (inference, of_view)); ``node_name``
+    names the view op that setitem applied first."""
+    inference, of_view = ng
+    where = "inference mode" if inference else "no_grad mode"
+    how = "in normal mode" if inference else "with grad mode enabled"
+    block = "inference_mode" if inference else "no_grad"
+    if node_name is None and of_view:
+        node_name = type(t.grad_fn).__name__
+    head = (
+        f"A view was created in {where}"
+        if node_name is None
+        else f"Output 0 of {node_name} is a view of a view which was created in {where}"
+    )
+    return (
+        f"{head} and is being modified inplace {how}. Given that this use case is ambiguous "
+        "and error-prone, it is forbidden. You can clarify your code by moving both the view "
+        f"and the inplace either both inside the {block} block (if you don't want the inplace "
+        "to be tracked) or both outside (if you want the inplace to be tracked)."
+    )
 
 
 def twin(t):

@@ -18,6 +18,7 @@ from cudalite.autograd.functions._common import (
     mark,
     meta,
     nograd,
+    nograd_view_msg,
     zeros,
 )
 from cudalite.autograd.functions.views import _orig, _view_mark, embed, rebase_view
@@ -124,13 +125,52 @@ class CopySlices(Node):
 IndexPutBackward0 = type("IndexPutBackward0", (CopySlices,), {"__slots__": ()})
 
 
-def _check_leaf_view(self):
+def _consumed(i):
+    """How many dims of the indexed tensor index ``i`` takes (None and ... take none)."""
+    if i is None or i is Ellipsis:
+        return 0
+    if isinstance(i, Tensor) and i.dtype is _C.bool:
+        return builtins.max(i.dim(), 1)
+    return 1
+
+
+def _setitem_view_name(self, idx):
+    """The node of the last view torch's ``self[idx] = v`` makes before writing (a select,
+    slice or unsqueeze; full slices are skipped), or None when it writes into ``self``."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    n = sum(_consumed(i) for i in items)
+    name, dim = None, 0
+    for i in items:
+        if i is Ellipsis:
+            dim = self.dim() - n
+            continue
+        if i is None:
+            name = "UnsqueezeBackward0"
+        elif isinstance(i, int) and not isinstance(i, bool):
+            name = "SelectBackward0"
+        elif isinstance(i, Tensor) and i.dim() == 0 and not i.dtype.is_floating_point:
+            name = "SelectBackward0" if i.dtype is not _C.bool else name
+        elif isinstance(i, slice) and dim < self.dim():
+            start, stop, step = i.start, i.stop, i.step
+            size = self.shape[dim]
+            full = start in (None, 0) and step in (None, 1) and (stop is None or stop >= size)
+            name = name if full else "SliceBackward0"
+        dim += _consumed(i)
+        n -= _consumed(i)
+    return name
+
+
+def _check_leaf_view(self, idx=()):
+    ng = self.__dict__.get("_nograd_view")
+    if ng is not None:
+        name = _setitem_view_name(self, idx)
+        raise RuntimeError(nograd_view_msg(self, ng, name))
     if (self._rg and self.grad_fn is None) or "_view_of_leaf" in self.__dict__:
         raise RuntimeError(_VIEW_OF_LEAF)
 
 
 def setitem(self, idx, value):
-    _check_leaf_view(self)
+    _check_leaf_view(self, idx)
     vt = isinstance(value, Tensor)
     e_self, e_val = edge(self), (edge(value) if vt else None)
     nograd(_indexing.setitem, self, idx, value)
@@ -300,9 +340,12 @@ def _multi(cls, self, outs, dim):
     node.like = _C._full([], 0, self.dtype, self.device)
     d = self.__dict__
     leaf = self.grad_fn is None or "_view_of_leaf" in d
+    ng = d.get("_nograd_view")
     for i, o in enumerate(outs):
         mark(o, node, i)
         o.__dict__["_multi_view"] = True
+        if ng is not None:
+            o.__dict__["_nograd_view"] = (ng[0], True)
         if leaf:
             o.__dict__["_view_of_leaf"] = True
         else:

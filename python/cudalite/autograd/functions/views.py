@@ -20,6 +20,7 @@ from cudalite.autograd.functions._common import (
     zeros,
 )
 from cudalite.autograd.functions.pointwise import AliasBackward0, CloneBackward0
+from cudalite.autograd.graph import INFERENCE
 
 _orig = {}  # the plain Tensor methods, filled in by autograd.install
 
@@ -30,10 +31,29 @@ def _view_mark(out, x, node):
     op on the view also rewrites the base's history (``rebase_view``)."""
     mark(out, node)
     d = x.__dict__
+    ng = d.get("_nograd_view")
+    if ng is not None:  # a view of a view made in no_grad mode
+        out.__dict__["_nograd_view"] = (ng[0], True)
     if (x.grad_fn is None and x._rg) or "_view_of_leaf" in d:
         out.__dict__["_view_of_leaf"] = True
     else:
         out.__dict__["_base_"] = d.get("_base_", x)
+    return out
+
+
+def nograd_view(out, base):
+    """A view made in no_grad (or inference) mode of ``base``, which requires grad: a leaf
+    that requires grad, as in torch, which no gradient reaches and which in-place ops in grad
+    mode refuse (``check_inplace``). ``out`` may be a list of views (split)."""
+    if isinstance(out, Tensor):
+        if out is not base and not out._rg and out._is_view():
+            out._requires_grad_flag = True
+            d = out.__dict__
+            d["_rg"] = True
+            d["_nograd_view"] = (INFERENCE[0] > 0, False)
+    elif isinstance(out, (tuple, list)):
+        for o in out:
+            nograd_view(o, base)
     return out
 
 
