@@ -74,6 +74,54 @@ def test_conversions_take_the_format(convert, device):
     assert convert(y, C.preserve_format).stride() == y.stride()
 
 
+@pytest.mark.parametrize(
+    "convert",
+    [
+        lambda x, f: x.to(memory_format=f),
+        lambda x, f: x.to(C.float64, memory_format=f),
+        lambda x, f: x.clone(memory_format=f),
+        lambda x, f: x.cpu(memory_format=f),
+        lambda x, f: x.double(memory_format=f),
+    ],
+)
+def test_new_memory_gets_the_formats_own_strides(convert, device):
+    # torch's _to_copy/clone: (1, 3, 1, 1) is both contiguous and channels_last, but its
+    # suggested format is contiguous, so to() copies, and a copy gets (3, 1, 3, 3).
+    x = nchw(device, (1, 3, 1, 1))
+    y = convert(x, C.channels_last)
+    assert y is not x and y.stride() == (3, 1, 3, 3)
+    np.testing.assert_array_equal(to_np(y), to_np(x))
+    z = nchw(device, (2, 1, 3, 1))
+    assert convert(z, C.channels_last).stride() == (3, 1, 1, 1)
+    assert convert(z, C.channels_last) is not z
+    e = convert(C.zeros(2, 0, 4, 5, device=device), C.channels_last)  # empty: (0, 1, 0, 0)
+    assert e.stride() == (0, 1, 0, 0) and e.is_contiguous(memory_format=C.channels_last)
+
+
+def test_to_returns_self_when_its_layout_is_the_format(device):
+    y = nchw(device).contiguous(memory_format=C.channels_last)
+    assert y.to(memory_format=C.channels_last) is y
+    assert y.cpu(memory_format=C.channels_last).stride() == (60, 1, 15, 3)
+    x = nchw(device)
+    assert x.to(memory_format=C.contiguous_format) is x
+    assert x.to(memory_format=C.preserve_format) is x
+
+
+def test_an_empty_tensor_is_contiguous(device):
+    e = C.zeros(2, 0, 4, 5, device=device)
+    assert e.stride() == (20, 20, 5, 1) and e.is_contiguous()
+    assert e.to(C.float64, memory_format=C.contiguous_format).is_contiguous()
+    assert not e.is_contiguous(memory_format=C.channels_last)  # as torch
+
+
+def test_layout_change_through_to_keeps_the_gradient(device):
+    w = C.ones(1, 3, 1, 1, device=device, requires_grad=True)
+    y = w.to(C.float64, memory_format=C.channels_last)
+    assert y.stride() == (3, 1, 3, 3) and y.grad_fn is not None
+    (y * 2).sum().backward()
+    np.testing.assert_array_equal(to_np(w.grad), np.full((1, 3, 1, 1), 2.0, np.float32))
+
+
 def test_cpu_and_cuda_take_the_format(device):
     x = nchw(device)
     assert x.cpu(memory_format=C.channels_last).stride() == (60, 1, 15, 3)

@@ -16,6 +16,7 @@ TensorImpl::TensorImpl(Storage s, Shape sz, Shape st, int64_t off, ScalarType dt
 void TensorImpl::refresh() {
   numel_ = shape_numel(sizes);
   contiguous_ = true;
+  if (numel_ == 0) return;  // as torch: an empty tensor is contiguous whatever its strides
   int64_t expected = 1;
   for (int64_t d = dim() - 1; d >= 0; --d) {
     if (sizes[d] == 1) continue;

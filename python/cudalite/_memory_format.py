@@ -93,15 +93,50 @@ def contiguous(t, fmt):
     return _to_channels_last(t, fmt)
 
 
-def apply(t, fmt, op):
-    """``t`` (a result of ``op``: clone, to, cuda, ...) in the layout ``fmt`` asks for; t
-    itself when it has it (preserve_format: always)."""
+def suggest(t):
+    """torch's suggest_memory_format: channels_last(_3d) when t's strides look like it."""
+    for fmt, order in ((channels_last, (1, 3, 2, 0)), (channels_last_3d, (1, 4, 3, 2, 0))):
+        if t.dim() == len(order) and _strides_like(t.shape, t.stride(), order):
+            return fmt
+    return contiguous_format
+
+
+def _strides_like(sizes, strides, order):
+    # torch's is_channels_last_strides_2d_s4 / _3d_s5, ambiguous cases falling to contiguous.
+    if strides[1] == 0:
+        return False
+    lowest = 0
+    for d in order:
+        if sizes[d] == 0 or strides[d] < lowest:
+            return False
+        if d == 0 and lowest == strides[1]:
+            return False
+        lowest = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
+    return True
+
+
+def apply(t, fmt, op, src=None):
+    """``t`` (a result of ``op``: clone, to, cuda, ...; ``src``: the input, which to() and the
+    others return as it is when nothing changes) in the layout ``fmt`` asks for, as torch's
+    _to_copy and clone make it: src itself only when suggest(src) is fmt (torch's
+    to_will_alias), new memory with the format's own strides otherwise (size-1 dims
+    included: (1, 3, 1, 1) in channels_last is (3, 1, 3, 3))."""
     if fmt is None or fmt is preserve_format:
         return t
     _check(fmt, op)
+    if t is src and suggest(src) is fmt:
+        return t
     if fmt is contiguous_format:
         return _contiguous(t, None)
-    return _to_channels_last(t, fmt)
+    _rank_check(t.shape, fmt)
+    if t is not src and t.stride() == tuple(
+        _channels_last_strides(t.shape, _CHANNELS_LAST[fmt][1])
+    ):
+        return t
+    pinned = t.device.type == "cpu" and t.is_pinned()
+    out = _empty_channels_last(list(t.shape), fmt, t.dtype, t.device, pinned)
+    _C._copy_(out, t, False)
+    return out
 
 
 def _rank_check(shape, fmt):

@@ -84,28 +84,6 @@ def resize_(self, *args, size=_MISSING, memory_format=None):
     return self
 
 
-def _suggest_memory_format(t):
-    """torch's suggest_memory_format: channels_last(_3d) when t's strides look like it."""
-    for fmt, order in ((_mf.channels_last, (1, 3, 2, 0)), (_mf.channels_last_3d, (1, 4, 3, 2, 0))):
-        if t.dim() == len(order) and _strides_like(t.shape, t.stride(), order):
-            return fmt
-    return _mf.contiguous_format
-
-
-def _strides_like(sizes, strides, order):
-    # torch's is_channels_last_strides_2d_s4 / _3d_s5, ambiguous cases falling to contiguous.
-    if strides[1] == 0:
-        return False
-    lowest = 0
-    for d in order:
-        if sizes[d] == 0 or strides[d] < lowest:
-            return False
-        if d == 0 and lowest == strides[1]:
-            return False
-        lowest = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
-    return True
-
-
 @method(name="resize_as_")
 def _resize_as_method(self, *args, memory_format=None, **kwargs):
     """Resizes ``self`` to the sizes of ``the_template`` (``resize_``); with ``memory_format``
@@ -131,7 +109,7 @@ def _resize_as_method(self, *args, memory_format=None, **kwargs):
     Tensor._resize_(self, list(template.shape))
     if memory_format is not None:
         if memory_format is _mf.preserve_format:
-            memory_format = _suggest_memory_format(template)
+            memory_format = _mf.suggest(template)
         _restride(self, memory_format)
     return self
 

@@ -197,7 +197,7 @@ def to(self, *args, **kwargs):
     """Converts dtype and/or device; returns self when nothing changes (unless copy=True)."""
     device, dtype, non_blocking, copy, fmt = _parse_to(args, kwargs)
     out = _C._to(self, device, dtype, non_blocking, copy)
-    return out if fmt is None else _memory_format.apply(out, fmt, "to")
+    return out if fmt is None else _memory_format.apply(out, fmt, "to", self)
 
 
 _CUDA = _C.device("cuda")  # the current CUDA device
@@ -215,14 +215,14 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
         if device.type != "cuda":
             raise RuntimeError("Invalid device, must be cuda device")
     out = _C._to(self, device, None, non_blocking, False)
-    return out if memory_format is None else _memory_format.apply(out, memory_format, "cuda")
+    return out if memory_format is None else _memory_format.apply(out, memory_format, "cuda", self)
 
 
 @method
 def cpu(self, memory_format=None):
     """A copy in host memory (self if already there)."""
     out = _C._to(self, "cpu", None, False, False)
-    return out if memory_format is None else _memory_format.apply(out, memory_format, "cpu")
+    return out if memory_format is None else _memory_format.apply(out, memory_format, "cpu", self)
 
 
 fast_methods(item=item, cuda=cuda, cpu=cpu)
@@ -232,7 +232,9 @@ def _cast(dtype_name):
     def fn(self, memory_format=None):
         out = _C._to(self, None, getattr(_C, dtype_name), False, False)
         return (
-            out if memory_format is None else _memory_format.apply(out, memory_format, dtype_name)
+            out
+            if memory_format is None
+            else _memory_format.apply(out, memory_format, dtype_name, self)
         )
 
     fn.__name__ = dtype_name
