@@ -87,14 +87,14 @@ class inference_mode(_GradMode):  # noqa: N801
         from cudalite.autograd.graph import INFERENCE  # views made here say so in errors
 
         if self._args[0]:
-            INFERENCE[0] += 1
+            INFERENCE.depth += 1
         return super().__enter__()
 
     def __exit__(self, *exc):
         from cudalite.autograd.graph import INFERENCE
 
         if self._args[0]:
-            INFERENCE[0] -= 1
+            INFERENCE.depth -= 1
         return super().__exit__(*exc)
 
 

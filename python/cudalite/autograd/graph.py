@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+import threading
 import weakref
 
 from cudalite import _C
@@ -208,8 +209,14 @@ def mark(out, node, nr=None):
     return out
 
 
-# How many inference_mode blocks are open: views made in one say so in their error.
-INFERENCE = [0]
+class _Inference(threading.local):
+    """How many inference_mode blocks this thread has open (grad mode is per thread too):
+    views made in one say so in their error."""
+
+    depth = 0
+
+
+INFERENCE = _Inference()
 
 # Called when a tensor first requires grad: installs the recording Tensor methods (Note
 # [Arming] in _wrappers.py). Replaced by autograd.install.

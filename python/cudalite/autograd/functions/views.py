@@ -50,7 +50,7 @@ def nograd_view(out, base):
             out._requires_grad_flag = True
             d = out.__dict__
             d["_rg"] = True
-            d["_nograd_view"] = (INFERENCE[0] > 0, False)
+            d["_nograd_view"] = (INFERENCE.depth > 0, False)
     elif isinstance(out, (tuple, list)):
         for o in out:
             nograd_view(o, base)
