@@ -39,7 +39,6 @@ _CHANNELS_LAST = {
     channels_last_3d: (5, (0, 2, 3, 4, 1), (0, 4, 1, 2, 3)),
 }
 _contiguous = _C.Tensor.contiguous  # the C++ method: contiguous_format
-_permute = _C.Tensor.permute
 
 
 def _check(fmt, op):
@@ -70,14 +69,11 @@ def is_contiguous(t, fmt):
     return all(n == 1 or s == w for n, s, w in zip(t.shape, t.stride(), want, strict=True))
 
 
-def _to_channels_last(t, fmt):
-    rank, perm, inverse = _CHANNELS_LAST[fmt]
-    if t.dim() != rank:
-        raise RuntimeError(f"required rank {rank} tensor to use {fmt._name} format")
-    if is_contiguous(t, fmt):
-        return t
-    out = _contiguous(_permute(t, list(perm)), None)
-    out._set_metadata(_permute(out, list(inverse)))  # out itself: a new tensor, not a view
+def _copy_in_format(t, fmt):
+    """A copy of ``t`` (new memory, not a view) with ``fmt``'s own strides (channels_last(_3d))."""
+    pinned = t.device.type == "cpu" and t.is_pinned()
+    out = _empty_channels_last(list(t.shape), fmt, t.dtype, t.device, pinned)
+    _C._copy_(out, t, False)
     return out
 
 
@@ -90,7 +86,8 @@ def contiguous(t, fmt):
         raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
     if fmt is contiguous_format:
         return _contiguous(t, None)
-    return _to_channels_last(t, fmt)
+    _rank_check(t.shape, fmt)
+    return t if is_contiguous(t, fmt) else _copy_in_format(t, fmt)
 
 
 def suggest(t):
@@ -133,10 +130,7 @@ def apply(t, fmt, op, src=None):
         _channels_last_strides(t.shape, _CHANNELS_LAST[fmt][1])
     ):
         return t
-    pinned = t.device.type == "cpu" and t.is_pinned()
-    out = _empty_channels_last(list(t.shape), fmt, t.dtype, t.device, pinned)
-    _C._copy_(out, t, False)
-    return out
+    return _copy_in_format(t, fmt)
 
 
 def _rank_check(shape, fmt):
