@@ -244,9 +244,7 @@ def _zeros(
     memory_format=_NO_FORMAT,
 ):
     if memory_format is not _NO_FORMAT:
-        raise _memory_format.factory_type_error(
-            "zeros", size, {"memory_format": memory_format, "dtype": dtype, "out": out}
-        )
+        raise _no_format("zeros", size, memory_format, dtype=dtype, out=out)
     shape = _size(size, "zeros")
     if shape and min(shape) < 0:
         raise RuntimeError("zeros: Dimension size must be non-negative.")
@@ -265,9 +263,7 @@ def _ones(
     memory_format=_NO_FORMAT,
 ):
     if memory_format is not _NO_FORMAT:
-        raise _memory_format.factory_type_error(
-            "ones", size, {"memory_format": memory_format, "dtype": dtype, "out": out}
-        )
+        raise _no_format("ones", size, memory_format, dtype=dtype, out=out)
     shape = _size(size, "ones")
     if out is not None:
         return _filled_out(out, "ones", size, shape, 1, dtype, device, requires_grad)

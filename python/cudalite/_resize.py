@@ -44,10 +44,8 @@ def _restride(t, fmt):
     if fmt is _mf.contiguous_format:
         strides = _contiguous_strides(shape)
     else:
-        rank, perm, _ = _mf._CHANNELS_LAST[fmt]
-        if len(shape) != rank:
-            raise RuntimeError(f"required rank {rank} tensor to use {fmt._name} format")
-        strides = _mf._channels_last_strides(shape, perm)
+        _mf._rank_check(shape, fmt)
+        strides = _mf._channels_last_strides(shape, _mf._CHANNELS_LAST[fmt][1])
     # (torch leaves the storage as it is here; cudalite also grows it when the new strides
     # reach past it, as for an expanded tensor given contiguous strides.)
     Tensor._resize_(t, shape, strides)

@@ -375,10 +375,7 @@ def transpose_(self, dim0, dim1):
     return self
 
 
-@method
-def swapdims_(self, dim0, dim1):
-    self._set_metadata(self.transpose(dim0, dim1))
-    return self
+_methods["swapdims_"] = _methods["transpose_"]
 
 
 @method
