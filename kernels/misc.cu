@@ -16,6 +16,13 @@ cudaStream_t stream_of(const Tensor& t) {
   return static_cast<cudaStream_t>(current_stream(t->device().index));
 }
 
+// torch.cuda._sleep's kernel: one thread that spins for `cycles` clock cycles.
+__global__ void spin_kernel(int64_t cycles) {
+  int64_t start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
 template <class T>
 __global__ void affine_kernel(T* p, int64_t n, double start, double step) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
@@ -247,6 +254,12 @@ void random_int_fill(const Tensor& t, int64_t lo, uint64_t range, uint64_t seed,
     random_int_kernel<<<gpu::grid_for((t->numel() + 3) / 4), gpu::kBlock, 0, stream_of(t)>>>(
         reinterpret_cast<scalar_t*>(t->data()), t->numel(), lo, range, seed, base, aligned);
   });
+  CL_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+void sleep_cycles(int64_t cycles) {
+  int device = current_device();  // initialises CUDA
+  spin_kernel<<<1, 1, 0, static_cast<cudaStream_t>(current_stream(device))>>>(cycles);
   CL_CUDA_KERNEL_LAUNCH_CHECK();
 }
 

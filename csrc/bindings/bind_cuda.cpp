@@ -88,6 +88,15 @@ void bind_nvml(py::module_& c) {
 }
 
 void bind_blas(py::module_& m, py::module_& c) {
+  c.def("_nvtx_range_push", &cuda::nvtx_range_push);
+  c.def("_nvtx_range_pop", &cuda::nvtx_range_pop);
+  c.def("_nvtx_range_start", &cuda::nvtx_range_start);
+  c.def("_nvtx_range_end", &cuda::nvtx_range_end);
+  c.def("_nvtx_mark", &cuda::nvtx_mark);
+  c.def("_profiler_start", &cuda::profiler_start);
+  c.def("_profiler_stop", &cuda::profiler_stop);
+  c.def("_error_string", &cuda::error_string);
+  c.def("_sleep", &cuda::sleep_cycles);
   c.def("current_blas_handle",
         [](int device) { return reinterpret_cast<uintptr_t>(cuda::blas_handle(device)); });
   c.def("_set_library_dirs", &cuda::set_library_dirs);

@@ -152,6 +152,23 @@ struct Process {
 std::vector<Process> compute_processes(int device);
 }  // namespace nvml
 
+// ---- Profiling (csrc/cuda/profiling.cpp): NVTX annotations and the profiler switch ----
+// NVTX calls are annotations for a profiler (Nsight Systems): without one attached they do
+// nothing, and they never initialise CUDA. range_push / range_pop return the nesting depth
+// (negative when no tool tracks it), as nvtxRangePushA / nvtxRangePop do.
+int nvtx_range_push(const std::string& msg);
+int nvtx_range_pop();
+uint64_t nvtx_range_start(const std::string& msg);  // a handle for nvtx_range_end
+void nvtx_range_end(uint64_t id);
+void nvtx_mark(const std::string& msg);
+// cudaProfilerStart / cudaProfilerStop; the cudaError_t code (0: success).
+int profiler_start();
+int profiler_stop();
+std::string error_string(int code);  // cudaGetErrorString
+// torch.cuda._sleep: a kernel on the current stream that spins for `cycles` clock cycles
+// (kernels/misc.cu).
+void sleep_cycles(int64_t cycles);
+
 // ---- cuBLAS, loaded with dlopen on first use (csrc/cuda/blas_handle.cpp) ----
 // torch.backends.cuda.matmul settings.
 struct MatmulFlags {

@@ -35,6 +35,19 @@ void memcpy_d2d(void*, int, const void*, int, size_t) { fail(); }
 void synchronize(int) { fail(); }
 DeviceGuard::DeviceGuard(int) : prev_(-1), active_(false) {}
 DeviceGuard::~DeviceGuard() = default;
+// torch's message when its NVTX bindings are missing (torch/cuda/nvtx.py).
+[[noreturn]] void no_nvtx() {
+  throw Error("NVTX functions not installed. Are you sure you have a CUDA build?");
+}
+int nvtx_range_push(const std::string&) { no_nvtx(); }
+int nvtx_range_pop() { no_nvtx(); }
+uint64_t nvtx_range_start(const std::string&) { no_nvtx(); }
+void nvtx_range_end(uint64_t) { no_nvtx(); }
+void nvtx_mark(const std::string&) { no_nvtx(); }
+int profiler_start() { fail(); }
+int profiler_stop() { fail(); }
+std::string error_string(int) { fail(); }
+void sleep_cycles(int64_t) { fail(); }
 bool is_in_bad_fork() { return false; }
 void poison_fork() {}
 int exchange_device(int device) {

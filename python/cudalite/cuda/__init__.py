@@ -53,6 +53,7 @@ from cudalite.cuda._nvml import (
     temperature,
     utilization,
 )
+from cudalite.cuda._runtime import CudaError, _sleep, check_error, cudart  # noqa: F401
 
 AcceleratorError = _C.AcceleratorError
 OutOfMemoryError = _C.OutOfMemoryError
@@ -88,12 +89,15 @@ def __getattr__(name):
 
 __all__ = [
     "AcceleratorError",
+    "CudaError",
     "DeferredCudaCallError",
     "OutOfMemoryError",
     "can_device_access_peer",
+    "check_error",
     "clock_rate",
     "current_blas_handle",
     "current_device",
+    "cudart",
     "device",
     "device_count",
     "device_memory_used",
@@ -122,6 +126,7 @@ __all__ = [
 
 # Other parts of torch.cuda, each in its own module (they may import the names above).
 from cudalite.cuda import memory as _memory  # noqa: E402
+from cudalite.cuda import nvtx, profiler  # noqa: E402, F401
 from cudalite.cuda import random as _random  # noqa: E402
 from cudalite.cuda import streams as _streams  # noqa: E402
 from cudalite.cuda.memory import *  # noqa: E402, F403

@@ -1,0 +1,62 @@
+"""The CUDA runtime calls that torch.cuda exposes as Python: ``cudart()``, ``check_error``,
+``CudaError`` and ``_sleep``."""
+
+import enum
+
+from cudalite import _C
+from cudalite.cuda._lazy import _lazy_init
+
+
+class cudaError(enum.IntEnum):  # noqa: N801  (torch's name)
+    """CUDA runtime status codes (only success is named, as in torch's ``_cudart``)."""
+
+    success = 0
+
+
+class _CudaRuntime:
+    """What ``cudart()`` returns: the runtime functions torch's ``_cudart`` module offers for
+    profiling. Each returns the runtime's status code, for :func:`check_error`."""
+
+    cudaError = cudaError
+
+    @staticmethod
+    def cudaProfilerStart():  # noqa: N802
+        return _C._cuda._profiler_start()
+
+    @staticmethod
+    def cudaProfilerStop():  # noqa: N802
+        return _C._cuda._profiler_stop()
+
+    @staticmethod
+    def cudaGetErrorString(code):  # noqa: N802
+        return _C._cuda._error_string(int(code))
+
+
+_cudart = _CudaRuntime()
+
+
+class CudaError(RuntimeError):
+    """A CUDA runtime status other than success: "<the runtime's text> (<code>)"."""
+
+    def __init__(self, code: int) -> None:
+        msg = _cudart.cudaGetErrorString(code)
+        super().__init__(f"{msg} ({code})")
+
+
+def check_error(res: int) -> None:
+    """Raises :class:`CudaError` unless ``res`` is the runtime's success code."""
+    if res != cudaError.success:
+        raise CudaError(res)
+
+
+def cudart():
+    """The CUDA runtime API object (``cudaProfilerStart``, ``cudaProfilerStop``,
+    ``cudaGetErrorString``); initialises CUDA, as torch's does."""
+    _lazy_init()
+    return _cudart
+
+
+def _sleep(cycles):
+    """Queues a kernel on the current stream that spins for ``cycles`` GPU clock cycles
+    (for tests and demonstrations of streams and events)."""
+    _C._cuda._sleep(cycles)
