@@ -48,6 +48,9 @@ from cudalite.random import (
 from cudalite._tensor import get_printoptions, set_printoptions
 from cudalite import random, autograd, cuda, backends
 from cudalite._interop import from_dlpack
+from cudalite import serialization
+from cudalite.serialization import load, save
+from cudalite.storage import UntypedStorage
 from cudalite.backends import get_float32_matmul_precision, set_float32_matmul_precision
 from cudalite.autograd import (
     enable_grad,

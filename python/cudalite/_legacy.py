@@ -1,5 +1,5 @@
 """Legacy constructors and type names: ``Tensor(2, 3)``, ``FloatTensor([1, 2])``,
-``x.type()`` == 'cudalite.FloatTensor', and pickling support."""
+``x.type()`` == 'cudalite.FloatTensor'."""
 
 from __future__ import annotations
 
@@ -137,21 +137,3 @@ def make_legacy_types(is_cuda):
     for dt, name in _TYPE_NAMES.items():
         out[name] = _LegacyMeta(name, (), {"_dtype_name": dt, "_is_cuda": is_cuda})
     return out
-
-
-def _rebuild(array, dtype_name, device, requires_grad):
-    t = _C._from_numpy_owned(array)
-    if dtype_name == "bfloat16":
-        t = _C._to(t, None, _C.bfloat16, False, False)
-    t = _C._to(t, device, None, False, False)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
-
-
-def rebuild_args(t):
-    host = t.detach().cpu()
-    if host.dtype == _C.bfloat16:
-        host = host.float()
-    arr = numpy().array(_C._numpy(host), copy=True)
-    return (_rebuild, (arr, t.dtype._name, str(t.device), t.requires_grad))

@@ -11,8 +11,9 @@ from __future__ import annotations
 import copy as _copy
 import warnings
 
-from cudalite import _C, _creation, _indexing, _memory_format
+from cudalite import _C, _creation, _indexing, _memory_format, _utils
 from cudalite._C import Tensor
+from cudalite.storage import UntypedStorage
 
 _methods = {}
 
@@ -481,9 +482,14 @@ def __copy__(self):
 
 @method
 def __reduce_ex__(self, protocol):
-    from cudalite import _legacy
+    """Pickles as torch's tensors do: a rebuild call on the whole storage (see _utils.py)."""
+    return _utils.reduce_ex(self)
 
-    return _legacy.rebuild_args(self)
+
+@method
+def untyped_storage(self):
+    """The storage under this tensor and its views (see storage.py)."""
+    return UntypedStorage._of(self)
 
 
 @method

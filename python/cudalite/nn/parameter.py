@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from cudalite import _C
+from collections import OrderedDict
+
+from cudalite import _C, _utils
 from cudalite._C import Tensor
 
 __all__ = ["Parameter"]
@@ -40,8 +42,11 @@ class Parameter(Tensor):
         return result
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild_parameter, (self.detach(), self.requires_grad))
-
-
-def _rebuild_parameter(data, requires_grad):
-    return Parameter(data, requires_grad)
+        # As torch's: the data, the flag, (never saved) backward hooks, and attributes if any.
+        state = _utils._get_obj_state(self)
+        if not state:
+            return (_utils._rebuild_parameter, (self.detach(), self.requires_grad, OrderedDict()))
+        return (
+            _utils._rebuild_parameter_with_state,
+            (self.detach(), self.requires_grad, OrderedDict(), state),
+        )

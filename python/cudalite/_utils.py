@@ -1,0 +1,169 @@
+"""How tensors pickle: the rebuild functions of ``torch._utils`` and ``torch._tensor``.
+
+A pickled tensor is a call ``_rebuild_tensor_v2(storage, storage_offset, size, stride,
+requires_grad, backward_hooks)``; a Parameter is ``_rebuild_parameter(data, requires_grad,
+backward_hooks)``; a tensor with Python attributes (or of a subclass) is wrapped in
+``_rebuild_from_type_v2(func, type, args, state)``. ``cudalite.save`` writes these calls under
+torch's names (``torch._utils._rebuild_tensor_v2``, ...) so that torch loads cudalite's files,
+and ``cudalite.load`` maps torch's names back to the functions here.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from cudalite._C import Tensor
+
+# Entries of a tensor's __dict__ that are cudalite's autograd bookkeeping, not attributes a
+# user set: they are not pickled (torch keeps the same state in C++, out of __dict__).
+_AUTOGRAD_STATE = frozenset(
+    {
+        "_rg",
+        "_acc",
+        "_hooks",
+        "_post_acc_hooks",
+        "_retains",
+        "_base_",
+        "_multi_view",
+        "_nograd_view",
+        "_view_of_leaf",
+        "_output_nr",
+        "grad_fn",
+        "grad",
+    }
+)
+
+
+def _get_obj_state(obj):
+    """The Python attributes a user set on a tensor (``{}`` when none)."""
+    return {k: v for k, v in obj.__dict__.items() if k not in _AUTOGRAD_STATE}
+
+
+def _set_obj_state(obj, state):
+    """Sets the attributes of ``state`` (a dict, or torch's ``(dict, slots)`` pair)."""
+    if isinstance(state, tuple):
+        if len(state) != 2:
+            raise RuntimeError(f"Invalid serialized state: {state}")
+        dict_state, slots_state = state
+    else:
+        dict_state, slots_state = state, None
+    for part in (dict_state, slots_state):
+        if part:
+            for k, v in part.items():
+                setattr(obj, k, v)
+    return obj
+
+
+def _reduce_tensor(t):
+    """``(_rebuild_tensor_v2, args)`` for a tensor: its whole storage and its geometry."""
+    from cudalite.storage import UntypedStorage
+
+    args = (
+        UntypedStorage._of(t),
+        t.storage_offset(),
+        tuple(t.size()),
+        t.stride(),
+        t.requires_grad,
+        OrderedDict(),  # backward hooks: never saved, as in torch
+    )
+    return (_rebuild_tensor_v2, args)
+
+
+def reduce_ex(t):
+    """``Tensor.__reduce_ex__``: the rebuild call, wrapped to restore attributes if any."""
+    state = _get_obj_state(t)
+    func, args = _reduce_tensor(t)
+    if type(t) is Tensor and not state:
+        return (func, args)
+    return (_rebuild_from_type_v2, (func, type(t), args, state))
+
+
+def _check_geometry(storage, storage_offset, size, stride):
+    """torch's checks of ``set_``: a tensor must lie inside its storage."""
+    size, stride = list(size), list(stride)
+    if storage_offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
+    if any(s < 0 for s in size):
+        raise RuntimeError("numel: integer multiplication overflow")
+    if any(s < 0 for s in stride) or len(size) != len(stride):
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={size} and strides={stride}"
+        )
+    if 0 in size:
+        return
+    itemsize = storage.dtype.itemsize
+    needed = (
+        storage_offset + 1 + sum((n - 1) * s for n, s in zip(size, stride, strict=True))
+    ) * itemsize
+    if needed > storage.nbytes():
+        raise RuntimeError(
+            f"setStorage: sizes {size}, strides {stride}, storage offset {storage_offset}, and "
+            f"itemsize {itemsize} requiring a storage size of {needed} are out of bounds for "
+            f"storage of size {storage.nbytes()}"
+        )
+
+
+def _rebuild_tensor(storage, storage_offset, size, stride):
+    """A tensor on ``storage`` (not a view: its own leaf, sharing the memory)."""
+    _check_geometry(storage, storage_offset, size, stride)
+    return storage._flat.as_strided(list(size), list(stride), storage_offset).detach()
+
+
+def _rebuild_tensor_v2(
+    storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None
+):
+    """Unpickles a tensor (torch's ``torch._utils._rebuild_tensor_v2``)."""
+    t = _rebuild_tensor(storage, storage_offset, size, stride)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def _rebuild_tensor_v3(
+    storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype, metadata=None
+):
+    """torch's rebuild for a tensor on bytes (``torch.UntypedStorage``) with its dtype given
+    apart. torch saves so only the dtypes cudalite lacks (uint16, float8, ...), which
+    ``cudalite.load`` refuses when it reads their names; others are reinterpreted here."""
+    if storage.dtype != dtype:
+        storage = storage._reinterpret(dtype)
+    return _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks)
+
+
+def _rebuild_parameter(data, requires_grad, backward_hooks):
+    """Unpickles an ``nn.Parameter`` (torch's ``torch._utils._rebuild_parameter``)."""
+    from cudalite.nn.parameter import Parameter
+
+    return Parameter(data, requires_grad)
+
+
+def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
+    """Unpickles an ``nn.Parameter`` that has Python attributes."""
+    return _set_obj_state(_rebuild_parameter(data, requires_grad, backward_hooks), state)
+
+
+def _as_subclass(t, cls):
+    """``t``'s memory and autograd flag as an instance of the Tensor subclass ``cls``."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(
+            "Creating a Tensor subclass from a class that does not inherit from Tensor is not "
+            "possible. Make sure your class inherits from Tensor."
+        )
+    out = cls.__new__(cls)
+    Tensor.__init__(out)
+    out._set_metadata(t)
+    if t.requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def _rebuild_from_type_v2(func, new_type, args, state):
+    """Unpickles a tensor with attributes or of a subclass (torch's
+    ``torch._tensor._rebuild_from_type_v2``)."""
+    ret = func(*args)
+    if type(ret) is not new_type:
+        ret = _as_subclass(ret, new_type)
+    if getattr(type(ret), "__setstate__", None) is not None:
+        ret.__setstate__(state)
+        return ret
+    return _set_obj_state(ret, state)
