@@ -48,9 +48,6 @@ from cudalite.random import (
 from cudalite._tensor import get_printoptions, set_printoptions
 from cudalite import random, autograd, cuda, backends
 from cudalite._interop import from_dlpack
-from cudalite import serialization
-from cudalite.serialization import load, save
-from cudalite.storage import UntypedStorage
 from cudalite.backends import get_float32_matmul_precision, set_float32_matmul_precision
 from cudalite.autograd import (
     enable_grad,
@@ -95,8 +92,17 @@ swapdims = swapaxes  # noqa: F405 - torch's other name for it
 def __getattr__(name):
     # nn, optim and utils load on first use (``cudalite.nn``, ``from cudalite import nn``);
     # torch imports them with torch, cudalite keeps them out of ``import cudalite``.
-    if name in ("nn", "optim", "utils"):
+    if name in ("nn", "optim", "utils", "serialization"):
         import importlib
 
         return importlib.import_module(f"cudalite.{name}")
+    # save/load and storages are needed only by code that uses them.
+    if name in ("save", "load"):
+        from cudalite import serialization
+
+        return getattr(serialization, name)
+    if name == "UntypedStorage":
+        from cudalite.storage import UntypedStorage
+
+        return UntypedStorage
     raise AttributeError(f"module 'cudalite' has no attribute '{name}'")

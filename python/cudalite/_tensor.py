@@ -11,9 +11,8 @@ from __future__ import annotations
 import copy as _copy
 import warnings
 
-from cudalite import _C, _creation, _indexing, _memory_format, _utils
+from cudalite import _C, _creation, _indexing, _memory_format
 from cudalite._C import Tensor
-from cudalite.storage import UntypedStorage
 
 _methods = {}
 
@@ -483,12 +482,16 @@ def __copy__(self):
 @method
 def __reduce_ex__(self, protocol):
     """Pickles as torch's tensors do: a rebuild call on the whole storage (see _utils.py)."""
+    from cudalite import _utils  # pickling is rare: keep it out of `import cudalite`
+
     return _utils.reduce_ex(self)
 
 
 @method
 def untyped_storage(self):
     """The storage under this tensor and its views (see storage.py)."""
+    from cudalite.storage import UntypedStorage
+
     return UntypedStorage._of(self)
 
 
