@@ -377,8 +377,10 @@ void bind_tensor(py::module_& m) {
       .def(
           "as_strided",
           [](const Tensor& t, py::handle size, py::handle stride, py::object off) {
-            return view_of(t, as_strided(t, to_shape(size), to_shape(stride),
-                                         off.is_none() ? t->offset : off.cast<int64_t>()));
+            Shape sz = to_shape(size), st = to_shape(stride);
+            int64_t o = off.is_none() ? t->offset : off.cast<int64_t>();
+            check_as_strided(t, sz, st, o);
+            return view_of(t, as_strided(t, sz, st, o));
           },
           py::arg("size"), py::arg("stride"), py::arg("storage_offset") = py::none())
       .def(

@@ -92,6 +92,35 @@ Tensor as_strided(const Tensor& t, const Shape& sizes, const Shape& strides, int
   return std::make_shared<TensorImpl>(t->storage, sizes, strides, offset, t->dtype);
 }
 
+void check_as_strided(const Tensor& t, const Shape& sizes, const Shape& strides, int64_t offset) {
+  CL_CHECK(sizes.size() == strides.size(), "mismatch in length of strides and shape");
+  for (int64_t s : strides) {
+    CL_CHECK(s >= 0, "as_strided: Negative strides are not supported at the moment, got strides: ",
+             shape_str(strides));
+  }
+  CL_CHECK(offset >= 0, "Tensor: invalid storage offset ", offset);
+  // The elements the view reaches: none when it is empty, else up to its last element.
+  bool empty = false, overflow = false;
+  for (int64_t n : sizes) {
+    overflow |= n < 0;
+    empty |= n == 0;
+  }
+  int64_t end = offset + 1, step = 0;
+  for (size_t i = 0; i < sizes.size() && !overflow && !empty; ++i) {
+    overflow |= __builtin_mul_overflow(sizes[i] - 1, strides[i], &step) ||
+                __builtin_add_overflow(end, step, &end);
+  }
+  int64_t bytes = 0;
+  overflow |= !empty && __builtin_mul_overflow(end, int64_t(itemsize(t->dtype)), &bytes);
+  CL_CHECK(!overflow, "Storage size calculation overflowed with sizes=", shape_str(sizes),
+           " and strides=", shape_str(strides));
+  if (empty) return;
+  CL_CHECK(size_t(bytes) <= t->storage->nbytes, "setStorage: sizes ", shape_str(sizes),
+           ", strides ", shape_str(strides), ", storage offset ", offset, ", and itemsize ",
+           itemsize(t->dtype), " requiring a storage size of ", bytes,
+           " are out of bounds for storage of size ", t->storage->nbytes);
+}
+
 Tensor alias(const Tensor& t) { return as_strided(t, t->sizes, t->strides, t->offset); }
 
 Shape infer_size(const Shape& sizes, int64_t numel) {

@@ -71,6 +71,9 @@ inline std::shared_ptr<TensorImpl> view_of(const std::shared_ptr<TensorImpl>& sr
 
 // Views: share storage, no copies.
 Tensor as_strided(const Tensor& t, const Shape& sizes, const Shape& strides, int64_t offset);
+// The checks of the user-facing as_strided (torch's errors): as many strides as sizes, no
+// negative size, stride or offset, and every element inside t's storage.
+void check_as_strided(const Tensor& t, const Shape& sizes, const Shape& strides, int64_t offset);
 Tensor alias(const Tensor& t);
 Tensor view(const Tensor& t, Shape sizes);            // -1 inferred; torch's stride rules
 Tensor reshape(const Tensor& t, const Shape& sizes);  // view when possible, else copy
