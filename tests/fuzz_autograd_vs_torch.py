@@ -2,7 +2,8 @@
 
     python tests/fuzz_autograd_vs_torch.py [--device cuda] [--seed N] [--count N]
 
-Random chains of differentiable ops (elementwise, reductions, views, indexing, matmul,
+Random chains of differentiable ops (elementwise, reductions, views (diagonal, movedim,
+unfold, as_strided and sum_to_size among them), indexing, matmul,
 softmax, where, clamp, in-place updates of non-leaf tensors) on float64 leaves that require
 grad; the same numbers go to both libraries. Forward values, the gradients of every leaf after
 backward() of a random weighted sum, and whether an exception is raised (and its type) must
@@ -105,7 +106,12 @@ def _step(rng, x, shape):
         return f"{op}(dim={d}, keepdim={keep})", f, new
     if kind == "view" and nd >= 2:
         op = str(
-            rng.choice(["t", "transpose", "reshape", "flatten", "unsqueeze", "permute", "expand"])
+            rng.choice(
+                [
+                    *("t", "transpose", "reshape", "flatten", "unsqueeze", "permute", "expand"),
+                    *("diagonal", "movedim", "unfold", "sum_to_size", "as_strided"),
+                ]
+            )
         )
         if op == "t":
             return (
@@ -128,6 +134,31 @@ def _step(rng, x, shape):
         if op == "permute":
             perm = [int(i) for i in rng.permutation(nd)]
             return f"permute{perm}", lambda M, t: t.permute(*perm), tuple(shape[i] for i in perm)
+        if op == "diagonal":
+            off = int(rng.integers(-1, 2))
+            n = max(min(shape[0] + min(off, 0), shape[1] - max(off, 0)), 0)
+            return f"diagonal({off})", lambda M, t: t.diagonal(off), shape[2:] + (n,)
+        if op == "movedim":
+            src, dst = int(rng.integers(0, nd)), int(rng.integers(-nd, nd))
+            order = [i for i in range(nd) if i != src]
+            order.insert(dst % nd, src)
+            new = tuple(shape[i] for i in order)
+            return f"movedim({src}, {dst})", lambda M, t: t.movedim(src, dst), new
+        if op == "unfold":
+            size, step = int(rng.integers(1, shape[-1] + 1)), int(rng.integers(1, 3))
+            new = shape[:-1] + ((shape[-1] - size) // step + 1, size)
+            return f"unfold(-1, {size}, {step})", lambda M, t: t.unfold(-1, size, step), new
+        if op == "sum_to_size":
+            new = (1,) + shape[2:] if rng.random() < 0.5 else shape[1:]
+            return f"sum_to_size{new}", lambda M, t: t.sum_to_size(new), new
+        if op == "as_strided":  # overlapping windows of a contiguous copy
+            n = int(np.prod(shape))
+            new = (max(n - 2, 1), min(n, 3))
+            return (
+                f"as_strided{new}",
+                lambda M, t: M.as_strided(t.contiguous(), new, (1, 1)),
+                new,
+            )
         return "expand", lambda M, t: t.unsqueeze(0).expand(2, *shape), (2,) + shape
     if kind == "index" and nd and shape[0] > 1:
         idx = [int(i) for i in rng.integers(0, shape[0], 3)]

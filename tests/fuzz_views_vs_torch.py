@@ -122,6 +122,16 @@ def _view_case(rng, a, device):
         "t": lambda: (),
         "movedim-swapaxes": lambda: (d, int(rng.integers(-nd, nd)) if nd else 0),
         "contiguous": lambda: (),
+        "diagonal": lambda: (int(rng.integers(-4, 5)), d, int(rng.integers(-nd, nd)) if nd else 0),
+        "movedim": lambda: _movedim_args(rng, nd),
+        "moveaxis": lambda: _movedim_args(rng, nd),
+        "unfold": lambda: (
+            d,
+            int(rng.integers(-1 if rng.random() < 0.05 else 0, 5)),
+            int(rng.integers(0 if rng.random() < 0.1 else 1, 4)),
+        ),
+        "as_strided": lambda: _as_strided_args(rng, a.c),
+        "sum_to_size": lambda: _sum_to_size_arg(rng, shape),
     }
     name = str(rng.choice(list(ops)))
     arg = ops[name]()
@@ -137,6 +147,11 @@ def _view_case(rng, a, device):
         "t",
         "movedim-swapaxes",
         "contiguous",
+        "diagonal",
+        "movedim",
+        "moveaxis",
+        "unfold",
+        "as_strided",
     )
     if splat:
         args = tuple(arg)
@@ -145,8 +160,53 @@ def _view_case(rng, a, device):
     return (
         f"x.{method}{args}",
         lambda M, x: getattr(x, method)(*args),
-        method not in ("repeat", "flip"),
+        method not in ("repeat", "flip", "sum_to_size"),
     )
+
+
+def _movedim_args(rng, nd):
+    """movedim's (source, destination): two ints, or two sequences of dims (sometimes
+    repeated, of other lengths or out of range)."""
+
+    def dim():
+        return int(rng.integers(-nd - (rng.random() < 0.05), nd + (rng.random() < 0.05) or 1))
+
+    if rng.random() < 0.4:
+        return dim(), dim()
+    k = int(rng.integers(0, nd + 1))
+    src = [int(x) for x in rng.permutation(max(nd, 1))[:k]]
+    dst = [int(x) for x in rng.permutation(max(nd, 1))[:k]]
+    if rng.random() < 0.3:
+        src = [s - nd if rng.random() < 0.5 else s for s in src]
+    if rng.random() < 0.1:
+        dst = dst + [dim()]
+    elif rng.random() < 0.1 and src:
+        src[-1] = src[0]
+    return tuple(src), (list if rng.random() < 0.5 else tuple)(dst)
+
+
+def _as_strided_args(rng, c):
+    """Sizes, strides and an offset that mostly lie inside c's storage."""
+    n = c._storage_nbytes() // c.element_size()
+    k = int(rng.integers(0, 4))
+    size = [int(rng.integers(0, 4)) for _ in range(k)]
+    stride = [int(rng.integers(-1 if rng.random() < 0.05 else 0, 4)) for _ in range(k)]
+    if rng.random() < 0.05 and size:
+        stride = stride[:-1]
+    off = None if rng.random() < 0.3 else int(rng.integers(-1 if rng.random() < 0.05 else 0, n + 2))
+    return size, stride, off
+
+
+def _sum_to_size_arg(rng, shape):
+    """A size that ``shape`` expands from (dims dropped in front, some set to 1), or
+    sometimes one that it does not."""
+    lead = int(rng.integers(0, len(shape) + 1))
+    size = [1 if rng.random() < 0.4 else s for s in shape[lead:]]
+    if rng.random() < 0.1:
+        size = [s + 1 for s in size] or [2]
+    elif rng.random() < 0.1:
+        size = [1] + list(shape)
+    return size
 
 
 def _case(rng, device):

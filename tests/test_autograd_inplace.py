@@ -185,6 +185,13 @@ NOGRAD_VIEWS = {
     "split_sizes": lambda t: t.split([1, 2])[1],
     "chunk": lambda t: t.chunk(2)[1],
     "unbind": lambda t: t.unbind()[0],
+    "diagonal": lambda t: t.diagonal(1),
+    "diagonal_fn": lambda t: cudalite.diagonal(t, -1, 1, 0),
+    "movedim": lambda t: t.movedim(0, 1),
+    "moveaxis": lambda t: t.moveaxis((1, 0), (0, 1)),
+    "movedim_fn": lambda t: cudalite.movedim(t, 1, 0),
+    "unfold": lambda t: t.unfold(1, 2, 2),
+    "as_strided_fn": lambda t: cudalite.as_strided(t, (2, 2), (1, 4), 1),
 }
 
 

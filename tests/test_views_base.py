@@ -46,6 +46,18 @@ VIEWS = {
     "squeeze_noop": lambda x: x.squeeze(0),
     "unsqueeze": lambda x: x.unsqueeze(0),
     "select": lambda x: x.select(0, 1),
+    "diagonal": lambda x: x.diagonal(),
+    "diagonal_empty": lambda x: x.diagonal(9),
+    "diagonal_fn": lambda x: C.diagonal(x, 1, 1, 2),
+    "movedim": lambda x: x.movedim(0, 2),
+    "movedim_same": lambda x: x.movedim(0, 0),
+    "moveaxis": lambda x: x.moveaxis((0, 1), (1, 0)),
+    "movedim_fn": lambda x: C.movedim(x, 2, 0),
+    "moveaxis_fn": lambda x: C.moveaxis(x, 2, 0),
+    "movedim_0d": lambda x: x[0, 0, 0].movedim(0, 0),
+    "unfold": lambda x: x.unfold(2, 2, 1),
+    "unfold_0d": lambda x: x[0, 0, 0].unfold(0, 1, 1),
+    "as_strided_fn": lambda x: C.as_strided(x, (2,), (1,), 3),
 }
 
 NOT_VIEWS = {
@@ -61,6 +73,10 @@ NOT_VIEWS = {
     "contiguous_copy": lambda x: x.transpose(0, 1).contiguous(),
     "channels_last": lambda x: x[None].contiguous(memory_format=C.channels_last),
     "add": lambda x: x + 1,
+    "type_as": lambda x: x.type_as(C.zeros(1, dtype=C.float64)),
+    "type_as_same": lambda x: x.type_as(x),
+    "sum_to_size": lambda x: x.sum_to_size(2, 1, 4),
+    "sum_to_size_same": lambda x: x.sum_to_size(2, 3, 4),
 }
 
 

@@ -28,6 +28,9 @@ from cudalite._memory_format import (
     preserve_format,
 )
 from cudalite import _tensor, _tensor_math, _tensor_random, _resize, _legacy
+from cudalite import _strided, _tensor_views, _layout
+from cudalite._layout import layout, strided
+from cudalite._strided import empty_strided
 from cudalite._creation import *  # noqa: F403
 from cudalite._creation_random import *  # noqa: F403
 from cudalite._ops import *  # noqa: F403
@@ -61,6 +64,7 @@ __version__ = "0.1.0"
 
 _tensor.install()
 _tensor_math.install_properties(Tensor)
+_layout.install(Tensor)
 _C._set_legacy_ctor(_legacy.legacy_new)
 globals().update(_legacy.make_legacy_types(is_cuda=False))
 vars(cuda).update(_legacy.make_legacy_types(is_cuda=True))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cudalite import _strided, _tensor_views
 from cudalite._C import Tensor
 
 __all__ = [
@@ -30,6 +31,10 @@ __all__ = [
     "broadcast_shapes",
     "detach",
     "select",
+    "diagonal",
+    "movedim",
+    "moveaxis",
+    "as_strided",
 ]
 
 
@@ -63,6 +68,12 @@ def unsqueeze(input, dim):
 
 def select(input, dim, index):
     return input.select(dim, index)
+
+
+diagonal = _tensor_views.diagonal_function
+movedim = _tensor_views.movedim_function("movedim")
+moveaxis = _tensor_views.movedim_function("moveaxis")
+as_strided = _strided.as_strided
 
 
 def t(input):

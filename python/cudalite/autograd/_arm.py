@@ -16,6 +16,7 @@ from cudalite.autograd.functions import linalg as la
 from cudalite.autograd.functions import pointwise as pw
 from cudalite.autograd.functions import reduce as rd
 from cudalite.autograd.functions import views as vw
+from cudalite.autograd.functions import views_strided as vs
 from cudalite.autograd.functions import where as wh
 
 _gm = _C._is_grad_enabled
@@ -132,6 +133,10 @@ def _method_recorders():
         "flatten": vw.flatten,
         "select": vw.select,
         "as_strided": vw.as_strided,
+        "diagonal": vs.diagonal,
+        "unfold": vs.unfold,
+        "movedim": vs.movedim,
+        "moveaxis": vs.moveaxis,
         "contiguous": vw.contiguous,
         "narrow": vw.narrow,
         "clone": vw.clone,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from cudalite._C import Tensor
 
 from cudalite import _C, _memory_format
+from cudalite._strided import as_strided_args
 from cudalite.autograd.functions._common import (
     RAW,
     Node,
@@ -342,26 +343,32 @@ def narrow(self, dim, start, length):
     return slice_(self, dim, start, start + length, 1)
 
 
+def strided_positions(size, stride, offset, device):
+    """The storage offsets (int64, contiguous, of shape ``size``) of the elements of the
+    view with these sizes, strides and storage offset."""
+    pos = _C._full([], offset, _C.int64, device)
+    for i, (sz, st) in enumerate(zip(size, stride, strict=True)):
+        ar = _C._arange(0, sz, 1, _C.int64, device) * st
+        pos = pos + ar.reshape([sz] + [1] * (len(size) - i - 1))
+    return pos.expand(*size).contiguous()
+
+
 class AsStridedBackward0(Node):
     __slots__ = ("shape", "size", "stride", "offset")
 
     def apply(self, g):
-        size, stride, off = self.size, self.stride, self.offset
         n = 1
         for s in self.shape:
             n *= s
         flat = zeros([n], g)
         # positions of the view's elements in a contiguous copy of the input
-        pos = _C._full([], off, _C.int64, g.device)
-        for i, (sz, st) in enumerate(zip(size, stride, strict=True)):
-            ar = _C._arange(0, sz, 1, _C.int64, g.device) * st
-            pos = pos + ar.reshape([sz] + [1] * (len(size) - i - 1))
-        pos = pos.expand(*size).contiguous()
+        pos = strided_positions(self.size, self.stride, self.offset, g.device)
         _C._scatter_offsets(flat, pos, g.contiguous(), True)
         return (flat.reshape(self.shape),)
 
 
-def as_strided(self, size, stride, storage_offset=None):
+def as_strided(self, *args, **kwargs):
+    size, stride, storage_offset = as_strided_args(args, kwargs)
     out = _orig["as_strided"](self, size, stride, storage_offset)
     if not self.is_contiguous():
         raise NotImplementedError(

@@ -1,0 +1,314 @@
+"""torch's Python argument parser (torch/csrc/utils/python_arg_parser.cpp) for functions
+written in Python: the same matching of positional and keyword arguments against one or
+more signatures, the same conversions and the same TypeErrors.
+
+A signature is written as torch's are, ``"unfold(int dimension, int size, int step)"``, with
+the types ``Tensor``, ``int``, ``int?`` (None allowed), ``int[]`` (torch's "tuple of ints",
+which also takes the ints as varargs when it is the only positional parameter),
+``ScalarType?``, ``Layout?``, ``Device?``, ``bool``, ``bool?`` and ``Dimname``; ``*`` starts the
+keyword-only parameters. ``Parser(*signatures).parse(args, kwargs)`` returns the index of
+the signature that matched and its values, in the signature's order (defaults filled in).
+
+As elsewhere in cudalite, the "received an invalid combination of arguments" message stops
+at "but expected one of:" (torch goes on to list its overloads).
+"""
+
+from __future__ import annotations
+
+import operator
+
+from cudalite import _C
+from cudalite._C import Tensor
+from cudalite._lazy import is_np_integer
+
+_MISSING = object()
+
+# torch's names of the parameter types, as its messages print them
+_TYPE_NAMES = {
+    "Tensor": "Tensor",
+    "int": "int",
+    "int[]": "tuple of ints",
+    "ScalarType": "torch.dtype",
+    "Layout": "torch.layout",
+    "Device": "torch.device",
+    "bool": "bool",
+    "Dimname": "name",
+}
+
+
+def tp_name(obj):
+    """The name torch's messages give ``obj``'s type (Python's ``tp_name``)."""
+    tp = type(obj)
+    if isinstance(obj, Tensor):
+        return "Tensor"
+    mod = tp.__module__
+    if mod.startswith("cudalite"):
+        return f"cudalite.{tp.__name__}"
+    if mod == "builtins" or tp.__flags__ & (1 << 9):  # a built-in or a class made in Python
+        return tp.__name__
+    return f"{mod}.{tp.__name__}"
+
+
+def _is_long(obj):
+    """THPUtils_checkLong: a Python int (not a bool) or a NumPy integer."""
+    return (isinstance(obj, int) and not isinstance(obj, bool)) or is_np_integer(obj)
+
+
+def _is_int_like(obj):
+    """is_int_or_symint: what the first element of an int list may be."""
+    if _is_long(obj):
+        return True
+    if isinstance(obj, Tensor):  # one element of an integral dtype (bool included)
+        return obj.numel() == 1 and not obj.dtype.is_floating_point
+    if isinstance(obj, bool):
+        return False
+    try:
+        operator.index(obj)
+    except TypeError:
+        return False
+    return True
+
+
+def _is_int_list(obj, failed):
+    """is_int_or_symint_list: a tuple or list whose first element is an int (torch looks at
+    that one only); ``failed[0]`` becomes 0 when that element is not one."""
+    if not isinstance(obj, (tuple, list)):
+        return False
+    if len(obj) == 0 or _is_int_like(obj[0]):
+        return True
+    failed[0] = 0
+    return False
+
+
+class _Param:
+    __slots__ = ("type", "name", "default", "optional", "allow_none", "keyword_only")
+
+    def __init__(self, text, keyword_only):
+        typ, _, rest = text.partition(" ")
+        name, eq, default = rest.partition("=")
+        self.allow_none = typ.endswith("?") or default == "None"
+        self.type = typ.rstrip("?")
+        self.name = name
+        self.optional = bool(eq)
+        self.default = None if default == "None" else _literal(default) if eq else None
+        self.keyword_only = keyword_only
+
+    def check(self, obj, failed):
+        t = self.type
+        if t == "int":
+            if _is_long(obj):
+                return True
+            return (
+                isinstance(obj, Tensor)
+                and obj.dim() == 0
+                and not obj.dtype.is_floating_point
+                and obj.dtype != _C.bool
+                and not obj.requires_grad
+            )
+        if t == "int[]":
+            return _is_int_list(obj, failed)
+        if t == "Tensor":
+            return isinstance(obj, Tensor)
+        if t == "bool":
+            return isinstance(obj, bool)
+        if t == "ScalarType":
+            return isinstance(obj, _C.dtype)
+        if t == "Device":
+            return _is_long(obj) or isinstance(obj, (str, _C.device))
+        if t == "Layout":
+            from cudalite._layout import layout
+
+            return isinstance(obj, layout)
+        if t == "Dimname":
+            return obj is None or isinstance(obj, str)
+        raise AssertionError(t)
+
+    def type_name(self):
+        return _TYPE_NAMES[self.type]
+
+
+def _literal(s):
+    if s in ("True", "False"):
+        return s == "True"
+    return int(s)
+
+
+class Signature:
+    """One of torch's signatures (``FunctionSignature``)."""
+
+    def __init__(self, fmt):
+        self.name, _, rest = fmt.partition("(")
+        self.params = []
+        kw_only = False
+        for p in filter(None, rest.rstrip(")").split(", ")):
+            if p == "*":
+                kw_only = True
+            else:
+                self.params.append(_Param(p, kw_only))
+        self.max_args = len(self.params)
+        self.min_args = sum(not p.optional for p in self.params)
+        self.max_pos_args = sum(not p.keyword_only for p in self.params)
+
+    def parse(self, args, kwargs, raise_exception):
+        """The raw values (None where absent) or None when the call does not match; with
+        ``raise_exception``, torch's TypeError instead of None."""
+        nargs = len(args)
+        remaining = len(kwargs)
+        arg_pos = 0
+        params = self.params
+        varargs = False
+        if self.max_pos_args == 1 and params[0].type == "int[]":
+            varargs = nargs == 0 or _is_int_list(args, [-1])
+        if nargs > self.max_pos_args and not varargs:
+            if raise_exception:
+                self._extra_args(nargs)
+            return None
+        out = []
+        for i, p in enumerate(params):
+            obj, is_kwd = _MISSING, False
+            if arg_pos < nargs:
+                if p.keyword_only:
+                    if raise_exception:
+                        self._extra_args(nargs)
+                    return None
+                obj = args[arg_pos]
+            elif kwargs:
+                obj = kwargs.get(p.name, _MISSING)
+                is_kwd = True
+            failed = [-1]
+            varargs_eligible = varargs and arg_pos == 0 and not is_kwd
+            if (obj is _MISSING and p.optional) or (obj is None and p.allow_none):
+                out.append(_MISSING)
+            elif obj is _MISSING:
+                if raise_exception:
+                    self._missing_args(i)
+                return None
+            elif p.check(obj, failed):
+                out.append(obj)
+            elif varargs_eligible and _is_int_list(args, failed):
+                out.append(args)  # f(1, 2, 3) as f((1, 2, 3))
+                arg_pos = nargs
+                continue
+            elif raise_exception:
+                self._bad_type(p, obj, args, arg_pos, is_kwd, failed[0])
+            else:
+                return None
+            if not is_kwd:
+                arg_pos += 1
+            elif obj is not _MISSING:
+                remaining -= 1
+        if remaining > 0:
+            if raise_exception:
+                self._extra_kwargs(kwargs, nargs)
+            return None
+        return out
+
+    def convert(self, raw):
+        """The values of a parsed call (``PythonArgs``): ints and int lists unpacked,
+        defaults filled in."""
+        out = []
+        for p, v in zip(self.params, raw, strict=True):
+            if v is _MISSING:
+                out.append(p.default)
+            elif p.type == "int":
+                out.append(int(v.item()) if isinstance(v, Tensor) else operator.index(v))
+            elif p.type == "int[]":
+                out.append(self._int_list(p, v))
+            else:
+                out.append(v)
+        return out
+
+    def _int_list(self, p, seq):
+        res = []
+        for i, a in enumerate(seq):
+            try:
+                if isinstance(a, Tensor) and a.dtype.is_floating_point:
+                    raise TypeError
+                res.append(operator.index(a))
+            except TypeError:
+                raise TypeError(
+                    f"{self.name}(): argument '{p.name}' failed to unpack the object at pos "
+                    f'{i + 1} with error "type must be tuple of ints,but got {tp_name(a)}"'
+                ) from None
+        return res
+
+    def _extra_args(self, nargs):
+        if self.min_args != self.max_pos_args:
+            raise TypeError(
+                f"{self.name}() takes from {self.min_args} to {self.max_pos_args} positional "
+                f"arguments but {nargs} were given"
+            )
+        n = self.max_pos_args
+        raise TypeError(
+            f"{self.name}() takes {n} positional argument{'' if n == 1 else 's'} but {nargs} "
+            f"{'was' if nargs == 1 else 'were'} given"
+        )
+
+    def _missing_args(self, idx):
+        names = [f'"{p.name}"' for p in self.params[idx:] if not p.optional]
+        n = len(names)  # (torch's plural is the other way round)
+        raise TypeError(
+            f"{self.name}() missing {n} required positional argument{'s' if n == 1 else ''}: "
+            + ", ".join(names)
+        )
+
+    def _extra_kwargs(self, kwargs, nargs):
+        names = [p.name for p in self.params]
+        for key in kwargs:
+            if key not in names:
+                raise TypeError(f"{self.name}() got an unexpected keyword argument '{key}'")
+            if names.index(key) < nargs:
+                raise TypeError(f"{self.name}() got multiple values for argument '{key}'")
+        raise TypeError("invalid keyword arguments")
+
+    def _bad_type(self, p, obj, args, arg_pos, is_kwd, failed):
+        if is_kwd:
+            raise TypeError(
+                f"{self.name}(): argument '{p.name}' must be {p.type_name()}, not {tp_name(obj)}"
+            )
+        if failed != -1:
+            seq = obj if isinstance(obj, (tuple, list)) else args
+            raise TypeError(
+                f"{self.name}(): argument '{p.name}' (position {arg_pos + 1}) must be "
+                f"{p.type_name()}, but found element of type {tp_name(seq[failed])} at pos "
+                f"{failed}"
+            )
+        raise TypeError(
+            f"{self.name}(): argument '{p.name}' (position {arg_pos + 1}) must be "
+            f"{p.type_name()}, not {tp_name(obj)}"
+        )
+
+
+class Parser:
+    """torch's ``PythonArgParser``: the first signature that matches wins; when none does,
+    the error of the only plausible one (by argument count), else "invalid combination"."""
+
+    def __init__(self, *fmts):
+        self.signatures = [Signature(f) for f in fmts]
+        self.name = self.signatures[0].name
+
+    def parse(self, args, kwargs):
+        sigs = self.signatures
+        if len(sigs) == 1:
+            return 0, sigs[0].convert(sigs[0].parse(args, kwargs, True))
+        for i, s in enumerate(sigs):
+            raw = s.parse(args, kwargs, False)
+            if raw is not None:
+                return i, s.convert(raw)
+        n = len(args) + len(kwargs)
+        plausible = [s for s in sigs if s.min_args <= n <= s.max_args]
+        if len(plausible) == 1:
+            plausible[0].parse(args, kwargs, True)
+        raise invalid_combination(self.name, args, kwargs)
+
+
+def invalid_combination(name, args, kwargs):
+    """torch's TypeError when no signature matches (its first line: see the module's note);
+    the keywords are listed as torch lists them, the last given first."""
+    got = [tp_name(a) for a in args]
+    got += [f"{k}={tp_name(v)}" for k, v in reversed(list(kwargs.items()))]
+    text = ", ".join(got) + (", " if kwargs and not args else "")
+    return TypeError(
+        f"{name}() received an invalid combination of arguments - got ({text}), but "
+        "expected one of:"
+    )

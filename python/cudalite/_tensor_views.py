@@ -1,0 +1,255 @@
+"""Tensor's views made by strides, ``diagonal``, ``movedim`` / ``moveaxis`` and ``unfold``,
+and two helpers torch groups with them, ``type_as`` and ``sum_to_size``, with torch's
+argument parsing and errors.
+
+The views are built on the C++ ``as_strided`` and ``permute`` (which make them views of the
+tensor's base, ``_base``); autograd records them in autograd/functions/views_strided.py.
+Each view is split into the parsing of its arguments (``*_args``) and the view itself
+(``*_view``), which the recorders reuse.
+"""
+
+from __future__ import annotations
+
+from cudalite import _C
+from cudalite._arg_parser import Parser
+from cudalite._C import Tensor
+from cudalite._strided import raw_as_strided
+from cudalite._tensor import method
+
+raw_permute = _C.Tensor.permute  # the C++ method (autograd wraps Tensor.permute)
+_wrap = _C._wrap_dim
+
+
+def _ints(args, most):
+    """The common call: at most ``most`` plain ints, no keywords (no parsing needed)."""
+    if len(args) > most:
+        return False
+    for a in args:
+        if type(a) is not int:
+            return False
+    return True
+
+
+# ---- diagonal ----
+
+_DIAGONAL = Parser(
+    "diagonal(*, Dimname outdim, Dimname dim1, Dimname dim2, int offset=0)",
+    "diagonal(int offset=0, int dim1=0, int dim2=1)",
+)
+_DIAGONAL_FN = Parser(
+    "diagonal(Tensor input, *, Dimname outdim, Dimname dim1, Dimname dim2, int offset=0)",
+    "diagonal(Tensor input, int offset=0, int dim1=0, int dim2=1)",
+)
+
+
+def _named_dims(t, dim2):
+    """torch's overload with dimension names: cudalite's tensors have none (torch looks
+    dim2 up first)."""
+    if dim2 is None:
+        raise RuntimeError("Please look up dimensions by name, got: name = None.")
+    raise RuntimeError(f"Name '{dim2}' not found in Tensor[{', '.join(['None'] * t.dim())}].")
+
+
+def diagonal_args(t, args, kwargs):
+    """(offset, dim1, dim2) of ``t.diagonal(*args, **kwargs)``."""
+    if not kwargs and _ints(args, 3):
+        return args + (0, 0, 1)[len(args) :]
+    i, vals = _DIAGONAL.parse(args, kwargs)
+    if i == 0:
+        _named_dims(t, vals[2])
+    return vals
+
+
+def diagonal_view(t, offset, dim1, dim2):
+    """The diagonal of the (dim1, dim2) matrices, ``offset`` above the main one, as the last
+    dim (empty when the offset is past the matrix)."""
+    nd = t.dim()
+    d1, d2 = _wrap(dim1, nd), _wrap(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    sizes, strides = list(t.shape), list(t.stride())
+    if offset >= 0:
+        n = max(min(sizes[d1], sizes[d2] - offset), 0)
+    else:
+        n = max(min(sizes[d1] + offset, sizes[d2]), 0)
+    off = t.storage_offset()
+    if n:  # (an empty diagonal keeps the offset, as torch's)
+        off += offset * strides[d2] if offset >= 0 else -offset * strides[d1]
+    step = strides[d1] + strides[d2]
+    for d in sorted((d1, d2), reverse=True):
+        del sizes[d], strides[d]
+    return raw_as_strided(t, sizes + [n], strides + [step], off)
+
+
+@method
+def diagonal(self, *args, **kwargs):
+    """diagonal(offset=0, dim1=0, dim2=1): a view of the diagonal of the (dim1, dim2)
+    matrices, appended as the last dim."""
+    return diagonal_view(self, *diagonal_args(self, args, kwargs))
+
+
+def diagonal_function(*args, **kwargs):
+    """diagonal(input, offset=0, dim1=0, dim2=1): ``input.diagonal(offset, dim1, dim2)``."""
+    i, vals = _DIAGONAL_FN.parse(args, kwargs)
+    if i == 0:
+        _named_dims(vals[0], vals[3])
+    t, offset, dim1, dim2 = vals
+    return t.diagonal(offset, dim1, dim2)
+
+
+diagonal_function.__name__ = diagonal_function.__qualname__ = "diagonal"
+
+
+# ---- movedim / moveaxis ----
+
+
+def _movedim_parsers(name):
+    return (
+        Parser(f"{name}(int source, int destination)", f"{name}(int[] source, int[] destination)"),
+        Parser(
+            f"{name}(Tensor input, int source, int destination)",
+            f"{name}(Tensor input, int[] source, int[] destination)",
+        ),
+    )
+
+
+_MOVEDIM = {name: _movedim_parsers(name) for name in ("movedim", "moveaxis")}
+
+
+def movedim_args(args, kwargs, name="movedim"):
+    """(source, destination) of ``t.movedim(*args, **kwargs)``, as lists."""
+    if not kwargs and len(args) == 2 and type(args[0]) is int and type(args[1]) is int:
+        return [args[0]], [args[1]]
+    i, (src, dst) = _MOVEDIM[name][0].parse(args, kwargs)
+    return ([src], [dst]) if i == 0 else (src, dst)
+
+
+def movedim_order(t, src, dst):
+    """The permutation that moves dims ``src`` to ``dst`` (the others keep their order);
+    None for a 0-dim tensor."""
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({src} dims) should contain "
+            f"the same number of dims as destination ({dst} dims)"
+        )
+    nd = t.dim()
+    s = [_wrap(d, nd) for d in src]
+    d = [_wrap(d, nd) for d in dst]
+    if len(set(s)) != len(s):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({src})")
+    if len(set(d)) != len(d):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({dst})")
+    if nd == 0:
+        return None
+    order = [i for i in range(nd) if i not in s]
+    for to, frm in sorted(zip(d, s, strict=True)):
+        order.insert(to, frm)
+    return order
+
+
+def movedim_view(t, order):
+    """``t.permute(order)``; a 0-dim tensor's alias (a view of it) when ``order`` is None."""
+    if order is None:
+        return raw_as_strided(t, [], [], t.storage_offset())
+    return raw_permute(t, order)
+
+
+@method
+def movedim(self, *args, **kwargs):
+    """movedim(source, destination): a view with the dims ``source`` (an int or a sequence)
+    moved to the positions ``destination``, the others in their order."""
+    return movedim_view(self, movedim_order(self, *movedim_args(args, kwargs)))
+
+
+@method
+def moveaxis(self, *args, **kwargs):
+    """``movedim`` (NumPy's name)."""
+    return movedim_view(self, movedim_order(self, *movedim_args(args, kwargs, "moveaxis")))
+
+
+def movedim_function(name):
+    parser = _MOVEDIM[name][1]
+
+    def fn(*args, **kwargs):
+        _, (t, src, dst) = parser.parse(args, kwargs)
+        return getattr(t, name)(src, dst)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``input.{name}(source, destination)``."
+    return fn
+
+
+# ---- unfold ----
+
+_UNFOLD = Parser("unfold(int dimension, int size, int step)")
+
+
+def unfold_args(args, kwargs):
+    if not kwargs and len(args) == 3 and _ints(args, 3):
+        return args
+    return _UNFOLD.parse(args, kwargs)[1]
+
+
+def unfold_view(t, dimension, size, step):
+    """The windows of ``size`` elements every ``step`` along ``dimension``, as a new last
+    dim (a 0-dim tensor is one window of its element)."""
+    nd = t.dim()
+    d = _wrap(dimension, nd)
+    sizes, strides = list(t.shape), list(t.stride())
+    most = sizes[d] if nd else 1
+    if size > most:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {most} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if nd:
+        sizes.append(size)
+        strides.append(strides[d])
+        sizes[d] = (sizes[d] - size) // step + 1
+        strides[d] *= step
+    else:
+        sizes, strides = [size], [1]
+    return raw_as_strided(t, sizes, strides, t.storage_offset())
+
+
+@method
+def unfold(self, *args, **kwargs):
+    """unfold(dimension, size, step): a view of the windows of ``size`` elements taken every
+    ``step`` along ``dimension``, as a new last dim."""
+    return unfold_view(self, *unfold_args(args, kwargs))
+
+
+# ---- type_as, sum_to_size ----
+
+_TYPE_AS = Parser("type_as(Tensor other)")
+
+
+@method
+def type_as(self, *args, **kwargs):
+    """type_as(other): self converted to other's dtype and device (self when they match)."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):
+        other = args[0]
+    else:
+        other = _TYPE_AS.parse(args, kwargs)[1][0]
+    return self.to(device=other.device, dtype=other.dtype)
+
+
+_SUM_TO_SIZE = Parser("sum_to_size(int[] size)")
+
+
+@method
+def sum_to_size(self, *args, **kwargs):
+    """sum_to_size(*size): self summed down to ``size``, which must expand to self's shape
+    (self itself when it has that shape)."""
+    size = _SUM_TO_SIZE.parse(args, kwargs)[1][0]
+    shape = list(self.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or any(s != n and s != 1 for s, n in zip(size, shape[lead:], strict=True)):
+        raise RuntimeError(f"size {{{size}}} is not expandable to size {{{shape}}}.")
+    if not size:
+        return self.sum()
+    dims = list(range(lead))
+    dims += [i for i in range(lead, len(shape)) if size[i - lead] == 1 and shape[i] != 1]
+    t = self.sum(dims, keepdim=True) if dims else self
+    return t.view(size) if lead else t
