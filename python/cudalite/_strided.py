@@ -10,7 +10,10 @@ from cudalite._tensor import method
 
 __all__ = ["empty_strided", "as_strided"]
 
-# The C++ method, which checks nothing (Tensor.as_strided, below, is the checked one).
+# The C++ method. It keeps every view inside its storage (check_as_strided in
+# csrc/core/tensor.cpp, for every caller, loaded files included); Tensor.as_strided, below,
+# adds torch's argument parsing and its order of errors in the corner cases (negative
+# offsets, sizes and 0-dim views, where torch's unsigned arithmetic decides the message).
 raw_as_strided = _C.Tensor.as_strided
 
 _U64 = 1 << 64
