@@ -506,6 +506,13 @@ def test_index_select_errors_and_zero_dim(device):
         s.index_select(0, T([0, 0], device))
     with err(IndexError, "index out of range in self"):
         s.index_select(0, T([1], device))
+    # A dim of size 0 takes an empty index only (torch checks this before the bounds).
+    e = C.zeros(0, 3, device=device)
+    assert e.index_select(0, T([], device).long()).shape == (0, 3)
+    assert e.index_select(1, T([0], device)).shape == (0, 1)
+    for idx in ([0], [-1]):
+        with err(RuntimeError, "index_select(): self indexing axis dim should be positive"):
+            e.index_select(0, T(idx, device))
 
 
 # Ints and slices are indexed in C++ (Note [Basic indexing in C++]); everything else, and

@@ -299,6 +299,8 @@ def index_select(self, dim, index):
         raise RuntimeError(
             f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)"
         )
+    if size == 0 and index.numel():
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     # Unlike indexing, index_select takes no negative indices (one check, one synchronisation).
     flat = index.reshape(-1)
     outside = (flat < 0) | (flat >= size)
