@@ -25,8 +25,16 @@ def _normalized(out):
     return json.loads(json.dumps(out))  # (as the expectations were stored)
 
 
+# An in-place op through overlapping windows updates some elements twice; the result
+# depends on the device's order of updates (torch's CPU one is recorded), so it is compared
+# on the CPU only.
+OVERLAPPING = {"v.clone().unfold(0, 2, 1).add_(1)"}
+
+
 @pytest.mark.parametrize("expr", CASES)
 def test_outcome_matches_torch(expr, device):
+    if device != "cpu" and expr in OVERLAPPING:
+        pytest.skip("the result of overlapping in-place updates depends on the device")
     assert _normalized(outcome(C, inputs(C, device), expr)) == EXPECTED[expr]
 
 

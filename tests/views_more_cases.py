@@ -510,7 +510,7 @@ SUM_TO_SIZE = [
     "m.sum_to_size(foo=1)",
 ]
 
-# writing through the views (an overlapping unfold is refused)
+# writing through the views (torch does not refuse overlapping windows: see OVERLAPPING)
 INPLACE = [
     "m.clone().diagonal().fill_(7)",
     "m.clone().diagonal(1).mul_(2)",
