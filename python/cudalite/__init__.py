@@ -89,9 +89,9 @@ swapdims = swapaxes  # noqa: F405 - torch's other name for it
 
 
 def __getattr__(name):
-    # nn, optim and utils load on first use (``cudalite.nn``, ``from cudalite import nn``);
-    # torch imports them with torch, cudalite keeps them out of ``import cudalite``.
-    if name in ("nn", "optim", "utils"):
+    # nn, optim, utils and testing load on first use (``cudalite.nn``, ``from cudalite import
+    # nn``); torch imports them with torch, cudalite keeps them out of ``import cudalite``.
+    if name in ("nn", "optim", "utils", "testing"):
         import importlib
 
         return importlib.import_module(f"cudalite.{name}")
