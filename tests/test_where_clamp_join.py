@@ -261,6 +261,23 @@ def test_isclose_allclose_vs_numpy(a, b, kw, device):
     assert ta.allclose(tb, **kw) is bool(np.allclose(a, b, **kw))
 
 
+def test_isclose_integers_use_the_tolerances(device):
+    # As torch: integers and bools are compared in the default dtype, without wrap-around
+    # (torch 2.11's results for the same calls).
+    def close(a, b, dtype=C.int64, **kw):
+        ta, tb = (C.tensor(x, dtype=dtype, device=device) for x in (a, b))
+        return C.isclose(ta, tb, **kw).tolist()
+
+    assert close([1, 2, 3], [1, 2, 4], rtol=0.5, atol=1) == [True, True, True]
+    assert close([1, 2, 3], [1, 2, 4], rtol=0.1, atol=0.1) == [True, True, False]
+    assert close([100], [-100], C.int8, rtol=0, atol=199) == [False]
+    assert close([100], [-100], C.int8, rtol=0, atol=200) == [True]
+    assert close([0], [255], C.uint8, rtol=0, atol=2) == [False]
+    assert close([True, False], [False, False], C.bool, rtol=0, atol=1) == [True, True]
+    assert close([2**24 + 1], [2**24], rtol=0, atol=0.5) == [True]  # in float32
+    assert close([2**24 + 1], [2**24], rtol=0, atol=0) == [False]
+
+
 def test_isclose_integers_and_errors():
     np.testing.assert_array_equal(
         to_np(C.isclose(C.tensor([1, 2]), C.tensor([1, 3]))), np.isclose([1, 2], [1, 3])

@@ -94,9 +94,10 @@ swapdims = swapaxes  # noqa: F405 - torch's other name for it
 
 
 def __getattr__(name):
-    # nn, optim and utils load on first use (``cudalite.nn``, ``from cudalite import nn``);
-    # torch imports them with torch, cudalite keeps them out of ``import cudalite``.
-    if name in ("nn", "optim", "utils", "serialization"):
+    # nn, optim, utils, testing and serialization load on first use (``cudalite.nn``, ``from
+    # cudalite import nn``); torch imports them with torch, cudalite keeps them out of
+    # ``import cudalite``.
+    if name in ("nn", "optim", "utils", "testing", "serialization"):
         import importlib
 
         return importlib.import_module(f"cudalite.{name}")

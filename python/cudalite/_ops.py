@@ -423,14 +423,17 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if atol < 0:
         raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     a, b = input, other
+    close = eq(a, b)
+    if equal_nan and a.dtype.is_floating_point:
+        close = close | (isnan(a) & isnan(b))
+    if rtol == 0 and atol == 0:
+        return close
     if not a.dtype.is_floating_point:
-        return eq(a, b)
+        # As torch: integers and bools are compared in the default dtype (no wrap-around).
+        a, b = a.to(_C.get_default_dtype()), b.to(_C.get_default_dtype())
     # Like torch, only a finite difference can be within tolerance (inf - -inf is not).
     diff = abs(sub(a, b))
-    close = eq(a, b) | (isfinite(diff) & le(diff, atol + rtol * abs(b)))
-    if equal_nan:
-        close = close | (isnan(a) & isnan(b))
-    return close
+    return close | (isfinite(diff) & le(diff, atol + abs(mul(b, rtol))))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
