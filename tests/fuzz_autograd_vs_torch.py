@@ -12,6 +12,7 @@ agree. Exits non-zero on any mismatch.
 
 from __future__ import annotations
 
+import re
 import sys
 import traceback
 
@@ -43,6 +44,7 @@ def _step(rng, x, shape):
             "clamp",
             "matmul",
             "inplace",
+            "modified",
             "join",
             "more",
         ]
@@ -195,6 +197,8 @@ def _step(rng, x, shape):
             return u
 
         return op, f, shape
+    if kind == "modified":
+        return _modified(rng, shape)
     if kind == "join" and nd:
         op = str(rng.choice(["cat", "stack"]))
         if op == "cat":
@@ -266,6 +270,76 @@ def _step(rng, x, shape):
     return "identity", lambda M, t: t, shape
 
 
+# ops that save their input (sin, mul, div, pow), their output (exp, sigmoid, tanh, sqrt,
+# relu) or nothing (add, neg)
+SAVING = {
+    "sin": lambda M, u, w: u.sin(),
+    "mul": lambda M, u, w: u * w,
+    "div": lambda M, u, w: u / (w.abs() + 0.5),
+    "pow": lambda M, u, w: (u.abs() + 0.5) ** w,
+    "exp": lambda M, u, w: u.exp(),
+    "sigmoid": lambda M, u, w: u.sigmoid(),
+    "tanh": lambda M, u, w: M.tanh(u),
+    "sqrt": lambda M, u, w: (u * u + 1).sqrt(),
+    "relu": lambda M, u, w: u.relu(),
+    "add": lambda M, u, w: u + w,
+    "neg": lambda M, u, w: -u,
+}
+WRITES = {
+    "add_": lambda M, x: x.add_(1),
+    "mul_": lambda M, x: x.mul_(2),
+    "zero_": lambda M, x: x.zero_(),
+    "setitem": lambda M, x: x.__setitem__(0, 0.5),
+    "copy_": lambda M, x: x.copy_(x.detach() * 3),
+    "clamp_": lambda M, x: x.clamp_(-0.5, 0.5),
+    "exp_": lambda M, x: x.exp_(),
+}
+
+
+def _modified(rng, shape):
+    """An op that may save its input or output, then an in-place write into the input, the
+    output, the other operand, a view or the base of one, their .data or detach(), in grad mode
+    or not: torch's version check raises or not, and cudalite must agree."""
+    op = str(rng.choice(list(SAVING)))
+    target = str(rng.choice(["input", "output", "other", "view", "base", "data", "detach"]))
+    write = str(rng.choice(list(WRITES)))
+    nograd = bool(rng.random() < 0.25)
+    other = rng.standard_normal(shape)
+
+    def f(M, t):
+        u = t * 1.0
+        w = t * 0 + M.tensor(other, dtype=M.float64, device=t.device)
+        src = u.view(-1).view(shape) if target == "base" else u
+        r = SAVING[op](M, src, w)
+        x = {
+            "input": u,
+            "output": r,
+            "other": w,
+            "view": u.view(-1)[:1],
+            "base": u,
+            "data": u.data,
+            "detach": r.detach(),
+        }[target]
+        if nograd:
+            with M.no_grad():
+                WRITES[write](M, x)
+        else:
+            WRITES[write](M, x)
+        return r
+
+    return f"{op}, {write} on {target}{' (no_grad)' if nograd else ''}", f, shape
+
+
+def _same_message(what, et, ec):
+    """The version check's message must be torch's (with cudalite's type names)."""
+    if et is None or ec is None or "modified by an inplace operation" not in str(et):
+        return None
+    want = re.sub(r"torch\.((cuda\.)?[A-Za-z]+Tensor)", r"cudalite.\1", str(et))
+    if str(ec) != want:
+        return f"{what}: messages differ\n  torch    {want}\n  cudalite {ec}"
+    return None
+
+
 def _case(rng):
     shape = tuple(int(n) for n in rng.integers(1, 5, int(rng.integers(1, 4))))
     base = rng.standard_normal(shape)
@@ -302,7 +376,7 @@ def main():
             except Exception as e:  # noqa: BLE001 - the type is compared
                 res.append((None, e))
         (rt, et), (rc, ec) = res
-        err = raised_alike(what, et, ec)
+        err = raised_alike(what, et, ec) or _same_message(what, et, ec)
         if ec and not et:
             err += "\n" + "".join(traceback.format_exception(ec))[-800:]
         if not (et or ec):

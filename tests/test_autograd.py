@@ -325,11 +325,11 @@ def test_inplace_on_nonleaf():
     a = leaf([1.0, 2.0, 3.0])
     b = a * 2
     b.add_(1)
-    b.relu_()
-    b *= b  # (2a + 1)^2
-    assert type(b.grad_fn).__name__ == "MulBackward0" and not b.is_leaf
-    b.sum().backward()
-    np.testing.assert_allclose(to_np(a.grad), [12.0, 20.0, 28.0])
+    b *= 3
+    b.relu_()  # saves its output: an in-place op after it would fail backward (as in torch)
+    assert type(b.grad_fn).__name__ == "ReluBackward0" and not b.is_leaf
+    (b * b).sum().backward()  # 9 (2a + 1)^2
+    np.testing.assert_allclose(to_np(a.grad), [108.0, 180.0, 252.0])
 
 
 def test_inplace_into_plain_tensor():

@@ -51,6 +51,7 @@ py::object arith(py::handle self_h, py::handle other) {
     return wrap_tensor(binary(OP, *o, Operand(self)));
   } else {
     binary(OP, Operand(self), *o, self);
+    self->bump_version();
     return py::reinterpret_borrow<py::object>(self_h);
   }
 }

@@ -104,7 +104,7 @@ void bind_ops(py::module_& m) {
   m.def("_is_grad_enabled", &grad_enabled);
   m.def(
       "_binary",
-      [](int op, py::handle a, py::handle b, py::handle out) {
+      [](int op, py::handle a, py::handle b, py::handle out, bool bump_version) {
         auto oa = to_operand(a), ob = to_operand(b);
         if (!oa || !ob) {
           throw TypeError(detail::str(
@@ -114,20 +114,23 @@ void bind_ops(py::module_& m) {
         Tensor o = opt_tensor(out);
         Shape before = o ? o->sizes : Shape{};
         Tensor r = binary(BinaryOp(op), *oa, *ob, o);
+        if (o && bump_version) o->bump_version();
         warn_if_resized(o, before);
         return r;
       },
-      py::arg("op"), py::arg("a"), py::arg("b"), py::arg("out") = py::none());
+      py::arg("op"), py::arg("a"), py::arg("b"), py::arg("out") = py::none(),
+      py::arg("bump_version") = true);
   m.def(
       "_unary",
-      [](int op, const Tensor& a, py::handle out) {
+      [](int op, const Tensor& a, py::handle out, bool bump_version) {
         Tensor o = opt_tensor(out);
         Shape before = o ? o->sizes : Shape{};
         Tensor r = unary(UnaryOp(op), a, o);
+        if (o && bump_version) o->bump_version();
         warn_if_resized(o, before);
         return r;
       },
-      py::arg("op"), py::arg("a"), py::arg("out") = py::none());
+      py::arg("op"), py::arg("a"), py::arg("out") = py::none(), py::arg("bump_version") = true);
   m.def("_where", [](const Tensor& c, py::handle a, py::handle b) {
     auto oa = to_operand(a), ob = to_operand(b);
     if (!oa || !ob) throw TypeError("where(): expected Tensor or Number arguments");
@@ -142,6 +145,7 @@ void bind_ops(py::module_& m) {
         Tensor o = opt_tensor(out);
         Shape before = o ? o->sizes : Shape{};
         Tensor r = clamp(a, l, h, o);
+        if (o) o->bump_version();
         warn_if_resized(o, before);
         return r;
       },
@@ -164,7 +168,14 @@ void bind_ops(py::module_& m) {
     auto [v, i] = reduce_with_indices(is_max, t, dim, keepdim);
     return py::make_tuple(v, i);
   });
-  m.def("_copy_", [](const Tensor& dst, const Tensor& src, bool nb) { copy_(dst, src, nb); });
+  m.def(
+      "_copy_",
+      [](const Tensor& dst, const Tensor& src, bool nb, bool bump_version) {
+        copy_(dst, src, nb);
+        if (bump_version) dst->bump_version();
+      },
+      py::arg("dst"), py::arg("src"), py::arg("non_blocking") = false,
+      py::arg("bump_version") = true);
   m.def("_to", [](const Tensor& t, py::handle device, py::handle dtype, bool nb, bool copy) {
     Device d = device.is_none() ? t->device() : to_device(device);
     ScalarType dt = dtype.is_none() ? t->dtype : to_dtype(dtype);
@@ -175,10 +186,11 @@ void bind_ops(py::module_& m) {
   // operand=True: an index assignment's number (ops.h, ScalarUse).
   m.def(
       "_fill_",
-      [](const Tensor& t, py::handle v, bool operand) {
+      [](const Tensor& t, py::handle v, bool operand, bool bump_version) {
         fill_(t, to_scalar(v), operand ? ScalarUse::kOperand : ScalarUse::kFill);
+        if (bump_version) t->bump_version();
       },
-      py::arg("t"), py::arg("value"), py::arg("operand") = false);
+      py::arg("t"), py::arg("value"), py::arg("operand") = false, py::arg("bump_version") = true);
   m.def(
       "_check_fill_value",
       [](py::handle v, py::handle dtype, bool operand) {
@@ -189,16 +201,39 @@ void bind_ops(py::module_& m) {
   m.def("_assert_no_overlap",
         [](const Tensor& out, const Tensor& in) { assert_no_overlap(out, in); });
   m.def("_gather_offsets", &gather_offsets);
-  m.def("_scatter_offsets", &scatter_offsets);
+  m.def("_scatter_offsets",
+        [](const Tensor& dst, const Tensor& offsets, const Tensor& values, bool accumulate) {
+          scatter_offsets(dst, offsets, values, accumulate);
+          dst->bump_version();
+        });
   m.def("_nonzero", &nonzero);
   m.def("_cat", [](const std::vector<Tensor>& ts, int64_t dim) { return cat(ts, dim); });
   // Random fills: gen=None draws from the tensor's device's default generator.
-  m.def("_uniform_", &uniform_, py::arg("t"), py::arg("lo"), py::arg("hi"),
-        py::arg("gen") = nullptr);
-  m.def("_normal_", &normal_, py::arg("t"), py::arg("mean"), py::arg("std"),
-        py::arg("gen") = nullptr);
-  m.def("_random_int_", &random_int_, py::arg("t"), py::arg("lo"), py::arg("hi"),
-        py::arg("gen") = nullptr);
+  // bump_version=False: t is a tensor being made (rand, randn ...), still at version 0.
+  m.def(
+      "_uniform_",
+      [](const Tensor& t, double lo, double hi, Generator* gen, bool bump_version) {
+        uniform_(t, lo, hi, gen);
+        if (bump_version) t->bump_version();
+      },
+      py::arg("t"), py::arg("lo"), py::arg("hi"), py::arg("gen") = nullptr,
+      py::arg("bump_version") = true);
+  m.def(
+      "_normal_",
+      [](const Tensor& t, double mean, double std, Generator* gen, bool bump_version) {
+        normal_(t, mean, std, gen);
+        if (bump_version) t->bump_version();
+      },
+      py::arg("t"), py::arg("mean"), py::arg("std"), py::arg("gen") = nullptr,
+      py::arg("bump_version") = true);
+  m.def(
+      "_random_int_",
+      [](const Tensor& t, int64_t lo, int64_t hi, Generator* gen, bool bump_version) {
+        random_int_(t, lo, hi, gen);
+        if (bump_version) t->bump_version();
+      },
+      py::arg("t"), py::arg("lo"), py::arg("hi"), py::arg("gen") = nullptr,
+      py::arg("bump_version") = true);
   m.def("_manual_seed", &manual_seed);
   // The state behind cudalite.Generator (random.py): a device's default or a new one.
   py::class_<Generator, GeneratorPtr>(m, "_Generator")

@@ -189,6 +189,11 @@ PyGetSetDef g_getters[] = {
        return getter(s, [](const Tensor& t) { return py::bool_(t->is_cuda()); });
      },
      nullptr, "whether the tensor is in CUDA memory", nullptr},
+    {"_version",
+     [](PyObject* s, void*) {
+       return getter(s, [](const Tensor& t) { return py::int_(t->version()); });
+     },
+     nullptr, "how many in-place writes this tensor and its views have seen (read-only)", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyObject* len_method(PyObject* self, PyObject*) {
@@ -200,6 +205,16 @@ PyObject* len_method(PyObject* self, PyObject*) {
 
 PyMethodDef g_len_def[] = {{"__len__", &len_method, METH_NOARGS, "len(self): the size of dim 0"},
                            {nullptr, nullptr, 0, nullptr}};
+
+void set_metadata(const Tensor& t, const Tensor& src) {
+  t->storage = src->storage;
+  t->own_version = src->own_version;
+  t->sizes = src->sizes;
+  t->strides = src->strides;
+  t->offset = src->offset;
+  t->dtype = src->dtype;
+  t->refresh();
+}
 
 // contiguous / is_contiguous with a memory_format: cudalite/_memory_format.py (the calls
 // without one, the usual ones, stay here).
@@ -282,25 +297,40 @@ void bind_tensor(py::module_& m) {
       // torch's _base (the root of a chain of views; None for a tensor that is not a view)
       .def_property_readonly("_base", [](const Tensor& t) { return t->base; })
       .def("_is_view", [](const Tensor& t) { return bool(t->base); })
-      .def("_set_metadata",
-           [](const Tensor& t, const Tensor& src) {
-             // In-place re-pointing (Tensor.data = ..., Parameter(data)).
-             t->storage = src->storage;
-             t->sizes = src->sizes;
-             t->strides = src->strides;
-             t->offset = src->offset;
-             t->dtype = src->dtype;
-             t->refresh();
+      // x.data: an alias with a version counter of its own (torch's variable_data), so that
+      // `p.data.mul_(2)` does not count as a change of p (Note [Version counters]).
+      .def("_variable_data",
+           [](const Tensor& t) {
+             Tensor out = alias(t);
+             out->own_version = std::make_shared<VersionCounter>();
+             return out;
            })
+      // In-place re-pointing at src's memory, sharing its version counter (Parameter(data),
+      // the in-place views t_(), squeeze_() ...).
+      .def("_set_metadata", &set_metadata)
+      // x.data = y: as _set_metadata, but x keeps counting its own versions, as in torch.
+      .def("_set_data",
+           [](const Tensor& t, const Tensor& src) {
+             auto own = std::make_shared<VersionCounter>(t->version());
+             set_metadata(t, src);
+             t->own_version = std::move(own);
+           })
+      // Counts an in-place write made by a composition of other calls (in-place views).
+      .def("_bump_version", [](const Tensor& t) { t->bump_version(); })
       // resize_ (the argument checks and autograd's are in python/cudalite/_resize.py): the
-      // storage is kept, or grown in place, so views of it see the new memory.
+      // storage is kept, or grown in place, so views of it see the new memory. The user's
+      // resize_ (bump_version) counts as a write when the sizes change, as torch's does;
+      // out= arguments are resized uncounted (the write that follows counts).
       .def(
           "_resize_",
-          [](const Tensor& t, py::handle sizes, py::handle strides) {
+          [](const Tensor& t, py::handle sizes, py::handle strides, bool bump_version) {
             Shape st = strides.is_none() ? Shape{} : to_shape(strides);
-            resize_(t, to_shape(sizes), strides.is_none() ? nullptr : &st);
+            Shape sz = to_shape(sizes);
+            bool changed = sz != t->sizes;
+            resize_(t, sz, strides.is_none() ? nullptr : &st);
+            if (bump_version && changed) t->bump_version();
           },
-          py::arg("sizes"), py::arg("strides") = py::none())
+          py::arg("sizes"), py::arg("strides") = py::none(), py::arg("bump_version") = false)
       // views
       // Positional calls take the first overload; keyword forms (torch's parser takes
       // x.view(size=...), x.reshape(shape=...), x.permute(dims=...)) fall to the second,

@@ -16,4 +16,5 @@ PYBIND11_MODULE(_C, m) {
   cl::bind::bind_streams(m);
   cl::bind::bind_interop(m);
   cl::bind::bind_memory(m);
+  cl::bind::bind_autograd(m);
 }

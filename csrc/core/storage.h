@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "core/allocator.h"
+#include "core/version_counter.h"
 
 namespace cl {
 
@@ -14,6 +15,8 @@ struct StorageImpl {
   bool pinned = false;  // page-locked host memory (pin_memory)
   // False for memory cudalite does not own (from_numpy, DLPack): resize_ can't grow it.
   bool resizable = true;
+  // The version counter of the tensors that view this memory (Note [Version counters]).
+  VersionCounter version;
   Device device() const { return data.device(); }
   CL_DISALLOW_COPY_AND_MOVE(StorageImpl);
 };

@@ -88,8 +88,12 @@ Tensor empty(const Shape& sizes, ScalarType dtype, Device device, bool pin_memor
 Tensor empty_like(const Tensor& t) { return empty(t->sizes, t->dtype, t->device()); }
 Tensor empty_like(const Tensor& t, ScalarType dtype) { return empty(t->sizes, dtype, t->device()); }
 
+// Every tensor made on another's storage comes through here: it shares that one's version
+// counter (its storage's, or its own one).
 Tensor as_strided(const Tensor& t, const Shape& sizes, const Shape& strides, int64_t offset) {
-  return std::make_shared<TensorImpl>(t->storage, sizes, strides, offset, t->dtype);
+  auto v = std::make_shared<TensorImpl>(t->storage, sizes, strides, offset, t->dtype);
+  v->own_version = t->own_version;
+  return v;
 }
 
 void check_as_strided(const Tensor& t, const Shape& sizes, const Shape& strides, int64_t offset) {

@@ -28,6 +28,9 @@ struct TensorImpl {
   // it is not a view. Set by view_of at the user-facing view entry points only: the view
   // functions below, used inside ops to build new tensors, leave it null.
   std::shared_ptr<TensorImpl> base;
+  // A version counter apart from the storage's (x.data), shared by views; null for the others
+  // (Note [Version counters] in core/version_counter.h).
+  std::shared_ptr<VersionCounter> own_version;
 
   int64_t dim() const { return int64_t(sizes.size()); }
   int64_t numel() const { return numel_; }
@@ -38,6 +41,10 @@ struct TensorImpl {
   char* data() const {
     return static_cast<char*>(storage->data.get()) + offset * int64_t(itemsize(dtype));
   }
+  VersionCounter& version_counter() const { return own_version ? *own_version : storage->version; }
+  uint32_t version() const { return version_counter().get(); }
+  // Counts an in-place write; called by the bindings (not by the core's own writes).
+  void bump_version() const { version_counter().bump(); }
   // Recompute numel and contiguity after sizes/strides change.
   void refresh();
 

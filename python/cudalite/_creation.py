@@ -84,7 +84,7 @@ def _finish(t, requires_grad, pin_memory=False):
         # Made on the CPU, then copied into memory from the pinned allocator (whose errors
         # are torch's for pin_memory=True, and "Only dense CPU tensors can be pinned").
         out = _C._empty(list(t.shape), t.dtype, t.device, True)
-        _C._copy_(out, t, False)
+        _C._copy_(out, t, False, bump_version=False)
         t = out
     if requires_grad:
         if not t.dtype.is_floating_point:
@@ -420,7 +420,7 @@ def _empty_like_input(
 
 def _filled_like(input, value, dtype, device, requires_grad, pin_memory, memory_format, op):
     t = _empty_like_input(input, dtype, device, pin_memory, memory_format, op)
-    _C._fill_(t, value)
+    _C._fill_(t, value, bump_version=False)
     return _finish(t, requires_grad)
 
 

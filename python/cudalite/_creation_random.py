@@ -32,12 +32,13 @@ __all__ = [
 
 
 def _random(size, dtype, device, fill, requires_grad, pin_memory=False, out=None):
+    """``fill(t, bump_version)`` draws into ``out`` (a write that counts) or a new tensor."""
     if out is not None:
         _resize_out(out, size)
-        fill(out)  # (out has the dtype checked by _check_out)
+        fill(out, True)  # (out has the dtype checked by _check_out)
         return _finish(out, requires_grad)
     t = _C._empty(size, dtype or _C.get_default_dtype(), device, pin_memory)
-    fill(t)
+    fill(t, False)
     return _finish(t, requires_grad)
 
 
@@ -60,7 +61,9 @@ def _distribution(name, draw, doc):
         if out is not None:
             _check_out(out, name, size, dtype, device)
         gen = _check_generator(generator, name)
-        return _random(shape, dtype, device, lambda t: draw(t, gen), requires_grad, pin_memory, out)
+        return _random(
+            shape, dtype, device, lambda t, bump: draw(t, gen, bump), requires_grad, pin_memory, out
+        )
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
@@ -68,10 +71,14 @@ def _distribution(name, draw, doc):
 
 
 rand = _distribution(
-    "rand", lambda t, g: _C._uniform_(t, 0.0, 1.0, g), "Uniform random numbers in [0, 1)."
+    "rand",
+    lambda t, g, bump: _C._uniform_(t, 0.0, 1.0, g, bump),
+    "Uniform random numbers in [0, 1).",
 )
 randn = _distribution(
-    "randn", lambda t, g: _C._normal_(t, 0.0, 1.0, g), "Standard normal random numbers."
+    "randn",
+    lambda t, g, bump: _C._normal_(t, 0.0, 1.0, g, bump),
+    "Standard normal random numbers.",
 )
 
 
@@ -128,7 +135,8 @@ def randint(
     else:
         t = _C._empty(shape, dtype or int64, device, pin_memory)
         check_random_bounds(t.dtype, int(low), int(high))
-    _C._random_int_(t, int(low), int(high) - 1, _check_generator(generator, "randint"))
+    gen = _check_generator(generator, "randint")
+    _C._random_int_(t, int(low), int(high) - 1, gen, out is not None)
     return _finish(t, requires_grad)
 
 
@@ -196,7 +204,7 @@ def rand_like(
     """Uniform random numbers with ``input``'s size, dtype and device."""
     dt, dev = _like(input, dtype, device)
     t = _empty_like_input(input, dt, dev, pin_memory, memory_format, "rand_like", ())
-    _C._uniform_(t, 0.0, 1.0)
+    _C._uniform_(t, 0.0, 1.0, None, False)
     return _finish(t, requires_grad)
 
 
@@ -206,7 +214,7 @@ def randn_like(
     """Normal random numbers with ``input``'s size, dtype and device."""
     dt, dev = _like(input, dtype, device)
     t = _empty_like_input(input, dt, dev, pin_memory, memory_format, "randn_like", ())
-    _C._normal_(t, 0.0, 1.0)
+    _C._normal_(t, 0.0, 1.0, None, False)
     return _finish(t, requires_grad)
 
 
@@ -236,7 +244,7 @@ def randint_like(
     fmt = memory_format
     t = _empty_like_input(input, dt, dev, pin_memory, fmt, "randint_like", given)
     check_random_bounds(t.dtype, int(low), int(high))
-    _C._random_int_(t, int(low), int(high) - 1, None)
+    _C._random_int_(t, int(low), int(high) - 1, None, False)
     return _finish(t, requires_grad)
 
 
@@ -253,7 +261,7 @@ def randperm(
         return _write_out(out, p, requires_grad)
     gen = _check_generator(generator, "randperm")
     keys = _C._empty([n], _C.float64, device, False)
-    _C._uniform_(keys, 0.0, 1.0, gen)
+    _C._uniform_(keys, 0.0, 1.0, gen, False)
     np = numpy()
     perm = np.argsort(_C._numpy(_C._to(keys, "cpu", None, False, False)), kind="stable")
     perm = perm.astype(np.int64)
@@ -271,5 +279,5 @@ def normal(mean, std, size=None, *, generator=None, dtype=None, device=None):
         return z * std + mean
     shape = _size((size,), "normal", pos=3, sequence_only=True)
     t = _C._empty(shape, dtype or _C.get_default_dtype(), device, False)
-    _C._normal_(t, float(mean), float(std), _check_generator(generator, "normal"))
+    _C._normal_(t, float(mean), float(std), _check_generator(generator, "normal"), False)
     return t

@@ -320,7 +320,7 @@ def setitem(self, idx, value):
             values = _C._to(values, view.device, view.dtype, False, False)
     else:
         values = _C._empty([], view.dtype, view.device, False)
-        _C._fill_(values, value, True)
+        _C._fill_(values, value, True, bump_version=False)
     _C._scatter_offsets(view, offsets, values, False)
 
 

@@ -73,7 +73,7 @@ def _copy_in_format(t, fmt):
     """A copy of ``t`` (new memory, not a view) with ``fmt``'s own strides (channels_last(_3d))."""
     pinned = t.device.type == "cpu" and t.is_pinned()
     out = _empty_channels_last(list(t.shape), fmt, t.dtype, t.device, pinned)
-    _C._copy_(out, t, False)
+    _C._copy_(out, t, False, bump_version=False)
     return out
 
 

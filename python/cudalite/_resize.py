@@ -76,7 +76,7 @@ def resize_(self, *args, size=_MISSING, memory_format=None):
     if memory_format is not None:
         _mf._check(memory_format, "resize_")
     _check_grad(self)
-    Tensor._resize_(self, shape)
+    Tensor._resize_(self, shape, None, True)
     if memory_format is not None:
         _restride(self, memory_format)
     return self
@@ -104,7 +104,7 @@ def _resize_as_method(self, *args, memory_format=None, **kwargs):
     if memory_format is not None:
         _mf._check(memory_format, "resize_as_")
     _check_grad(self)
-    Tensor._resize_(self, list(template.shape))
+    Tensor._resize_(self, list(template.shape), None, True)
     if memory_format is not None:
         if memory_format is _mf.preserve_format:
             memory_format = _mf.suggest(template)

@@ -95,13 +95,15 @@ def detach_(self):
 
 
 def _get_data(self):
-    return self.detach()
+    """A detached alias that counts its versions apart from self's (torch's .data: writes
+    through it are invisible to autograd's saved-tensor check)."""
+    return self._variable_data()
 
 
 def _set_data(self, new):
     if not isinstance(new, Tensor):
         raise TypeError(f"Variable data has to be a tensor, but got {type(new).__name__}")
-    self._set_metadata(new)
+    Tensor._set_data(self, new)  # self keeps its version counter, as in torch
 
 
 # ---- conversions ----
@@ -439,14 +441,18 @@ def __repr__(self, *, tensor_contents=None):
     host = self.detach().cpu()
     if host.dtype == _C.bfloat16:
         host = _C._to(host, None, _C.float32, False, False)
-    grad_fn = self.grad_fn
+    try:
+        grad_fn = self.grad_fn
+        name = None if grad_fn is None else grad_fn.__class__.__name__
+    except RuntimeError:  # a view made in no_grad mode whose base was modified in place
+        grad_fn = name = "Invalid"
     return _tensor_str.tensor_repr(
         _C._numpy(host),
         dtype_name=self.dtype._name,
         default_dtype_name=get_default_dtype()._name,
         device=str(self.device) if self.is_cuda else None,
         requires_grad=self.requires_grad and grad_fn is None,
-        grad_fn=None if grad_fn is None else grad_fn.__class__.__name__,
+        grad_fn=name,
     )
 
 
@@ -534,6 +540,12 @@ def record_stream(self, stream):
     _C._cuda._record_stream(self, stream)
 
 
+def _view_grad_fn(t):
+    from cudalite.autograd.functions.views import view_grad_fn
+
+    return view_grad_fn(t)
+
+
 def _legacy_type(t):
     from cudalite import _legacy
 
@@ -547,7 +559,7 @@ def install():
     Tensor.requires_grad = property(_get_requires_grad, _set_requires_grad)
     Tensor.data = property(_get_data, _set_data)
     Tensor.grad = None
-    Tensor.grad_fn = None
+    Tensor.grad_fn = _C._grad_fn_slot(_view_grad_fn)  # None, or a view's node (views.py)
     Tensor.is_leaf = property(lambda self: self.grad_fn is None)
     Tensor.__str__ = Tensor.__repr__
     Tensor.__module__ = "cudalite"

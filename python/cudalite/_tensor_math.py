@@ -361,19 +361,28 @@ def t(self):
 
 # In-place views: self takes the view's geometry (the same storage). Autograd, once armed,
 # records them (views.inplace_view).
+
+
+def _become(self, view):
+    """Gives ``self`` the geometry of ``view`` (of self); counts as an in-place write, as
+    torch's in-place views do."""
+    self._set_metadata(view)
+    self._bump_version()
+
+
 @method
 def t_(self):
     """In-place ``t()`` (tensors of at most two dims)."""
     if self.dim() > 2:
         raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
-    self._set_metadata(self.t())
+    _become(self, self.t())
     return self
 
 
 @method
 def transpose_(self, dim0, dim1):
     """In-place ``transpose``."""
-    self._set_metadata(self.transpose(dim0, dim1))
+    _become(self, self.transpose(dim0, dim1))
     return self
 
 
@@ -382,21 +391,21 @@ _methods["swapdims_"] = _methods["transpose_"]
 
 @method
 def swapaxes_(self, axis0, axis1):
-    self._set_metadata(self.transpose(axis0, axis1))
+    _become(self, self.transpose(axis0, axis1))
     return self
 
 
 @method
 def squeeze_(self, dim=None):
     """In-place ``squeeze``."""
-    self._set_metadata(self.squeeze() if dim is None else self.squeeze(dim))
+    _become(self, self.squeeze() if dim is None else self.squeeze(dim))
     return self
 
 
 @method
 def unsqueeze_(self, dim):
     """In-place ``unsqueeze``."""
-    self._set_metadata(self.unsqueeze(dim))
+    _become(self, self.unsqueeze(dim))
     return self
 
 

@@ -28,6 +28,8 @@ _AUTOGRAD_STATE = frozenset(
         "_nograd_view",
         "_view_of_leaf",
         "_output_nr",
+        "_view_fn",
+        "_attr_version",
         "grad_fn",
         "grad",
     }

@@ -99,7 +99,16 @@ def _requires_grad_(self, requires_grad=True):
     return self
 
 
-_PRIVATE = ("_acc", "_hooks", "_post_acc_hooks", "_retains", "_base_", "_multi_view")
+_PRIVATE = (
+    "_acc",
+    "_hooks",
+    "_post_acc_hooks",
+    "_retains",
+    "_base_",
+    "_multi_view",
+    "_view_fn",
+    "_attr_version",
+)
 
 
 def _copy(self):
@@ -107,6 +116,8 @@ def _copy(self):
     leaf's gradient accumulator."""
     out = self._alias()
     out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in _PRIVATE})
+    if "_view_fn" in self.__dict__:  # a view's node, as it is now (Note [View grad_fn])
+        out.__dict__["grad_fn"] = self.grad_fn
     out._requires_grad_flag = self._requires_grad_flag
     return out
 

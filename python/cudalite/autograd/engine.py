@@ -14,6 +14,7 @@ from heapq import heappop, heappush
 from cudalite import _C
 from cudalite._C import Tensor
 from cudalite.autograd.graph import FREED_MSG, AccumulateGrad, accumulate, edge
+from cudalite.autograd.saved import check as check_saved
 
 __all__ = ["backward", "grad"]
 
@@ -208,6 +209,13 @@ def execute(edges, grads, retain_graph, create_graph, capture=None, accumulate_g
                     continue  # nothing further back is wanted
             if node._released and node._saved:
                 raise RuntimeError(FREED_MSG)
+            if node._vers is not None:
+                try:
+                    check_saved(node)
+                except RuntimeError:
+                    if not retain_graph:  # as torch's: a second pass says "a second time"
+                        node._release()
+                    raise
             out = node.apply(g)
             if node._post is not None:
                 out = _run_post_hooks(node, out, g)

@@ -17,25 +17,47 @@ y = Exp.apply(x)          # y.grad_fn is an ExpBackward node
 
 from __future__ import annotations
 
+import weakref
+
 from cudalite import _C
 from cudalite._C import Tensor
+from cudalite.autograd import saved as _saved
 from cudalite.autograd.graph import FREED_MSG, Node, edge, mark
 
 __all__ = ["Function", "FunctionCtx"]
 
 
 class FunctionCtx:
-    """What ``forward`` and ``backward`` share: saved tensors and flags."""
+    """What ``forward`` and ``backward`` share: saved tensors and flags. As in torch, the
+    versions of the saved tensors are taken when ``forward`` returns and checked when
+    ``saved_tensors`` is read."""
 
     def save_for_backward(self, *tensors):
         self._saved = tensors
 
     @property
     def saved_tensors(self):
-        saved = self.__dict__.get("_saved", ())
+        d = self.__dict__
+        saved = d.get("_saved", ())
         if saved is None:
             raise RuntimeError(FREED_MSG)
+        vers = d.get("_vers")
+        if vers is not None:
+            for t, (v, nr) in zip(saved, vers, strict=True):
+                if v is not None and t._version != v:
+                    node = d["_node"]() if nr is not None else None
+                    raise RuntimeError(_saved.modified_msg(t, v, node, nr or 0))
         return saved
+
+    def _capture(self, node, outs):
+        """Records the version of each saved tensor, and which output it is (torch's message
+        names the node for those)."""
+        out_nr = {id(o): i for i, o in enumerate(outs) if isinstance(o, Tensor)}
+        self._vers = [
+            (t._version, out_nr.get(id(t))) if isinstance(t, Tensor) else (None, None)
+            for t in self.__dict__.get("_saved", ())
+        ]
+        self._node = weakref.ref(node)
 
     def mark_non_differentiable(self, *tensors):
         self._non_diff = {id(t) for t in tensors}
@@ -118,6 +140,8 @@ class Function:
             out = cls.forward(ctx, *args, **kwargs)
         finally:
             _C._set_grad_enabled(prev)
+        for t in getattr(ctx, "_dirty", ()):
+            t._bump_version()  # torch's mark_dirty counts as a write (saved copies are stale)
         if not record:
             return out
         outs = out if isinstance(out, tuple) else (out,)
@@ -133,4 +157,5 @@ class Function:
                     o = o._alias()  # an input returned as is: give the output its own object
                     outs = outs[:i] + (o,) + outs[i + 1 :]
                 mark(o, node, i if len(outs) > 1 else None)
+        ctx._capture(node, out if isinstance(out, tuple) else (out,))  # as forward returned them
         return outs if isinstance(out, tuple) else outs[0]

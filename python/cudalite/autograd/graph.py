@@ -26,6 +26,7 @@ import weakref
 
 from cudalite import _C
 from cudalite._C import Tensor
+from cudalite.autograd import saved
 
 __all__ = ["Node", "AccumulateGrad"]
 
@@ -67,12 +68,14 @@ class Node:
 
     Subclasses are named like torch's (``AddBackward0``) and implement ``apply``; the names of
     the attributes holding saved tensors are listed in ``_saved`` so that they can be freed
-    after a backward pass without ``retain_graph``.
+    after a backward pass without ``retain_graph``, and their versions checked before it uses
+    them (``_vers``, saved.py).
     """
 
-    __slots__ = ("_next", "_seq", "_pre", "_post", "_released", "__weakref__")
+    __slots__ = ("_next", "_seq", "_pre", "_post", "_released", "_vers", "__weakref__")
     _saved = ()
     _multi = False  # several differentiable outputs: apply receives a list of gradients
+    _cpp_name = None  # name() of the nodes torch writes by hand ("torch::autograd::CopySlices")
 
     def __init__(self, edges):
         self._next = edges
@@ -80,9 +83,10 @@ class Node:
         self._pre = None
         self._post = None
         self._released = False
+        self._vers = None
 
     def name(self):
-        return type(self).__name__
+        return self._cpp_name or type(self).__name__
 
     @property
     def next_functions(self):
@@ -98,6 +102,8 @@ class Node:
     def __call__(self, *grads):
         if self._released and self._saved:
             raise RuntimeError(FREED_MSG)
+        if self._vers is not None:
+            saved.check(self)
         out = self.apply(list(grads) if self._multi else grads[0])
         return out[0] if len(out) == 1 else tuple(out)
 
@@ -157,6 +163,7 @@ class AccumulateGrad(Node):
     """
 
     __slots__ = ("_var",)
+    _cpp_name = "torch::autograd::AccumulateGrad"
 
     def __init__(self, variable):
         super().__init__(())
@@ -198,14 +205,18 @@ def edge(t):
     return None
 
 
-def mark(out, node, nr=None):
-    """Makes ``out`` the output of ``node`` (a non-leaf that requires grad)."""
+def mark(out, node, nr=None, key="grad_fn"):
+    """Makes ``out`` the output of ``node`` (a non-leaf that requires grad). The first call,
+    right after the forward, records the versions of the tensors the node saved. ``key``:
+    where the node goes in out's dict ("_view_fn" for views, Note [View grad_fn])."""
     out._requires_grad_flag = True
     d = out.__dict__
     d["_rg"] = True
-    d["grad_fn"] = node
+    d[key] = node
     if nr is not None:
         d["_output_nr"] = nr
+    if node._saved and node._vers is None:
+        node._vers = saved.capture(node)
     return out
 
 

@@ -96,7 +96,8 @@ def linear(input, weight, bias=None):
             r = _C._cuda_addmm(bias, x, wt, 1.0, 1.0)  # cuBLAS adds the bias
         else:
             r = _linalg._product(x, wt)
-            _C._binary(_ADD, r, bias, r)  # the bias is added in place: one allocation
+            # the bias is added in place (one allocation); r is new, at version 0 as torch's
+            _C._binary(_ADD, r, bias, r, bump_version=False)
         if (x._rg or wt._rg or bias._rg) and _grad_on():
             if not _record_addmm:
                 from cudalite.autograd.functions.linalg import record_addmm

@@ -105,9 +105,9 @@ def eye_(tensor):
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with no_grad():
-        _C._fill_(tensor, 0)
+        _C._fill_(tensor, 0)  # one write, as torch's eye(out=tensor)
         for i in range(min(tensor.shape)):
-            _C._fill_(tensor[i, i], 1)
+            _C._fill_(tensor[i, i], 1, bump_version=False)
     return tensor
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from cudalite._C import Tensor
 
 from cudalite import _C, _ops
+from cudalite.autograd import saved
 from cudalite.autograd.graph import Node, edge, mark
 
 B = _ops.BINARY
@@ -14,7 +15,7 @@ U = _ops.UNARY
 grad_enabled = _C._is_grad_enabled
 set_grad = _C._set_grad_enabled
 
-__all__ = ["Node", "edge", "mark", "nograd", "meta", "fix", "sum_to", "check_inplace"]
+__all__ = ["Node", "edge", "mark", "remark", "nograd", "meta", "fix", "sum_to", "check_inplace"]
 
 
 def nograd(fn, *args, **kwargs):
@@ -104,15 +105,28 @@ def zeros(shape, like):
     return _C._full(list(shape), 0, like.dtype, like.device)
 
 
+def multi_view_msg(t, indirect=False):
+    """torch's error for an in-place op on an output of split/unbind/chunk (``indirect``: on
+    its base or another view of it, seen when reading the view's grad_fn)."""
+    how = "its base or another view of its base has been" if indirect else "is being"
+    return (
+        f"Output {t._output_nr} of {_view_node_name(t)} is a view and {how} modified inplace. "
+        "This view is the output of a function that returns multiple views. Such functions do "
+        "not allow the output views to be modified inplace. You should replace the inplace "
+        "operation by an out-of-place one."
+    )
+
+
+def _view_node_name(t):
+    """The name of view ``t``'s node as made (torch names it without remaking it)."""
+    fn = t.__dict__.get("_view_fn")
+    return type(fn if fn is not None else t.grad_fn).__name__
+
+
 def check_inplace(t):
     """torch's errors for in-place ops that would lose a leaf's gradient."""
     if "_multi_view" in t.__dict__ and grad_enabled():
-        raise RuntimeError(
-            f"Output {t._output_nr} of {type(t.grad_fn).__name__} is a view and is being "
-            "modified inplace. This view is the output of a function that returns multiple "
-            "views. Such functions do not allow the output views to be modified inplace. You "
-            "should replace the inplace operation by an out-of-place one."
-        )
+        raise RuntimeError(multi_view_msg(t))
     ng = t.__dict__.get("_nograd_view")
     if ng is not None and grad_enabled():
         raise RuntimeError(nograd_view_msg(t, ng))
@@ -127,27 +141,42 @@ def check_inplace(t):
         )
 
 
-def nograd_view_msg(t, ng, node_name=None):
+def nograd_view_msg(t, ng, node_name=None, indirect=False):
     """torch's error for an in-place op in grad mode on a view made in no_grad (or
     inference) mode, or on a view of one (``ng``: (inference, of_view)); ``node_name``
-    names the view op that setitem applied first."""
+    names the view op that setitem applied first. ``indirect``: the view's base or another
+    view of it was modified (seen when reading the view's grad_fn)."""
     inference, of_view = ng
     where = "inference mode" if inference else "no_grad mode"
     how = "in normal mode" if inference else "with grad mode enabled"
     block = "inference_mode" if inference else "no_grad"
     if node_name is None and of_view:
-        node_name = type(t.grad_fn).__name__
+        node_name = _view_node_name(t)
     head = (
         f"A view was created in {where}"
         if node_name is None
         else f"Output 0 of {node_name} is a view of a view which was created in {where}"
     )
+    what = "its base or another view of its base has been" if indirect else "is being"
     return (
-        f"{head} and is being modified inplace {how}. Given that this use case is ambiguous "
+        f"{head} and {what} modified inplace {how}. Given that this use case is ambiguous "
         "and error-prone, it is forbidden. You can clarify your code by moving both the view "
         f"and the inplace either both inside the {block} block (if you don't want the inplace "
         "to be tracked) or both outside (if you want the inplace to be tracked)."
     )
+
+
+def remark(t, node):
+    """Makes ``t``, written in place, the output of ``node``; a view autograd tracks keeps it
+    as its node at its new version (Note [View grad_fn] in views.py)."""
+    d = t.__dict__
+    d.pop("_output_nr", None)
+    if "_attr_version" in d:
+        mark(t, node, None, "_view_fn")
+        d["_attr_version"] = t._version
+    else:
+        mark(t, node)
+    return t
 
 
 def twin(t):
@@ -172,12 +201,13 @@ def adopt(self, r):
     _C._copy_(self, r, False)
     node = r.grad_fn
     if node is not None:
-        mark(self, node)
-        self.__dict__.pop("_output_nr", None)
+        remark(self, node)
         if "_base_" in self.__dict__:
             from cudalite.autograd.functions.views import rebase_view
 
             rebase_view(self)
+        if node._vers is not None and "_result" in node._saved:
+            saved.resave_output(node, self)
     return self
 
 

@@ -19,9 +19,10 @@ from cudalite.autograd.functions._common import (
     meta,
     nograd,
     nograd_view_msg,
+    remark,
     zeros,
 )
-from cudalite.autograd.functions.views import _orig, _view_mark, embed, rebase_view
+from cudalite.autograd.functions.views import _orig, _view_mark, embed, rebase_view, track_view
 from cudalite.autograd.functions.where import _where
 
 _VIEW_OF_LEAF = (
@@ -106,6 +107,7 @@ class CopySlices(Node):
 
     __slots__ = ("idx", "vmeta", "accumulate")
     _saved = ("idx",)
+    _cpp_name = "torch::autograd::CopySlices"
 
     def apply(self, g):
         n = self._next
@@ -122,7 +124,7 @@ class CopySlices(Node):
         return (gx, gv)
 
 
-IndexPutBackward0 = type("IndexPutBackward0", (CopySlices,), {"__slots__": ()})
+IndexPutBackward0 = type("IndexPutBackward0", (CopySlices,), {"__slots__": (), "_cpp_name": None})
 
 
 def _consumed(i):
@@ -179,8 +181,7 @@ def setitem(self, idx, value):
     node = CopySlices((e_self, e_val))
     node.idx, node.accumulate = idx, False
     node.vmeta = (value.shape, value.dtype, value.device) if vt else None
-    mark(self, node)
-    self.__dict__.pop("_output_nr", None)
+    remark(self, node)
     rebase_view(self)
 
 
@@ -193,8 +194,7 @@ def index_put_(self, indices, values, accumulate=False):
     node = IndexPutBackward0((e_self, e_val))
     node.idx, node.accumulate = tuple(indices), accumulate
     node.vmeta = (values.shape, values.dtype, values.device)
-    mark(self, node)
-    self.__dict__.pop("_output_nr", None)
+    remark(self, node)
     rebase_view(self)
     return self
 
@@ -338,18 +338,9 @@ def _multi(cls, self, outs, dim):
     node.dim = dim % builtins.max(self.dim(), 1)
     node.shapes = [o.shape for o in outs]
     node.like = _C._full([], 0, self.dtype, self.device)
-    d = self.__dict__
-    leaf = self.grad_fn is None or "_view_of_leaf" in d
-    ng = d.get("_nograd_view")
     for i, o in enumerate(outs):
-        mark(o, node, i)
+        track_view(o, self, node, i)
         o.__dict__["_multi_view"] = True
-        if ng is not None:
-            o.__dict__["_nograd_view"] = (ng[0], True)
-        if leaf:
-            o.__dict__["_view_of_leaf"] = True
-        else:
-            o.__dict__["_base_"] = d.get("_base_", self)
     return outs
 
 

@@ -38,7 +38,7 @@ def _grad_mat2(mat1, g, transposed):
 
 class MmBackward0(Node):
     __slots__ = ("self_", "mat2", "t2")
-    _saved = ("self_", "mat2")
+    _saved = ("mat2", "self_")  # torch's order: its names, sorted
 
     def apply(self, g):
         n = self._next
@@ -141,10 +141,7 @@ class DotBackward0(Node):
 
 def dot(input, other, *, out=None):
     no_out(out, "dot")
-    r = _ops.dot(input, other)
-    node = DotBackward0((edge(input), edge(other)))
-    node.self_, node.other = input, other
-    return mark(r, node)
+    return _record_dot(_ops.dot(input, other), input, other)
 
 
 class MvBackward0(Node):
@@ -160,9 +157,14 @@ class MvBackward0(Node):
 
 def mv(input, vec, *, out=None):
     no_out(out, "mv")
-    r = _ops.mv(input, vec)
+    return _record_mv(_ops.mv(input, vec), input, vec)
+
+
+def _record_mv(r, input, vec):
     node = MvBackward0((edge(input), edge(vec)))
-    node.self_, node.vec = input, vec
+    # as torch, each is saved only for the other's gradient
+    node.self_ = input if node._next[1] is not None else None
+    node.vec = vec if node._next[0] is not None else None
     return mark(r, node)
 
 
@@ -177,9 +179,7 @@ def matmul(input, other, *, out=None):
         if da == 1 and db == 1:
             return _record_dot(r, input, other)
         if db == 1:
-            node = MvBackward0((edge(input), edge(other)))
-            node.self_, node.vec = input, other
-            return mark(r, node)
+            return _record_mv(r, input, other)
         return _record_mm(MmBackward0, r, input, other)
     if input.shape[-1] != other.shape[-2 if db > 1 else -1]:
         return _ops.matmul(input, other)  # raises the size error
@@ -208,7 +208,9 @@ def matmul(input, other, *, out=None):
 
 def _record_dot(r, a, b):
     node = DotBackward0((edge(a), edge(b)))
-    node.self_, node.other = a, b
+    # as torch, each is saved only for the other's gradient ("self" and "tensor" there)
+    node.self_ = a if node._next[1] is not None else None
+    node.other = b if node._next[0] is not None else None
     return mark(r, node)
 
 

@@ -10,6 +10,8 @@ from cudalite import _C, _reductions
 from cudalite.autograd.functions._common import B, Node, U, edge, fix, mark, meta, out_meta
 
 _MAX, _SUM = _reductions.MAX, _reductions.SUM
+# The in-place steps below write into tensors made here (their bump_version argument is False:
+# the results are new, at version 0 as torch's).
 _grad_on = _C._is_grad_enabled
 
 
@@ -57,7 +59,7 @@ def softmax(input, dim, dtype=None):
     if x.numel() == 0:
         return x.clone()
     e = _C._unary(U["exp"], _shifted(x, dim), None)
-    r = _C._binary(B["div"], e, _C._reduce(_SUM, e, [dim], True, None), e)
+    r = _C._binary(B["div"], e, _C._reduce(_SUM, e, [dim], True, None), e, False)
     if _recording(x):
         node = SoftmaxBackward0((edge(x),))
         node.result, node.dim = r, dim
@@ -74,7 +76,7 @@ def log_softmax(input, dim, dtype=None):
     lse = _C._unary(
         U["log"], _C._reduce(_SUM, _C._unary(U["exp"], s, None), [dim], True, None), None
     )
-    r = _C._binary(B["sub"], s, lse, s)
+    r = _C._binary(B["sub"], s, lse, s, False)
     if _recording(x):
         node = LogSoftmaxBackward0((edge(x),))
         node.result, node.dim = r, dim
@@ -91,8 +93,11 @@ def _check_reduction(reduction):
 
 
 class MseLossBackward0(Node):
-    __slots__ = ("diff", "reduction", "n", "m0", "m1")
-    _saved = ("diff",)
+    """torch saves input and target; the formula uses their difference (computed by the
+    forward), the inputs are kept for their version check."""
+
+    __slots__ = ("self_", "target", "diff", "reduction", "n", "m0", "m1")
+    _saved = ("self_", "target", "diff")
 
     def apply(self, g):
         if self.reduction == "mean":
@@ -116,10 +121,11 @@ def mse_loss(input, target, reduction="mean"):
     else:
         r = _C._reduce(_SUM, sq, None, False, None)
         if reduction == "mean":
-            r = _C._binary(B["div"], r, n, r) if n else r * float("nan")
+            r = _C._binary(B["div"], r, n, r, False) if n else r * float("nan")
     if _recording(input, target):
         node = MseLossBackward0((edge(input), edge(target) if target._rg else None))
-        node.diff, node.reduction, node.n = d, reduction, n
+        node.self_, node.target, node.diff = input, target, d
+        node.reduction, node.n = reduction, n
         om = out_meta(d)
         node.m0, node.m1 = meta(input, d, om), meta(target, d, om)
         mark(r, node)
@@ -130,8 +136,20 @@ class NllLossBackward0(Node):
     """Only the picked log-probabilities get a gradient: ``-weight[t] * g`` (over the total
     weight for 'mean'); built as a one-hot product so no scatter kernel is needed."""
 
-    __slots__ = ("target", "valid", "wvalid", "denom", "reduction", "shape", "classes")
-    _saved = ("target", "valid", "wvalid", "denom")
+    __slots__ = (
+        "self_",
+        "target",
+        "weight",
+        "valid",
+        "wvalid",
+        "denom",
+        "reduction",
+        "shape",
+        "classes",
+    )
+    # torch saves self, target and weight (kept here for their version check; the formula
+    # uses what the forward derived from them)
+    _saved = ("self_", "target", "weight", "valid", "wvalid", "denom")
 
     def apply(self, g):
         t, c = self.target, self.classes
@@ -211,7 +229,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     # where, not a product with the one-hot: -inf log-probabilities of other classes stay out.
     picked = _C._reduce(_SUM, _C._where(onehot, rows, 0.0), [1], False, None)
     losses = _C._binary(B["mul"], picked, wvalid, None)
-    _C._unary(U["neg"], losses, losses)
+    _C._unary(U["neg"], losses, losses, False)
     denom = None
     if reduction == "none":
         r = losses.reshape(target.shape) if input.dim() > 1 else losses.reshape([])
@@ -219,10 +237,11 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
         r = _C._reduce(_SUM, losses, None, False, None)
         if reduction == "mean":
             denom = _C._reduce(_SUM, wvalid, None, False, None)
-            r = _C._binary(B["div"], r, denom, r)
+            r = _C._binary(B["div"], r, denom, r, False)
     if _recording(input):
         node = NllLossBackward0((edge(input),))
-        node.target, node.valid, node.wvalid, node.denom = t, valid, wvalid, denom
+        node.self_, node.target, node.weight = input, t, weight
+        node.valid, node.wvalid, node.denom = valid, wvalid, denom
         node.reduction, node.shape, node.classes = reduction, input.shape, classes
         mark(r, node)
     return r

@@ -190,7 +190,7 @@ class RsubBackward1(Node):
 
 class MulBackward0(Node):
     __slots__ = ("self_", "other", "m0", "m1")
-    _saved = ("self_", "other")
+    _saved = ("other", "self_")  # torch's order: its names, sorted
 
     def apply(self, g):
         n = self._next
@@ -227,7 +227,7 @@ class PowBackward1(MulBackward0):
     """``self ** exponent`` for a tensor exponent (saved as ``other``)."""
 
     __slots__ = ("_result",)
-    _saved = ("self_", "other", "_result")
+    _saved = ("other", "self_", "_result")  # torch's names: exponent, self, result
 
     def apply(self, g):
         n = self._next
@@ -245,8 +245,8 @@ class PowBackward1(MulBackward0):
 class PowBackward2(Node):
     """``base ** exponent`` for a number base."""
 
-    __slots__ = ("base", "_result")
-    _saved = ("_result",)
+    __slots__ = ("base", "exponent", "_result")
+    _saved = ("exponent", "_result")
 
     def apply(self, g):
         if self.base == 0:
@@ -404,7 +404,7 @@ def pow_(input, exponent, *, out=None):
         return r
     if not isinstance(input, Tensor):
         node = PowBackward2((edge(exponent),))
-        node.base, node.result = input, r
+        node.base, node.exponent, node.result = input, exponent, r
     elif not isinstance(exponent, Tensor):
         node = PowBackward0((edge(input),))
         node.self_, node.exponent = input, exponent
@@ -503,7 +503,8 @@ def binary_(op, self, other, **kw):
     saves_self = op in _ALWAYS_SAVES_SELF or (
         op in _SAVES_SELF and isinstance(other, Tensor) and other._rg
     )
-    if other is self:  # x *= x: both operands are the old value
-        t = twin(self)
-        return adopt(self, rec(t, t, **kw))
+    if other is self:
+        # x *= x: both operands are the old value. The other operand is saved as self itself,
+        # which the write then modifies: its backward raises, as torch's does.
+        return adopt(self, rec(twin(self), self, **kw))
     return adopt(self, rec(twin(self) if saves_self else self, other, **kw))

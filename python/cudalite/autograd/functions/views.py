@@ -15,7 +15,10 @@ from cudalite.autograd.functions._common import (
     edge,
     fix,
     mark,
+    multi_view_msg,
     nograd,
+    nograd_view_msg,
+    remark,
     sum_to,
     tr,
     zeros,
@@ -26,36 +29,86 @@ from cudalite.autograd.graph import INFERENCE
 _orig = {}  # the plain Tensor methods, filled in by autograd.install
 
 
-def _view_mark(out, x, node):
-    """Marks a view. Views of a leaf that requires grad remember it, so that in-place ops on
-    them raise torch's error; views of other tensors remember their base, so that an in-place
-    op on the view also rewrites the base's history (``rebase_view``)."""
-    mark(out, node)
+# Note [View grad_fn] (csrc/bindings/bind_autograd.cpp)
+# A view autograd tracks keeps its node in its dict as "_view_fn", with the version it was
+# made at as "_attr_version", and its base: "_base_" (the root of its chain of views) or,
+# for views of a leaf that requires grad, "_view_of_leaf" (that leaf). Tensor.grad_fn returns
+# the node while the version is the same; once the view's base or another view of it has
+# been modified in place, view_grad_fn makes a new node (AsStridedBackward0 of the base's
+# current history), as torch does, so that gradients through the view see the write.
+
+
+def track_view(out, x, node, nr=None):
+    """Makes ``out``, a view of ``x`` made in grad mode, the output of ``node``. Views of a leaf
+    that requires grad remember it, so that in-place ops on them raise torch's error; views of
+    other tensors remember their base, so that an in-place op on the view also rewrites the
+    base's history (``rebase_view``)."""
+    mark(out, node, nr, "_view_fn")
     d = x.__dict__
+    od = out.__dict__
+    od["_attr_version"] = out._version
     ng = d.get("_nograd_view")
     if ng is not None:  # a view of a view made in no_grad mode
-        out.__dict__["_nograd_view"] = (ng[0], True)
-    if (x.grad_fn is None and x._rg) or "_view_of_leaf" in d:
-        out.__dict__["_view_of_leaf"] = True
+        od["_nograd_view"] = (ng[0], True)
+    leaf = d.get("_view_of_leaf")
+    if leaf is not None:
+        od["_view_of_leaf"] = leaf
+    elif x._rg and x.grad_fn is None:
+        od["_view_of_leaf"] = x
     else:
-        out.__dict__["_base_"] = d.get("_base_", x)
+        od["_base_"] = d.get("_base_", x)
     return out
+
+
+def _view_mark(out, x, node):
+    return track_view(out, x, node)
 
 
 def nograd_view(out, base):
     """A view made in no_grad (or inference) mode of ``base``, which requires grad: a leaf
     that requires grad, as in torch, which no gradient reaches and which in-place ops in grad
-    mode refuse (``check_inplace``). ``out`` may be a list of views (split)."""
+    mode refuse (``check_inplace``); reading its grad_fn raises once its base was modified in
+    place (view_grad_fn). ``out`` may be a list of views (split)."""
     if isinstance(out, Tensor):
         if out is not base and not out._rg and out._is_view():
             out._requires_grad_flag = True
             d = out.__dict__
             d["_rg"] = True
             d["_nograd_view"] = (INFERENCE.depth > 0, False)
+            d["_attr_version"] = out._version
     elif isinstance(out, (tuple, list)):
         for o in out:
             nograd_view(o, base)
     return out
+
+
+def view_grad_fn(t):
+    """The node of tracked view ``t`` whose version changed since its node was made (Note
+    [View grad_fn]): torch's errors for views made in no_grad mode and outputs of multi-view
+    ops, else a new AsStridedBackward0 of the base's current history."""
+    d = t.__dict__
+    ng = d.get("_nograd_view")
+    if ng is not None:
+        raise RuntimeError(nograd_view_msg(t, ng, indirect=True))
+    if "_multi_view" in d:
+        raise RuntimeError(multi_view_msg(t, indirect=True))
+    base = d.get("_base_")
+    if base is None:
+        base = d["_view_of_leaf"]
+    node = _as_strided_node(base, t)
+    d["_view_fn"] = node
+    d["_attr_version"] = t._version
+    d.pop("_output_nr", None)
+    return node
+
+
+def _as_strided_node(base, v):
+    """AsStridedBackward0 taking view ``v``'s gradient to ``base``'s current history."""
+    node = AsStridedBackward0((edge(base),))
+    node.shape, node.size, node.stride = base.shape, tuple(v.shape), tuple(v.stride())
+    node.offset = v.storage_offset() - base.storage_offset()
+    node.base_stride = None if base.is_contiguous() else tuple(base.stride())
+    return node
 
 
 class ViewCopySlices(Node):
@@ -63,10 +116,11 @@ class ViewCopySlices(Node):
     the new values, the rest to the base's old history."""
 
     __slots__ = ("size", "stride", "offset")
+    _cpp_name = "torch::autograd::CopySlices"
 
     def apply(self, g):
         gb = g.contiguous()._clone()
-        _C._fill_(RAW["as_strided"](gb, self.size, self.stride, self.offset), 0)
+        _C._fill_(RAW["as_strided"](gb, self.size, self.stride, self.offset), 0, False, False)
         region = RAW["as_strided"](g.contiguous(), self.size, self.stride, self.offset)
         return (gb, region._clone())
 
@@ -85,16 +139,11 @@ def rebase_view(v):
             "cudalite: an in-place operation on a view of a non-contiguous tensor that "
             "requires grad is not supported; use an out-of-place operation"
         )
-    size, stride = tuple(v.shape), tuple(v.stride())
-    offset = v.storage_offset() - base.storage_offset()
     node = ViewCopySlices((edge(base), edge(v)))
-    node.size, node.stride, node.offset = size, stride, offset
-    mark(base, node)
-    base.__dict__.pop("_output_nr", None)
-    view = AsStridedBackward0((edge(base),))
-    view.shape, view.size, view.stride, view.offset = base.shape, size, stride, offset
-    mark(v, view)
-    v.__dict__.pop("_output_nr", None)
+    node.size, node.stride = tuple(v.shape), tuple(v.stride())
+    node.offset = v.storage_offset() - base.storage_offset()
+    remark(base, node)
+    remark(v, _as_strided_node(base, v))
 
 
 class ViewBackward0(Node):
@@ -255,9 +304,8 @@ def inplace_view(view, name):
             )
         node.__class__ = sub
         self._set_metadata(v)
-        mark(self, node)
-        self.__dict__.pop("_output_nr", None)
-        return self
+        self._bump_version()  # torch counts in-place views as writes
+        return remark(self, node)
 
     rec.__name__ = name
     return rec
@@ -294,7 +342,7 @@ _embed_types = {}
 def embed(g, shape, select, name):
     """Zeros of ``shape`` with ``g`` written where ``select(zeros)`` points."""
     z = zeros(shape, g)
-    _C._copy_(select(z), g, False)
+    _C._copy_(select(z), g, False, False)  # z is new: no version bump
     if g._rg and _C._is_grad_enabled():
         cls = _embed_types.get(name)
         if cls is None:
@@ -354,17 +402,44 @@ def strided_positions(size, stride, offset, device):
 
 
 class AsStridedBackward0(Node):
-    __slots__ = ("shape", "size", "stride", "offset")
+    """The gradient of a view with the geometry (size, stride, offset) relative to the memory
+    of an input of ``shape``: contiguous, or with the strides ``base_stride`` (a dense base
+    laid out in another order, for the views that view_grad_fn remakes)."""
+
+    __slots__ = ("shape", "size", "stride", "offset", "base_stride")
+
+    def __init__(self, edges):
+        super().__init__(edges)
+        self.base_stride = None
 
     def apply(self, g):
         n = 1
         for s in self.shape:
             n *= s
         flat = zeros([n], g)
-        # positions of the view's elements in a contiguous copy of the input
-        pos = strided_positions(self.size, self.stride, self.offset, g.device)
+        if self.base_stride is None:
+            # positions of the view's elements in a contiguous copy of the input
+            pos = strided_positions(self.size, self.stride, self.offset, g.device)
+        else:
+            pos = _strided_positions(
+                self.shape, self.base_stride, self.size, self.stride, self.offset, g.device
+            )
         _C._scatter_offsets(flat, pos, g.contiguous(), True)
         return (flat.reshape(self.shape),)
+
+
+def _strided_positions(shape, base_stride, size, stride, off, device):
+    """The flat (row-major) index in an input of ``shape`` laid out with ``base_stride`` of
+    each element of the view (size, stride, off): the indices are written into a buffer
+    through the input's geometry and read back through the view's."""
+    extent = 1 + sum((s - 1) * st for s, st in zip(shape, base_stride, strict=True) if s)
+    n = 1
+    for s in shape:
+        n *= s
+    buf = _C._full([extent], 0, _C.int64, device)
+    idx = _C._arange(0, n, 1, _C.int64, device).reshape(list(shape))
+    _C._copy_(RAW["as_strided"](buf, list(shape), list(base_stride), 0), idx, False, False)
+    return RAW["as_strided"](buf, list(size), list(stride), off).contiguous()
 
 
 def as_strided(self, *args, **kwargs):
@@ -432,6 +507,7 @@ class CopyBackwards(Node):
     converted back to its shape, dtype and device)."""
 
     __slots__ = ("m1",)
+    _cpp_name = "torch::autograd::CopyBackwards"
 
     def apply(self, g):
         n = self._next
@@ -447,7 +523,6 @@ def copy_(self, src, non_blocking=False):
         return self
     node = CopyBackwards((e0, e1))
     node.m1 = (src.shape, src.dtype, src.device) if e1 is not None else None
-    mark(self, node)
-    self.__dict__.pop("_output_nr", None)
+    remark(self, node)
     rebase_view(self)
     return self

@@ -18,6 +18,7 @@ from cudalite.autograd.functions._common import (
     metas,
     no_out,
     nograd,
+    remark,
     twin,
 )
 
@@ -75,7 +76,7 @@ class ClampBackward0(Node):
     """clamp with tensor bounds: the gradient goes to whichever of self/min/max is chosen."""
 
     __slots__ = ("self_", "min", "max", "m0", "m1", "m2")
-    _saved = ("self_", "min", "max")
+    _saved = ("max", "min", "self_")  # torch's order: its names, sorted
 
     def apply(self, g):
         n = self._next
@@ -137,7 +138,7 @@ class LerpBackward0(Node):
 
 class LerpBackward1(Node):
     __slots__ = ("self_", "end", "weight", "m0", "m1", "m2")
-    _saved = ("self_", "end", "weight")
+    _saved = ("end", "self_", "weight")
 
     def apply(self, g):
         n = self._next
@@ -174,8 +175,7 @@ def fill_like(cls, fn):
         e = edge(self)
         fn(self, *args, **kwargs)
         if e is not None:
-            mark(self, cls((e,)))
-            self.__dict__.pop("_output_nr", None)
+            remark(self, cls((e,)))
             if "_base_" in self.__dict__:
                 from cudalite.autograd.functions.views import rebase_view
 
