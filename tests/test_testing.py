@@ -218,7 +218,11 @@ def test_assert_allclose_warns_and_uses_its_own_defaults(device):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         assert_allclose(T([1.0, math.nan]), T([1.0, math.nan]))  # equal_nan defaults to True
-        assert_allclose([1.0, 2.0], T([1.0, 2.0]))
+        if device == "cpu":
+            assert_allclose([1.0, 2.0], T([1.0, 2.0]))
+        else:  # a non-tensor becomes a CPU tensor, and devices are checked (as torch)
+            with pytest.raises(AssertionError, match="'device' do not match: cpu != cuda:0"):
+                assert_allclose([1.0, 2.0], T([1.0, 2.0]))
         assert_allclose(T([1, 2]), T([1.0, 2.0]))  # dtypes are promoted, not checked
         assert_allclose(T([1.0, 2.0]), T([1.0, 3.0]), rtol=0.5, atol=0)
         with pytest.raises(AssertionError) as info:
