@@ -1,4 +1,6 @@
 // Generators (ops/generator.h) and the random fills that draw from them.
+#include <limits>
+
 #include "core/cuda_api.h"
 #include "core/error.h"
 #include "ops/generator.h"
@@ -96,8 +98,31 @@ void manual_seed(uint64_t seed) {
 void uniform_(const Tensor& t, double lo, double hi, Generator* gen) {
   CL_CHECK_AS(NotImplementedError, is_floating(t->dtype),
               "\"check_uniform_bounds\" not implemented for '", dtype_short_name(t->dtype), "'");
+  // torch's checks, in its order: both ends within the dtype's finite range (NaN is not),
+  // an ordered range, and a width that the dtype can hold.
+  double max = 0;
+  const char* cpp_name = "";
+  switch (t->dtype) {
+    case ScalarType::Float16:
+      max = 65504.0, cpp_name = "c10::Half";
+      break;
+    case ScalarType::BFloat16:
+      max = 3.3895313892515355e38, cpp_name = "c10::BFloat16";
+      break;
+    case ScalarType::Float32:
+      max = double(std::numeric_limits<float>::max()), cpp_name = "float";
+      break;
+    default:
+      max = std::numeric_limits<double>::max(), cpp_name = "double";
+      break;
+  }
+  CL_CHECK(lo >= -max && lo <= max, "from is out of bounds for ", cpp_name);
+  CL_CHECK(hi >= -max && hi <= max, "to is out of bounds for ", cpp_name);
   CL_CHECK(lo <= hi, "uniform_ expects to return a [from, to) range, but found from=", lo,
            " > to=", hi);
+  CL_CHECK(hi - lo <= max, "uniform_ expects to-from <= std::numeric_limits<",
+           dtype_short_name(t->dtype), ">::max(), but found to=", hi, " and from=", lo,
+           " which result in to-from to exceed the limit");
   fill(t, 0, lo, hi, gen);
 }
 

@@ -1,5 +1,5 @@
 """Random tensors: rand, randn, randint, randperm, normal and the *_like forms, with
-torch's bounds checks for random_ (generator= everywhere; docs/random.md)."""
+torch's bounds checks (_random_bounds.py; generator= everywhere; docs/random.md)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from cudalite._creation import (
     _write_out,
 )
 from cudalite._lazy import numpy
+from cudalite._random_bounds import check_random_bounds
 from cudalite.random import _check_generator
 
 __all__ = [
@@ -129,73 +130,15 @@ def randint(
         raise TypeError("randint() received an invalid combination of arguments")
     shape = _size((size,), "randint", pos=2, sequence_only=True)
     if out is not None:
-        check_random_bounds(out.dtype, int(low), int(high))
+        lo, hi_inc = check_random_bounds(out.dtype, int(low), int(high))
         _resize_out(out, shape)
         t = out
     else:
         t = _C._empty(shape, dtype or int64, device, pin_memory)
-        check_random_bounds(t.dtype, int(low), int(high))
+        lo, hi_inc = check_random_bounds(t.dtype, int(low), int(high))
     gen = _check_generator(generator, "randint")
-    _C._random_int_(t, int(low), int(high) - 1, gen, out is not None)
+    _C._random_int_(t, lo, hi_inc, gen, out is not None)
     return _finish(t, requires_grad)
-
-
-_INT_BOUNDS = {
-    "uint8": (0, 255, "unsigned char"),
-    "int8": (-128, 127, "signed char"),
-    "int16": (-(2**15), 2**15 - 1, "short int"),
-    "int32": (-(2**31), 2**31 - 1, "int"),
-    "int64": (-(2**63), 2**63 - 1, "long int"),
-    "bool": (0, 1, "bool"),
-}
-
-
-def check_random_bounds(dtype, low, high):
-    """torch's random_(from, to) checks for integer dtypes."""
-    if low >= high:
-        raise RuntimeError(
-            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
-        )
-    if dtype._name in _INT_BOUNDS:
-        lo, hi, cpp = _INT_BOUNDS[dtype._name]
-        if not lo <= low <= hi:
-            raise RuntimeError(f"from is out of bounds for {cpp}")
-        if not lo <= high - 1 <= hi:
-            raise RuntimeError(f"to - 1 is out of bounds for {cpp}")
-
-
-# Floating dtypes: the largest value random_() draws unbounded (2^digits: every integer up to
-# it is exact, as torch has it), the dtype's largest value and its C++ name.
-_FLOAT_RANDOM = {
-    "float16": (2**11, 65504.0, "c10::Half"),
-    "bfloat16": (2**8, 3.3895313892515355e38, "c10::BFloat16"),
-    "float32": (2**24, 3.4028234663852886e38, "float"),
-    "float64": (2**53, 1.7976931348623157e308, "double"),
-}
-
-
-def random_max(dtype):
-    """The largest value torch's random_() draws without bounds (inclusive)."""
-    if dtype._name in _FLOAT_RANDOM:
-        return _FLOAT_RANDOM[dtype._name][0]
-    return _INT_BOUNDS[dtype._name][1]
-
-
-def random_from_bounds(dtype, low):
-    """torch's random_(from, None): [from, random_max] inclusive, with its checks."""
-    high = random_max(dtype)
-    if dtype._name in _FLOAT_RANDOM:
-        _, limit, cpp = _FLOAT_RANDOM[dtype._name]
-        if not -limit <= low <= limit:
-            raise RuntimeError(f"from is out of bounds for {cpp}")
-        if low >= high:
-            raise RuntimeError(
-                "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' "
-                f"casted to dtype, but got from={low} > to_inc={high}"
-            )
-    elif not _INT_BOUNDS[dtype._name][0] <= low <= high:
-        raise RuntimeError(f"from is out of bounds for {_INT_BOUNDS[dtype._name][2]}")
-    return low, high
 
 
 def rand_like(
@@ -243,8 +186,8 @@ def randint_like(
     dt, dev = _like(input, dtype, device)
     fmt = memory_format
     t = _empty_like_input(input, dt, dev, pin_memory, fmt, "randint_like", given)
-    check_random_bounds(t.dtype, int(low), int(high))
-    _C._random_int_(t, int(low), int(high) - 1, None, False)
+    lo, hi_inc = check_random_bounds(t.dtype, int(low), int(high))
+    _C._random_int_(t, lo, hi_inc, None, False)
     return _finish(t, requires_grad)
 
 

@@ -3,7 +3,7 @@ random_), drawn from the default generator of the tensor's device or ``generator
 
 from __future__ import annotations
 
-from cudalite import _C, _creation_random
+from cudalite import _C, _random_bounds
 from cudalite._tensor import method
 from cudalite.random import _check_generator
 
@@ -48,12 +48,10 @@ def random_(self, from_=_NO_ARG, to=_NO_ARG, *, generator=None):
             raise _random_arg_error(given)
     gen = _check_generator(generator, "random_")
     if not given:
-        lo, hi_inc = 0, _creation_random.random_max(self.dtype)
+        lo, hi_inc = 0, _random_bounds.random_max(self.dtype)
     elif to is None:
-        lo, hi_inc = _creation_random.random_from_bounds(self.dtype, int(from_))
+        lo, hi_inc = _random_bounds.random_from_bounds(self.dtype, int(from_), self.device.type)
     else:
-        lo, hi = int(from_), int(to)
-        _creation_random.check_random_bounds(self.dtype, lo, hi)
-        hi_inc = hi - 1
+        lo, hi_inc = _random_bounds.check_random_bounds(self.dtype, int(from_), int(to))
     _C._random_int_(self, lo, hi_inc, gen)  # [lo, hi_inc]: any int64 range, exactly
     return self
