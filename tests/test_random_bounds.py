@@ -147,8 +147,9 @@ def test_random_from_none_floating(device):
         (C.float32, 3, 2, "uniform_ expects to return a [from, to) range, but found from=3 > to=2"),
         (C.float32, -3e38, 3e38, "uniform_ expects to-from <= std::numeric_limits<Float>::max(), "
          "but found to=3e+38 and from=-3e+38 which result in to-from to exceed the limit"),
-        (C.float64, -1e308, 1e308, "uniform_ expects to-from <= std::numeric_limits<Double>::max(), "
-         "but found to=1e+308 and from=-1e+308 which result in to-from to exceed the limit"),
+        (C.float64, -1e308, 1e308, "uniform_ expects to-from <= "
+         "std::numeric_limits<Double>::max(), but found to=1e+308 and from=-1e+308 which "
+         "result in to-from to exceed the limit"),
         (C.float16, -4e4, 4e4, "uniform_ expects to-from <= std::numeric_limits<Half>::max(), "
          "but found to=40000 and from=-40000 which result in to-from to exceed the limit"),
     ],
