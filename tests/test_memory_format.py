@@ -309,3 +309,55 @@ def test_factories_without_memory_format(name):
         "memory_format=cudalite.memory_format, dtype=cudalite.dtype), but expected one of:",
     ):
         f(*args, dtype=C.float32, memory_format=C.contiguous_format)
+
+
+# preserve_format's layouts, recorded from torch 2.11: a non-overlapping and dense tensor
+# (any empty one, any strides of size-1 dims) keeps its strides, another gets dense strides in
+# the order of its own (torch's infer_dense_strides).
+PRESERVE_CASES = [
+    (lambda d: C.zeros(3, 4, device=d).t(), (1, 4)),
+    (lambda d: C.zeros(4, 6, device=d)[:, ::2].t(), (1, 3)),
+    (lambda d: C.zeros(3, 4, device=d).t()[:0], (1, 4)),
+    (lambda d: C.zeros(1, 4, device=d).expand(0, 4), (0, 1)),
+    (lambda d: C.zeros(3, 1, device=d).t(), (1, 1)),
+    (lambda d: C.zeros(2, 3, 4, device=d).permute(2, 0, 1)[:, ::2], (1, 24, 4)),
+    (lambda d: C.zeros(3, device=d).expand(2, 3), (3, 1)),
+    (lambda d: C.zeros(3, 4, device=d)[:, :1], (1, 1)),
+]
+
+
+@pytest.mark.parametrize("make, want", PRESERVE_CASES)
+def test_preserve_format_layouts(device, make, want):
+    x = make(device)
+    for y in (
+        x.clone(),
+        x.clone(memory_format=C.preserve_format),
+        x.double(),
+        x.to(C.float64),
+        C.empty_like(x),
+        C.zeros_like(x),
+        C.rand_like(x),
+    ):
+        assert y.shape == x.shape and y.stride() == want
+    y = x.clone()
+    assert y.untyped_storage().nbytes() == y.numel() * 4  # dense: no more storage than needed
+    np.testing.assert_array_equal(to_np(y), to_np(x))
+
+
+@pytest.mark.parametrize(
+    "make, want",
+    [
+        (lambda: np.zeros((3, 4)).T, (1, 4)),
+        (lambda: np.zeros((3, 4))[:, ::2], (2, 1)),
+        (lambda: np.zeros((3, 4))[:0], (4, 1)),
+        (lambda: np.zeros((0, 4)), (0, 0)),
+        (lambda: np.zeros((4, 3, 2)).transpose(1, 0, 2)[:, :0], (2, 6, 1)),
+        (lambda: np.zeros((3, 1)).T, (1, 1)),
+        (lambda: np.broadcast_to(np.arange(3.0), (2, 3)), (3, 1)),
+    ],
+)
+def test_tensor_from_ndarray_keeps_the_layout(make, want):
+    arr = make()
+    for t in (C.tensor(arr), C.tensor(arr, dtype=C.float32)):
+        assert t.stride() == want
+        np.testing.assert_array_equal(to_np(t), arr)

@@ -342,7 +342,7 @@ void bind_creation(py::module_& m) {
   m.def("_empty_like", [](const Tensor& like, py::handle dtype, py::handle device) {
     ScalarType dt = dtype.is_none() ? like->dtype : to_dtype(dtype);
     Device dev = device.is_none() ? like->device() : to_device(device);
-    return empty_like_layout(like->sizes, dt, dev, &like);
+    return empty_preserve(like, dt, dev);
   });
   m.def("_full", [](py::handle shape, py::handle value, py::handle dtype, py::handle device) {
     Scalar v = to_scalar(value);

@@ -124,10 +124,57 @@ Tensor contiguous(const Tensor& t) {
   return out;
 }
 
-// clone() and same-device conversions keep a permuted dense layout, as torch's
-// preserve_format does; copies to another device are contiguous.
+// torch's infer_dense_strides: dims sorted by stride, innermost first (an insertion sort in
+// which a 0 stride decides nothing and equal strides put the smaller size inside), then
+// dense strides in that order; size-1 dims take the stride of the next dim out.
+static Shape infer_dense_strides(const Shape& sizes, const Shape& strides) {
+  const int64_t nd = int64_t(sizes.size());
+  std::vector<int64_t> perm(nd);
+  for (int64_t i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
+  auto compare = [&](int64_t d0, int64_t d1) {
+    if (strides[d0] == 0 || strides[d1] == 0) return 0;
+    if (strides[d0] != strides[d1]) return strides[d0] < strides[d1] ? -1 : 1;
+    return sizes[d0] > sizes[d1] ? 1 : 0;
+  };
+  for (int64_t i = 1; i < nd; ++i) {
+    int64_t d1 = i;
+    for (int64_t d0 = i - 1; d0 >= 0; --d0) {
+      int c = compare(perm[d0], perm[d1]);
+      if (c > 0) {
+        std::swap(perm[d0], perm[d1]);
+        d1 = d0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  Shape out(nd);
+  int64_t stride = 1;
+  for (int64_t i = 0; i < nd; ++i) {
+    out[perm[i]] = stride;
+    if (sizes[perm[i]] > 1) stride *= sizes[perm[i]];
+  }
+  return out;
+}
+
+Tensor empty_preserve(const Tensor& t, ScalarType dtype, Device dev) {
+  const Shape& sizes = t->sizes;
+  bool plain = t->is_contiguous() && t->numel() > 0;  // the common case: contiguous strides
+  for (int64_t d = int64_t(sizes.size()) - 1, s = 1; plain && d >= 0; s *= sizes[d--]) {
+    plain = t->strides[d] == s;
+  }
+  if (plain) return empty(sizes, dtype, dev);
+  Shape strides =
+      is_non_overlapping_and_dense(*t) ? t->strides : infer_dense_strides(sizes, t->strides);
+  int64_t extent = t->numel() == 0 ? 0 : 1;  // the storage the strides reach
+  for (size_t d = 0; d < sizes.size() && extent; ++d) extent += (sizes[d] - 1) * strides[d];
+  return as_strided(empty({extent}, dtype, dev), sizes, strides, 0);
+}
+
+// clone() and same-device conversions keep the layout as torch's preserve_format does;
+// copies to another device are contiguous.
 Tensor clone(const Tensor& t) {
-  Tensor out = empty_like_layout(t->sizes, t->dtype, t->device(), &t);
+  Tensor out = empty_preserve(t, t->dtype, t->device());
   copy_(out, t);
   return out;
 }
@@ -138,7 +185,7 @@ Tensor to(const Tensor& t, Device device, ScalarType dtype, bool non_blocking, b
   // As torch's _to_copy, a non-blocking copy to the host lands in pinned memory, so that it
   // is asynchronous (the caller synchronizes before reading it).
   bool pin = non_blocking && t->is_cuda() && device.is_cpu();
-  Tensor out = device == t->device() ? empty_like_layout(t->sizes, dtype, device, &t)
+  Tensor out = device == t->device() ? empty_preserve(t, dtype, device)
                                      : empty(t->sizes, dtype, device, pin);
   copy_(out, t, non_blocking);
   return out;

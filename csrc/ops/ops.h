@@ -100,6 +100,9 @@ Tensor clone(const Tensor& t);
 // An uninitialised dense result of `shape` with its dims in the memory order of `like` when
 // that has the same shape (x.t() gives an x.t()-ordered result, as in torch), else contiguous.
 Tensor empty_like_layout(const Shape& shape, ScalarType dtype, Device dev, const Tensor* like);
+// torch's preserve_format (empty_like, clone, to): `t`'s strides when it is non-overlapping
+// and dense (any empty tensor is), else dense strides in the order of t's strides.
+Tensor empty_preserve(const Tensor& t, ScalarType dtype, Device dev);
 Tensor to(const Tensor& t, Device device, ScalarType dtype, bool non_blocking, bool copy);
 Scalar item(const Tensor& t);
 

@@ -6,7 +6,7 @@ import warnings
 
 from cudalite import _C, _memory_format, _ops
 from cudalite._C import Tensor
-from cudalite._lazy import is_ndarray, numpy
+from cudalite._lazy import is_ndarray
 
 __all__ = [
     "tensor",
@@ -142,12 +142,9 @@ def _write_out(out, r, requires_grad):
 
 def _from_ndarray(arr, dtype, device):
     # from_numpy refuses what torch.tensor refuses (negative strides, a non-native byte order);
-    # the copy keeps the memory order of the array, as torch.tensor does.
-    _C.from_numpy(arr)
-    t = _C._from_numpy_owned(numpy().array(arr, copy=True, order="K"))
-    if dtype is not None or device is not None:
-        t = _C._to(t, device, dtype, False, False)
-    return t
+    # the copy keeps the array's layout as torch's preserve_format does (its strides when it
+    # is dense, an empty array's whatever they are).
+    return _C._to(_C.from_numpy(arr), device, dtype, False, True)
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):

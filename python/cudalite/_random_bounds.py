@@ -8,6 +8,8 @@ Every function returns the inclusive range ``(lo, hi_inc)`` to draw from."""
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -82,6 +84,18 @@ def _update_to(x, name):
     return x
 
 
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _user_stacklevel():
+    """The stacklevel, for the caller of this function, of the first frame outside cudalite
+    (the wrappers between the user and here vary)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _check_in_range(name, lo, hi_inc):
     """torch's check_from_to_in_range for a floating dtype."""
     digits, limit, cpp = _FLOAT[name]
@@ -97,7 +111,7 @@ def _check_in_range(name, lo, hi_inc):
                 "this range. This warning will become an error in version 1.7 release, please "
                 "fix the code in advance",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=_user_stacklevel(),
             )
 
 
