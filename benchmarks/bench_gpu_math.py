@@ -8,7 +8,7 @@ on 8192 rows >= 0.97x torch (TF32 off); launch-bound 1-element ops: a + b <= 3.5
 a.add_(b) <= 3.0 us, a.sum() <= 4.0 us.
 
     python benchmarks/bench_gpu_math.py [--quick] [--launch (the launch-bound tables only)]
-        [--reductions (the reductions table only)]
+        [--reductions (the reductions table only)] [--elementwise (that table only)]
 """
 
 from __future__ import annotations
@@ -260,6 +260,8 @@ def main():
     sections = [launch_bound, host_cost]
     if "--reductions" in sys.argv:
         sections = [lambda: reductions(quick)]
+    elif "--elementwise" in sys.argv:
+        sections = [lambda: elementwise(quick)]
     elif "--launch" not in sys.argv:
         sections += [
             lambda: elementwise(quick),

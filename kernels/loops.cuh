@@ -3,9 +3,12 @@
 //
 // Dense operands take the vectorised path: each thread moves 16 bytes of every input
 // (aligned vector loads), and the grid covers the range in one pass. Two- and three-dim
-// loops whose output is dense along one dim (broadcast, transposed, sliced) take the tiled
-// path: 32 x 128 tiles (narrower for wide types), no index division, and inputs whose fast
-// dim is the other one (x.t()) staged through shared memory so that every read and write is
+// loops whose operands are all dense along the output's dense dim, in rows of at least 1024
+// (sliced, x[:, 1:] + 1), take the rows path: four coalesced loads
+// in flight per thread, no index division. Other two- and three-dim loops whose output is
+// dense along one dim (transposed inputs, short rows) take the tiled path: 32 x 128 tiles
+// (narrower for wide types), no index division, and inputs whose fast dim is the other one
+// (x.t()) staged through shared memory so that every read and write is
 // coalesced. Anything else takes the strided path, which decomposes the linear index per
 // dimension. Numbers ride in the kernel arguments. Bytes moved: sum over operands of
 // numel * itemsize.
@@ -125,6 +128,76 @@ __global__ void strided_kernel(int64_t n, StridedArgs<N> a, DenseArgs<out_t, in_
     *reinterpret_cast<out_t*>(a.data[0] + off[0]) =
         convert<out_t>(apply_at(f, args, 0, std::make_index_sequence<N>{}));
   }
+}
+
+// Rows: every operand dense along dim 0 (and not broadcast along dim 1). Block
+// (x, y, z) covers kRowUnroll * kBlock elements of row (y, z) from x * kRowUnroll * kBlock;
+// thread t takes t, t + kBlock, ...: each load of a warp reads 32 neighbours, a thread has
+// kRowUnroll loads in flight, and blocks in flight walk neighbouring memory. No index
+// division. Sliced rows (x[:, 1:]) are misaligned for vector loads, so loads are scalar.
+constexpr int kRowUnroll = 4;
+
+template <int N>
+struct RowArgs {
+  char* data[N + 1];
+  int64_t s0[N + 1], s1[N + 1], s2[N + 1];  // byte strides
+  int64_t n0, n1, n2;
+};
+
+template <class out_t, class in_t, int N, class F>
+__global__ void rows_kernel(RowArgs<N> a, DenseArgs<out_t, in_t, N> s, F f) {
+  using op_t = opmath_t<in_t>;
+  constexpr int U = kRowUnroll;
+  const int64_t i0 = int64_t(blockIdx.x) * kBlock * U + threadIdx.x;
+  for (int64_t z = blockIdx.z; z < a.n2; z += gridDim.z) {
+    for (int64_t y = blockIdx.y; y < a.n1; y += gridDim.y) {
+      op_t args[N > 0 ? N : 1][U];
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        const char* q = a.data[k + 1] + y * a.s1[k + 1] + z * a.s2[k + 1];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const int64_t i = i0 + u * kBlock;
+          args[k][u] = (s.scalar_mask & (1u << k)) ? op_t(s.sval[k])
+                       : i < a.n0 ? op_t(*reinterpret_cast<const in_t*>(q + i * a.s0[k + 1]))
+                                  : op_t();
+        }
+      }
+      char* o = a.data[0] + y * a.s1[0] + z * a.s2[0];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t i = i0 + u * kBlock;
+        if (i < a.n0) {
+          *reinterpret_cast<out_t*>(o + i * a.s0[0]) =
+              convert<out_t>(apply_at(f, args, u, std::make_index_sequence<N>{}));
+        }
+      }
+    }
+  }
+}
+
+// The rows path's arguments, or false when the loop doesn't suit it: two or three dims, rows
+// of at least one block's worth along the output's dense dim (made dim 0), and every tensor
+// input dense along that dim and not broadcast along dim 1 (transposed and broadcast inputs
+// take the tiled path).
+template <int N>
+bool make_row_args(const ElementwiseIter& it, RowArgs<N>& r) {
+  if (it.ndim < 2 || it.ndim > 3) return false;
+  const int64_t osz = int64_t(itemsize(it.out_dtype)), isz = int64_t(itemsize(it.in_dtype));
+  const int d0 = it.strides[0][0] == osz ? 0 : 1, d1 = 1 - d0;
+  if (it.strides[0][d0] != osz || it.shape[d0] < int64_t(kBlock) * kRowUnroll) return false;
+  for (int k = 0; k <= N; ++k) {
+    r.data[k] = it.data[k];
+    r.s0[k] = it.strides[k][d0];
+    r.s1[k] = it.strides[k][d1];
+    r.s2[k] = it.ndim == 3 ? it.strides[k][2] : 0;
+    // Broadcast inputs stay on the tiled path (measured faster for a broadcast row).
+    if (k > 0 && !it.is_scalar[k] && (r.s0[k] != isz || r.s1[k] == 0)) return false;
+  }
+  r.n0 = it.shape[d0];
+  r.n1 = it.shape[d1];
+  r.n2 = it.ndim == 3 ? it.shape[2] : 1;
+  return true;
 }
 
 constexpr int kTile = 32, kTileRows = 8;  // block: kTile x kTileRows threads
@@ -310,6 +383,11 @@ void gpu_kernel(const ElementwiseIter& it, F f) {
     } else {
       launch<dense_kernel<out_t, in_t, N, 1, F>>(unsigned(blocks), kBlock, stream, it.numel, d, f);
     }
+  } else if (RowArgs<N> r{}; make_row_args(it, r)) {
+    constexpr int64_t per_block = int64_t(kBlock) * kRowUnroll;
+    dim3 grid(unsigned((r.n0 + per_block - 1) / per_block),
+              unsigned(std::min<int64_t>(r.n1, 65535)), unsigned(std::min<int64_t>(r.n2, 65535)));
+    launch<rows_kernel<out_t, in_t, N, F>>(grid, kBlock, stream, r, d, f);
   } else if (TileArgs<N> t{}; make_tile_args(it, t)) {
     launch_tiled<out_t, in_t, N, kTile, 4 * kTile, 4>(t, d, f, stream);
   } else {

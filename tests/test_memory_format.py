@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import cudalite as C
-from conftest import to_np
+from conftest import requires_cuda, to_np
 
 
 def err(exc, msg):
@@ -342,6 +342,23 @@ def test_preserve_format_layouts(device, make, want):
     y = x.clone()
     assert y.untyped_storage().nbytes() == y.numel() * 4  # dense: no more storage than needed
     np.testing.assert_array_equal(to_np(y), to_np(x))
+
+
+@requires_cuda
+@pytest.mark.parametrize("make, want", PRESERVE_CASES)
+def test_preserve_format_across_devices(make, want):
+    # torch 2.11 keeps the layout on the other device too (x.t().cuda() has x.t()'s strides)
+    for src, dev in ((make("cpu"), "cuda"), (make("cuda"), "cpu")):
+        assert src.to(dev).stride() == want and src.to(dev, C.float16).stride() == want
+        src = src.clone().copy_(C.arange(src.numel(), dtype=C.float32).view(src.shape))
+        for y in (src.to(dev), src.to(dev, C.float64), src.to(dev, non_blocking=True)):
+            C.cuda.synchronize()
+            assert y.stride() == want and y.device.type == dev
+            np.testing.assert_array_equal(to_np(y), to_np(src))
+    arr = np.arange(12.0).reshape(3, 4).T
+    t = C.tensor(arr, device="cuda")
+    assert t.stride() == (1, 4)
+    np.testing.assert_array_equal(to_np(t), arr)
 
 
 @pytest.mark.parametrize(

@@ -522,6 +522,37 @@ def test_tiled_outputs_and_casts(dtype, device):
     )
 
 
+# ---- layouts that take the GPU's rows path (every operand dense along rows of >= 1024) ----
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64", "bool"])
+def test_rows_layouts(dtype, device):
+    rng = np.random.default_rng(3)
+    npt = bool if dtype == "bool" else np.float64  # bool: + is or, * is and, as in torch
+    x = rng.integers(-20, 20, size=(5, 3000)).astype(npt)
+    r = rng.integers(-20, 20, size=(1, 2999)).astype(npt)
+    c = rng.integers(1, 20, size=(5, 1)).astype(npt)
+    z = rng.integers(-20, 20, size=(3, 4, 1100)).astype(npt)
+    dt = getattr(C, dtype)
+    X, R, Cc, Z = (C.tensor(v, dtype=dt, device=device) for v in (x, r, c, z))
+    cases = [
+        (X[:, 1:] + 1, x[:, 1:] + 1),  # misaligned rows
+        (X[:, 1:] * R, x[:, 1:] * r),  # and a broadcast row
+        (X[:, 3:2050] * Cc, x[:, 3:2050] * c),  # a broadcast column (stride 0 along rows)
+        (X[::2, 5:] > 0, x[::2, 5:] > 0),  # a bool output from another dtype
+        (Z[:, 1:3, 7:] * 2, z[:, 1:3, 7:] * 2),  # three dims
+        (Z[:, ::2, :1025].to(C.float64), z[:, ::2, :1025]),  # a cast
+    ]
+    for got, want in cases:
+        assert tuple(got.shape) == want.shape
+        np.testing.assert_array_equal(to_np(got).astype(np.float64), want.astype(np.float64))
+    out = C.zeros(5, 3000, dtype=dt, device=device)
+    C.mul(X[:, 1:], X[:, :-1], out=out[:, 1:])  # a sliced output
+    want = np.zeros((5, 3000), dtype=npt)
+    want[:, 1:] = x[:, 1:] * x[:, :-1]
+    np.testing.assert_array_equal(to_np(out), want)
+
+
 def test_result_layout_follows_torch(device):
     """Strides torch 2.11 gives: the result is laid out like the first operand of the full
     shape when that is a permuted dense tensor; contiguous() and other devices are contiguous."""

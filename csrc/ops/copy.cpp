@@ -59,10 +59,15 @@ void copy_(const Tensor& dst, const Tensor& src_in, bool non_blocking) {
     return;
   }
   if (dst->numel() == 0) return;
-  // Across devices: move dense bytes in the source dtype, convert on the destination.
-  Tensor dense_src = contiguous(src);
-  bool direct = dst->dtype == src->dtype && is_dense(dst);
-  Tensor landing = direct ? dst : empty(dst->sizes, src->dtype, dd);
+  // Across devices: move dense bytes in the source dtype, convert on the destination. Dense
+  // tensors of one layout (x.t().cuda() keeps x.t()'s strides, as torch) move as they are.
+  bool same_layout = src->strides == dst->strides && is_non_overlapping_and_dense(*src) &&
+                     is_non_overlapping_and_dense(*dst);
+  Tensor dense_src = same_layout ? src : contiguous(src);
+  bool direct = dst->dtype == src->dtype && (same_layout || is_dense(dst));
+  Tensor landing = direct        ? dst
+                   : same_layout ? empty_preserve(dst, src->dtype, dd)
+                                 : empty(dst->sizes, src->dtype, dd);
   size_t n = size_t(dst->numel()) * src->element_size();
   if (sd.is_cpu()) {
     cuda::memcpy_h2d(landing->data(), dense_src->data(), n, dd.index,
@@ -157,22 +162,22 @@ static Shape infer_dense_strides(const Shape& sizes, const Shape& strides) {
   return out;
 }
 
-Tensor empty_preserve(const Tensor& t, ScalarType dtype, Device dev) {
+Tensor empty_preserve(const Tensor& t, ScalarType dtype, Device dev, bool pin_memory) {
   const Shape& sizes = t->sizes;
   bool plain = t->is_contiguous() && t->numel() > 0;  // the common case: contiguous strides
   for (int64_t d = int64_t(sizes.size()) - 1, s = 1; plain && d >= 0; s *= sizes[d--]) {
     plain = t->strides[d] == s;
   }
-  if (plain) return empty(sizes, dtype, dev);
+  if (plain) return empty(sizes, dtype, dev, pin_memory);
   Shape strides =
       is_non_overlapping_and_dense(*t) ? t->strides : infer_dense_strides(sizes, t->strides);
   int64_t extent = t->numel() == 0 ? 0 : 1;  // the storage the strides reach
   for (size_t d = 0; d < sizes.size() && extent; ++d) extent += (sizes[d] - 1) * strides[d];
-  return as_strided(empty({extent}, dtype, dev), sizes, strides, 0);
+  return as_strided(empty({extent}, dtype, dev, pin_memory), sizes, strides, 0);
 }
 
-// clone() and same-device conversions keep the layout as torch's preserve_format does;
-// copies to another device are contiguous.
+// clone() and conversions (to another device too) keep the layout as torch's
+// preserve_format does.
 Tensor clone(const Tensor& t) {
   Tensor out = empty_preserve(t, t->dtype, t->device());
   copy_(out, t);
@@ -185,8 +190,7 @@ Tensor to(const Tensor& t, Device device, ScalarType dtype, bool non_blocking, b
   // As torch's _to_copy, a non-blocking copy to the host lands in pinned memory, so that it
   // is asynchronous (the caller synchronizes before reading it).
   bool pin = non_blocking && t->is_cuda() && device.is_cpu();
-  Tensor out = device == t->device() ? empty_preserve(t, dtype, device)
-                                     : empty(t->sizes, dtype, device, pin);
+  Tensor out = empty_preserve(t, dtype, device, pin);
   copy_(out, t, non_blocking);
   return out;
 }

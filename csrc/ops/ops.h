@@ -102,7 +102,7 @@ Tensor clone(const Tensor& t);
 Tensor empty_like_layout(const Shape& shape, ScalarType dtype, Device dev, const Tensor* like);
 // torch's preserve_format (empty_like, clone, to): `t`'s strides when it is non-overlapping
 // and dense (any empty tensor is), else dense strides in the order of t's strides.
-Tensor empty_preserve(const Tensor& t, ScalarType dtype, Device dev);
+Tensor empty_preserve(const Tensor& t, ScalarType dtype, Device dev, bool pin_memory = false);
 Tensor to(const Tensor& t, Device device, ScalarType dtype, bool non_blocking, bool copy);
 Scalar item(const Tensor& t);
 
