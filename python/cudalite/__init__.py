@@ -51,6 +51,7 @@ from cudalite.random import (
 from cudalite._tensor import get_printoptions, set_printoptions
 from cudalite import random, autograd, cuda, backends
 from cudalite._interop import from_dlpack
+from cudalite._asarray import asarray, frombuffer
 from cudalite.backends import get_float32_matmul_precision, set_float32_matmul_precision
 from cudalite.autograd import (
     enable_grad,
