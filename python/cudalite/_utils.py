@@ -13,27 +13,19 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from cudalite._C import Tensor
+from cudalite.autograd._install import _PRIVATE
 
 # Entries of a tensor's __dict__ that are cudalite's autograd bookkeeping, not attributes a
-# user set: they are not pickled (torch keeps the same state in C++, out of __dict__).
-_AUTOGRAD_STATE = frozenset(
-    {
-        "_rg",
-        "_acc",
-        "_hooks",
-        "_post_acc_hooks",
-        "_retains",
-        "_base_",
-        "_multi_view",
-        "_nograd_view",
-        "_view_of_leaf",
-        "_output_nr",
-        "_view_fn",
-        "_attr_version",
-        "grad_fn",
-        "grad",
-    }
-)
+# user set: they are not pickled (torch keeps the same state in C++, out of __dict__). The
+# private ones are those a shallow copy drops too (autograd/_install.py).
+_AUTOGRAD_STATE = frozenset(_PRIVATE) | {
+    "_rg",
+    "_nograd_view",
+    "_view_of_leaf",
+    "_output_nr",
+    "grad_fn",
+    "grad",
+}
 
 
 def _get_obj_state(obj):
