@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gc
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -192,3 +194,33 @@ def test_from_numpy_argument_type():
         C.from_numpy([1, 2])
     with err(TypeError, "expected np.ndarray (got numpy.float32)"):
         C.from_numpy(np.float32(1.0))
+
+
+_READ_ONLY = (
+    "import warnings, numpy as np, cudalite as C\n"
+    "warnings.simplefilter('always')\n"
+    "a = np.arange(3.0)\n"
+    "a.flags.writeable = False\n"
+)
+
+
+@pytest.mark.parametrize(
+    "call, warns",
+    [
+        ("C.from_numpy(a); C.from_numpy(a)", True),  # once per process
+        ("C.as_tensor(a)", True),
+        ("C.asarray(a)", True),
+        ("C.tensor(a)", False),  # copies
+        ("C.asarray(a, dtype=C.float32)", False),  # copies
+        ("C.asarray(a, copy=True)", False),
+    ],
+)
+def test_read_only_arrays_warn_once(call, warns):
+    # In a fresh interpreter: the warning is given once per process.
+    r = subprocess.run(
+        [sys.executable, "-c", _READ_ONLY + call], capture_output=True, text=True, check=True
+    )
+    msg = "UserWarning: The given NumPy array is not writable, and cudalite does not support"
+    assert r.stderr.count(msg) == (1 if warns else 0), r.stderr
+    if warns:
+        assert r.stderr.startswith("<string>:5: UserWarning")  # the caller's line

@@ -77,10 +77,26 @@ void release_array(void* ctx) {
   Py_DECREF(static_cast<PyObject*>(ctx));
 }
 
+// torch's warning, once per process, for a tensor made on a read-only array.
+void warn_not_writable(int stacklevel) {
+  static bool warned = false;
+  if (warned) return;
+  warned = true;
+  if (PyErr_WarnEx(PyExc_UserWarning,
+                   "The given NumPy array is not writable, and cudalite does not support "
+                   "non-writable tensors. This means writing to this tensor will result in "
+                   "undefined behavior. You may want to copy the array to protect its data or "
+                   "make it writable before converting it to a tensor. This type of warning will "
+                   "be suppressed for the rest of this program.",
+                   stacklevel) < 0) {
+    throw py::error_already_set();
+  }
+}
+
 // from_numpy: a tensor on the array's memory. Its storage is not resizable (torch's
 // "Trying to resize storage that is not resizable"), except for the private copies that
 // cudalite's factories make (torch.tensor(ndarray), randperm, ...): torch's own memory there.
-Tensor wrap_array(py::handle obj, bool resizable) {
+Tensor wrap_array(py::handle obj, bool resizable, bool warn) {
   if (!py::isinstance<py::array>(obj)) {
     throw TypeError(detail::str("expected np.ndarray (got ", Py_TYPE(obj.ptr())->tp_name, ")"));
   }
@@ -106,6 +122,7 @@ Tensor wrap_array(py::handle obj, bool resizable) {
     if (arr.shape(d) == 0) extent = 0;
     if (extent) extent += (arr.shape(d) - 1) * (st / isz);
   }
+  if (warn && !arr.writeable()) warn_not_writable(1);
   PyObject* owner = arr.ptr();
   Py_INCREF(owner);
   DataPtr dp(const_cast<void*>(arr.data()), owner, &release_array, Device(DeviceType::CPU));
@@ -118,9 +135,13 @@ Tensor wrap_array(py::handle obj, bool resizable) {
 
 void bind_numpy(py::module_& m) {
   m.def(
-      "from_numpy", [](py::handle obj) { return wrap_array(obj, false); }, py::arg("ndarray"));
+      "from_numpy", [](py::handle obj) { return wrap_array(obj, false, true); },
+      py::arg("ndarray"));
+  // Without the read-only warning, for callers that copy (tensor(ndarray)) or decide later.
+  m.def("_from_numpy_quiet", [](py::handle obj) { return wrap_array(obj, false, false); });
+  m.def("_warn_numpy_not_writable", &warn_not_writable, py::arg("stacklevel") = 1);
   // For arrays made for the tensor alone: resize_ may grow the storage (into cudalite memory).
-  m.def("_from_numpy_owned", [](py::handle obj) { return wrap_array(obj, true); });
+  m.def("_from_numpy_owned", [](py::handle obj) { return wrap_array(obj, true, false); });
 
   m.def("_numpy", [](py::handle self) {
     Tensor t = as_tensor(self);

@@ -77,9 +77,9 @@ def frombuffer(buffer, *, dtype=None, count=-1, offset=0, requires_grad=False):
     np = numpy()
     raw = np.frombuffer(view.cast("B"), dtype=np.uint8, count=count * elsize, offset=offset)
     if dtype is _C.bfloat16:  # NumPy has no bfloat16: its bits as int16, viewed
-        t = _C.from_numpy(raw.view(np.int16)).view(dtype)
+        t = _C._from_numpy_quiet(raw.view(np.int16)).view(dtype)
     else:
-        t = _C.from_numpy(raw.view(_C._empty([0], dtype, None, False).numpy().dtype))
+        t = _C._from_numpy_quiet(raw.view(_C._empty([0], dtype, None, False).numpy().dtype))
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -101,6 +101,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     force_alias = copy is False
     force_copy = copy is True
     t = None
+    read_only = False  # a read-only NumPy array: torch warns when it is aliased
     if isinstance(obj, Tensor):
         t = obj
     elif is_ndarray(obj) or _numpy_scalar(obj):
@@ -110,10 +111,11 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
                     "can't alias NumPy scalars. Either remove copy=False or transform it in a "
                     "ndarray. "
                 )
-            t = _C.from_numpy(numpy().asarray(obj)).clone()
+            t = _C._from_numpy_quiet(numpy().asarray(obj)).clone()
             force_copy = False
         else:
-            t = _C.from_numpy(obj)
+            t = _C._from_numpy_quiet(obj)
+            read_only = not obj.flags.writeable
     elif hasattr(obj, "__dlpack__"):
         from cudalite._interop import from_dlpack
 
@@ -135,6 +137,8 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
                 f"can't alias tensor with dtype '{t.dtype._short_name}' into dtype "
                 f"'{dtype._short_name}'."
             )
+        elif read_only:
+            _C._warn_numpy_not_writable(2)
     else:
         if force_alias:
             raise ValueError("can't alias arbitrary sequence into a tensor.")

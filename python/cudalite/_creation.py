@@ -144,7 +144,7 @@ def _from_ndarray(arr, dtype, device):
     # from_numpy refuses what torch.tensor refuses (negative strides, a non-native byte order);
     # the copy keeps the array's layout as torch's preserve_format does (its strides when it
     # is dense, an empty array's whatever they are).
-    return _C._to(_C.from_numpy(arr), device, dtype, False, True)
+    return _C._to(_C._from_numpy_quiet(arr), device, dtype, False, True)
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -172,7 +172,9 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         return _C._to(data, device, dtype, False, False)
     if is_ndarray(data):
-        return _C._to(_C.from_numpy(data), device, dtype, False, False)
+        if not data.flags.writeable:
+            _C._warn_numpy_not_writable(2)
+        return _C._to(_C._from_numpy_quiet(data), device, dtype, False, False)
     return _C._tensor_from_data(data, dtype, device)
 
 

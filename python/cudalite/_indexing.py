@@ -25,7 +25,7 @@ def _as_index_tensor(i, device):
     if isinstance(i, Tensor):
         t = i
     elif is_ndarray(i):
-        t = _C.from_numpy(numpy().ascontiguousarray(i))
+        t = _C._from_numpy_quiet(numpy().ascontiguousarray(i))
     elif isinstance(i, (list, tuple)) and len(i) == 0:
         t = _C._empty([0], _C.int64, None, False)
     else:

@@ -163,7 +163,7 @@ def __array_wrap__(self, array, context=None, return_scalar=False):
     """NumPy ufuncs on tensors give tensors (bool results as uint8, as torch does)."""
     if array.dtype == bool:
         array = array.astype("uint8")
-    return _C.from_numpy(array)
+    return _C._from_numpy_quiet(array)
 
 
 Tensor.__array_priority__ = 1000

@@ -150,7 +150,7 @@ def _from_array(arr, dtype, owned=True):
     ``owned``: the array is the storage's alone (which may then grow, as torch's own memory);
     otherwise the storage only borrows it (a memory-mapped file)."""
     arr = arr.view(_numpy_dtype(dtype))
-    flat = _C._from_numpy_owned(arr) if owned else _C.from_numpy(arr)
+    flat = _C._from_numpy_owned(arr) if owned else _C._from_numpy_quiet(arr)
     return UntypedStorage._wrap(flat.view(dtype) if dtype == _C.bfloat16 else flat)
 
 
