@@ -79,6 +79,15 @@ void warn_if_resized(const Tensor& out, const Shape& before) {
       "resizing it, inplace, to zero elements with t.resize_(0).");
   if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) < 0) throw py::error_already_set();
 }
+
+// A random fill of t that counts as an in-place write of t unless asked not to.
+template <class T>
+auto counted_fill(void (*fill)(const Tensor&, T, T, Generator*)) {
+  return [fill](const Tensor& t, T a, T b, Generator* gen, bool bump_version) {
+    fill(t, a, b, gen);
+    if (bump_version) t->bump_version();
+  };
+}
 }  // namespace
 
 void bind_ops(py::module_& m) {
@@ -210,30 +219,12 @@ void bind_ops(py::module_& m) {
   m.def("_cat", [](const std::vector<Tensor>& ts, int64_t dim) { return cat(ts, dim); });
   // Random fills: gen=None draws from the tensor's device's default generator.
   // bump_version=False: t is a tensor being made (rand, randn ...), still at version 0.
-  m.def(
-      "_uniform_",
-      [](const Tensor& t, double lo, double hi, Generator* gen, bool bump_version) {
-        uniform_(t, lo, hi, gen);
-        if (bump_version) t->bump_version();
-      },
-      py::arg("t"), py::arg("lo"), py::arg("hi"), py::arg("gen") = nullptr,
-      py::arg("bump_version") = true);
-  m.def(
-      "_normal_",
-      [](const Tensor& t, double mean, double std, Generator* gen, bool bump_version) {
-        normal_(t, mean, std, gen);
-        if (bump_version) t->bump_version();
-      },
-      py::arg("t"), py::arg("mean"), py::arg("std"), py::arg("gen") = nullptr,
-      py::arg("bump_version") = true);
-  m.def(
-      "_random_int_",
-      [](const Tensor& t, int64_t lo, int64_t hi, Generator* gen, bool bump_version) {
-        random_int_(t, lo, hi, gen);
-        if (bump_version) t->bump_version();
-      },
-      py::arg("t"), py::arg("lo"), py::arg("hi"), py::arg("gen") = nullptr,
-      py::arg("bump_version") = true);
+  m.def("_uniform_", counted_fill(&uniform_), py::arg("t"), py::arg("lo"), py::arg("hi"),
+        py::arg("gen") = nullptr, py::arg("bump_version") = true);
+  m.def("_normal_", counted_fill(&normal_), py::arg("t"), py::arg("mean"), py::arg("std"),
+        py::arg("gen") = nullptr, py::arg("bump_version") = true);
+  m.def("_random_int_", counted_fill(&random_int_), py::arg("t"), py::arg("lo"), py::arg("hi"),
+        py::arg("gen") = nullptr, py::arg("bump_version") = true);
   m.def("_manual_seed", &manual_seed);
   // The state behind cudalite.Generator (random.py): a device's default or a new one.
   py::class_<Generator, GeneratorPtr>(m, "_Generator")
