@@ -12,17 +12,12 @@ import warnings
 
 from cudalite import _C
 from cudalite._C import Tensor
-from cudalite._lazy import is_ndarray, numpy
+from cudalite._lazy import is_ndarray, is_np_number, numpy
 from cudalite._ops import _type_name
 
 __all__ = ["asarray", "frombuffer"]
 
 _NOT_WRITABLE_WARNED = [False]
-
-
-def _numpy_scalar(obj):
-    np = numpy()
-    return isinstance(obj, np.generic)
 
 
 def _check_dtype(dtype, fn):
@@ -104,7 +99,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     read_only = False  # a read-only NumPy array: torch warns when it is aliased
     if isinstance(obj, Tensor):
         t = obj
-    elif is_ndarray(obj) or _numpy_scalar(obj):
+    elif is_ndarray(obj) or is_np_number(obj):
         if not is_ndarray(obj):
             if force_alias:
                 raise RuntimeError(
