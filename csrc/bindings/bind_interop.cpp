@@ -236,6 +236,7 @@ py::capsule to_dlpack(const Tensor& t, py::handle stream, py::handle max_version
                                    ". Current device: " + std::to_string(cur) + ".");
     }
   }
+  export_storage(t);
   sync_for_consumer(t, stream);
   bool versioned = false;
   uint32_t minor = kMinorVersion;
@@ -246,6 +247,7 @@ py::capsule to_dlpack(const Tensor& t, py::handle stream, py::handle max_version
   }
   bool copied = false;
   Tensor src = for_device(t, dl_device, copy, &copied);
+  if (copied) export_storage(src);
   return make_capsule(src, versioned, minor, copied);
 }
 
@@ -302,6 +304,7 @@ Tensor from_dlpack(py::handle obj) {
   auto storage = std::make_shared<StorageImpl>(std::move(ptr), size_t(extent) * itemsize(dtype));
   storage->pinned = dl->device.device_type == kDLCUDAHost;
   storage->resizable = false;  // the producer's memory
+  storage->exported = true;    // which the producer may use at any time
   PyCapsule_SetName(cap, versioned ? kVersionedUsed : kLegacyUsed);
   return std::make_shared<TensorImpl>(std::move(storage), sizes, strides, 0, dtype);
 }
@@ -367,6 +370,7 @@ py::dict cuda_array_interface(const Tensor& t) {
         legacy_type_name(t->dtype) +
         " If CUDA data is required use tensor.cuda() to copy tensor to device memory.");
   }
+  export_storage(t);
   py::dict d;
   d["typestr"] = typestr(t->dtype);
   d["shape"] = py::tuple(py::cast(t->sizes));

@@ -282,11 +282,22 @@ void bind_tensor(py::module_& m) {
             return memory_format_fn("is_contiguous")(t, fmt);
           },
           py::arg("memory_format") = py::none())
-      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->data()); })
+      // The address leaves cudalite: queued work on it is launched first, and work on its
+      // memory is never deferred again (Note [Deferred launches] in csrc/cuda/deferred.cpp).
+      .def("data_ptr",
+           [](const Tensor& t) {
+             export_storage(t);
+             return reinterpret_cast<uintptr_t>(t->data());
+           })
       .def("get_device", [](const Tensor& t) { return t->is_cuda() ? int(t->device().index) : -1; })
       .def("is_pinned", [](const Tensor& t) { return t->storage->pinned; })
-      .def("_storage_ptr",
-           [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->storage->data.get()); })
+      .def(
+          "_storage_ptr",
+          [](const Tensor& t, bool exporting) {
+            if (exporting) export_storage(t);
+            return reinterpret_cast<uintptr_t>(t->storage->data.get());
+          },
+          py::arg("exporting") = true)
       .def("_storage_nbytes", [](const Tensor& t) { return t->storage->nbytes; })
       .def("_is_same_storage",
            [](const Tensor& a, const Tensor& b) { return a->storage == b->storage; })

@@ -6,6 +6,7 @@
 
 #include <optional>
 
+#include "core/cuda_api.h"
 #include "core/device.h"
 #include "core/dtype.h"
 #include "core/memory_stats.h"
@@ -15,6 +16,13 @@
 namespace py = pybind11;
 
 namespace cl::bind {
+
+// The address of `t`'s memory is handed to other code: work queued on it is launched, and
+// work on it is never deferred again (Note [Deferred launches] in csrc/cuda/deferred.cpp).
+inline void export_storage(const Tensor& t) {
+  t->storage->exported.store(true, std::memory_order_relaxed);
+  if (t->is_cuda()) cuda::flush_deferred_launches();
+}
 
 // One Python object per dtype, so `x.dtype is cudalite.float32` holds.
 struct DType {

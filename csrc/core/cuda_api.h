@@ -40,6 +40,11 @@ using StreamHandle = void*;  // cudaStream_t
 // The calling thread's current stream on `device` (a thread_local lookup; csrc/cuda/
 // streams.cpp). Every kernel launch and copy on `device` goes to it.
 StreamHandle current_stream(int device);
+// Launches the batch of deferred small ops, if any (Note [Deferred launches] in
+// csrc/cuda/deferred.cpp): before a pointer to device memory leaves cudalite. No-op in
+// CPU-only builds.
+void flush_deferred_launches();
+int deferred_ops_pending();  // ops waiting in that batch (for tests)
 
 // The caching allocator behind device_allocator(device), created on first use; nullptr when
 // CUDALITE_NO_CUDA_MEMORY_CACHING=1 turned caching off. Initialises CUDA.

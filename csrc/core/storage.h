@@ -1,6 +1,7 @@
 // Storage: a reference-counted block of memory on one device that tensors view.
 #pragma once
 
+#include <atomic>
 #include <memory>
 
 #include "core/allocator.h"
@@ -15,6 +16,10 @@ struct StorageImpl {
   bool pinned = false;  // page-locked host memory (pin_memory)
   // False for memory cudalite does not own (from_numpy, DLPack): resize_ can't grow it.
   bool resizable = true;
+  // Set once its address has been handed to other code (data_ptr(), DLPack,
+  // __cuda_array_interface__) or when it is another library's memory: work on it is then
+  // never deferred (Note [Deferred launches] in csrc/cuda/deferred.cpp).
+  std::atomic<bool> exported{false};
   // The version counter of the tensors that view this memory (Note [Version counters]).
   VersionCounter version;
   Device device() const { return data.device(); }

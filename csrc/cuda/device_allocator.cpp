@@ -20,7 +20,9 @@
 #include "core/caching_allocator.h"
 #include "core/cuda_api.h"
 #include "cuda/cuda_check.h"
+#include "cuda/deferred.h"
 #include "cuda/driver.h"
+#include "cuda/streams.h"
 
 namespace cl::cuda {
 
@@ -104,8 +106,9 @@ class CudaBackend final : public AllocBackend {
   }
 
   Device device() const override { return Device(DeviceType::CUDA, device_); }
+  // Only picks the pool: no work is queued, so the deferred batch can wait.
   StreamId current_stream() override {
-    return reinterpret_cast<StreamId>(cuda::current_stream(device_));
+    return reinterpret_cast<StreamId>(cuda::current_stream_unflushed(device_));
   }
 
   void* malloc(size_t nbytes) override {
@@ -120,6 +123,7 @@ class CudaBackend final : public AllocBackend {
     return p;
   }
   void free(void* ptr, size_t) override {
+    flush_deferred();  // Note [Deferred launches]
     DeviceGuard g(device_);
     CL_CUDA_CHECK(cudaFree(ptr));
   }
@@ -166,6 +170,7 @@ class CudaBackend final : public AllocBackend {
     CL_DRIVER_CHECK(driver().cuMemSetAccess(CUdeviceptr(va), nbytes, &desc, 1), "cuMemSetAccess");
   }
   void unmap(void* va, size_t nbytes) override {
+    flush_deferred();  // Note [Deferred launches]
     DeviceGuard g(device_);
     CL_DRIVER_CHECK(driver().cuMemUnmap(CUdeviceptr(va), nbytes), "cuMemUnmap");
   }
@@ -180,10 +185,12 @@ class CudaBackend final : public AllocBackend {
     CL_CUDA_CHECK_NOTHROW(cudaEventDestroy(static_cast<cudaEvent_t>(e)));
   }
   void record_event(EventHandle e, StreamId s) override {
+    flush_deferred();  // Note [Deferred launches]
     DeviceGuard g(device_);
     CL_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(e), reinterpret_cast<cudaStream_t>(s)));
   }
   bool query_event(EventHandle e) override {
+    flush_deferred();  // Note [Deferred launches]
     cudaError_t err = cudaEventQuery(static_cast<cudaEvent_t>(e));
     if (err == cudaErrorNotReady) {
       cudaGetLastError();
@@ -193,9 +200,11 @@ class CudaBackend final : public AllocBackend {
     return true;
   }
   void synchronize_event(EventHandle e) override {
+    flush_deferred();  // Note [Deferred launches]
     CL_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(e)));
   }
   void synchronize_stream(StreamId s) override {
+    flush_deferred();  // Note [Deferred launches]
     DeviceGuard g(device_);
     CL_CUDA_CHECK(cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(s)));
   }

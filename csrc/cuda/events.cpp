@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "cuda/cuda_check.h"
+#include "cuda/deferred.h"
 
 namespace cl::cuda {
 
@@ -130,6 +131,7 @@ void Event::create(int device) {
 }
 
 void Event::record(const Stream& stream) {
+  flush_deferred();  // Note [Deferred launches]
   if (!event_) create(stream.device);
   CL_CHECK(device_ == stream.device, "Event device ", device_,
            " does not match recording stream's device ", stream.device, ".");
@@ -139,6 +141,7 @@ void Event::record(const Stream& stream) {
 }
 
 void Event::wait(const Stream& stream) const {
+  flush_deferred();  // Note [Deferred launches]
   if (!event_) return;
   DeviceGuard g(stream.device);
   CL_CUDA_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream.handle),
@@ -146,6 +149,7 @@ void Event::wait(const Stream& stream) const {
 }
 
 bool Event::query() const {
+  flush_deferred();  // Note [Deferred launches]
   if (!event_) return true;
   cudaError_t err = cudaEventQuery(static_cast<cudaEvent_t>(event_));
   if (err == cudaSuccess) return true;
@@ -155,6 +159,7 @@ bool Event::query() const {
 }
 
 void Event::synchronize() const {
+  flush_deferred();  // Note [Deferred launches]
   if (!event_) return;
   CL_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)));
   process_record_stream_frees();

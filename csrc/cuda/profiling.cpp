@@ -9,6 +9,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "core/cuda_api.h"
+#include "cuda/deferred.h"
 
 namespace cl::cuda {
 
@@ -20,10 +21,12 @@ void nvtx_mark(const std::string& msg) { nvtxMarkA(msg.c_str()); }
 
 int profiler_start() {
   lazy_init();
+  flush_deferred();  // the profiled range starts after the work queued before it
   return int(cudaProfilerStart());
 }
 int profiler_stop() {
   lazy_init();
+  flush_deferred();  // and holds all of the work queued inside it
   return int(cudaProfilerStop());
 }
 std::string error_string(int code) { return cudaGetErrorString(cudaError_t(code)); }

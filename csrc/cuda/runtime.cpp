@@ -27,6 +27,7 @@
 
 #include "core/cuda_api.h"
 #include "cuda/cuda_check.h"
+#include "cuda/deferred.h"
 #include "cuda/driver.h"
 #include "cuda/host_allocator.h"
 #include "cuda/staged_copy.h"
@@ -369,6 +370,7 @@ void memcpy_d2d(void* dst, int dst_device, const void* src, int src_device, size
 }
 
 void synchronize(int device) {
+  flush_deferred();  // Note [Deferred launches]
   {
     DeviceGuard g(device);
     CL_CUDA_CHECK(cudaDeviceSynchronize());

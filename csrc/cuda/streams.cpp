@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "cuda/cuda_check.h"
+#include "cuda/deferred.h"
 #include "cuda/events.h"
 
 namespace cl::cuda {
@@ -48,6 +49,12 @@ int resolve(int device) {
 }  // namespace
 
 StreamHandle current_stream(int device) {
+  CL_CHECK(unsigned(device) < unsigned(kMaxDevices), "invalid device index ", device);
+  flush_deferred();  // whoever asks is about to use the stream (Note [Deferred launches])
+  return t_current[device];
+}
+
+StreamHandle current_stream_unflushed(int device) {
   CL_CHECK(unsigned(device) < unsigned(kMaxDevices), "invalid device index ", device);
   return t_current[device];
 }
@@ -110,6 +117,7 @@ int Stream::priority() const {
 }
 
 bool Stream::query() const {
+  flush_deferred();
   DeviceGuard g(device);
   cudaError_t err = cudaStreamQuery(static_cast<cudaStream_t>(handle));
   if (err == cudaSuccess) return true;
@@ -119,6 +127,7 @@ bool Stream::query() const {
 }
 
 void Stream::synchronize() const {
+  flush_deferred();
   {
     DeviceGuard g(device);
     CL_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(handle)));

@@ -39,6 +39,9 @@ struct Stream {
   bool operator!=(const Stream& o) const { return !(*this == o); }
 };
 
+// current_stream(device) without launching the deferred batch (kernels/deferred.cu only).
+StreamHandle current_stream_unflushed(int device);
+
 // The calling thread's current stream on `device` (-1: the current device).
 Stream get_current_stream(int device = -1);
 // Makes `s` the calling thread's current stream on s.device (other devices keep theirs).

@@ -33,6 +33,8 @@ void memcpy_h2d(void*, const void*, size_t, int, bool) { fail(); }
 void memcpy_d2h(void*, const void*, size_t, int, bool) { fail(); }
 void memcpy_d2d(void*, int, const void*, int, size_t) { fail(); }
 void synchronize(int) { fail(); }
+void flush_deferred_launches() {}
+int deferred_ops_pending() { return 0; }
 DeviceGuard::DeviceGuard(int) : prev_(-1), active_(false) {}
 DeviceGuard::~DeviceGuard() = default;
 // torch's message when its NVTX bindings are missing (torch/cuda/nvtx.py).

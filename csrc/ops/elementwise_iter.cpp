@@ -18,6 +18,7 @@ ElementwiseIter make_elementwise_iter(const Tensor& out, Span<IterInput> inputs)
 
   // Data pointers, numbers and the input dtype.
   it.data[0] = out->data();
+  it.exported = out->storage->exported.load(std::memory_order_relaxed);
   for (size_t k = 0; k < inputs.size(); ++k) {
     int op = int(k) + 1;
     const IterInput& in = inputs[k];
@@ -27,6 +28,7 @@ ElementwiseIter make_elementwise_iter(const Tensor& out, Span<IterInput> inputs)
     } else {
       it.in_dtype = (*in.tensor)->dtype;
       it.data[op] = (*in.tensor)->data();
+      it.exported |= (*in.tensor)->storage->exported.load(std::memory_order_relaxed);
     }
   }
 

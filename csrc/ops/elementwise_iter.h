@@ -34,6 +34,8 @@ struct ElementwiseIter {
   // rather than rounded to the input dtype first, as torch's kernels for some ops do
   // (Note [Numbers at compute precision] in ops/elementwise.cpp).
   unsigned scalar_opmath = 0;
+  // Some operand's memory was exported (StorageImpl::exported): its op is never deferred.
+  bool exported = false;
   ScalarType in_dtype = ScalarType::Float32;   // dtype of the inputs
   ScalarType out_dtype = ScalarType::Float32;  // dtype of operand 0
   Device device;

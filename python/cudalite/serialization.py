@@ -223,7 +223,7 @@ class _StorageTable:
 
     def persistent_id(self, storage):
         flat = storage._flat
-        ptr = flat._storage_ptr()
+        ptr = flat._storage_ptr(False)  # an identity: nothing reads the address
         if ptr and self._dtypes.setdefault(ptr, flat.dtype) != flat.dtype:
             raise RuntimeError(
                 "Cannot save multiple tensors or storages that view the same data as different "

@@ -1,0 +1,153 @@
+// The deferred batch (Note [Deferred launches] in csrc/cuda/deferred.cpp): one block that
+// runs small elementwise ops one after another, each through its own loop function, and the
+// op table's launcher that queues them instead of launching them.
+//
+// Every (op, dtypes) loop of the op table has a __device__ function here, small_loop, and a
+// __device__ variable holding its address, which the host reads once per device and puts in
+// the op's entry; the batch kernel calls it through that pointer. The loop is the dense CUDA
+// loop's (kernels/loops.cuh) without vectors: the same functor on the same compute type, so
+// results are bit for bit the same.
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <type_traits>
+
+#include "cuda/deferred.h"
+#include "cuda/streams.h"
+#include "kernels/deferred.cuh"
+#include "kernels/launch.cuh"
+#include "kernels/loops.cuh"
+#include "ops/op_table.h"
+
+namespace cl::gpu {
+
+namespace {
+
+using DeferredFn = void (*)(const cuda::DeferredOp&);
+constexpr int kDeferDevices = 8;  // ops on devices from 8 up are launched as usual
+
+template <class out_t, class in_t, int N, class F>
+__device__ void small_loop(const cuda::DeferredOp& op) {
+  using op_t = opmath_t<in_t>;
+  constexpr int NK = N > 0 ? N : 1;
+  const F f{};
+  for (int i = threadIdx.x; i < op.n; i += blockDim.x) {
+    op_t args[NK][1];
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if (op.scalar_mask & (1u << k)) {
+        op_t v;
+        memcpy(&v, &op.sval[k], sizeof(op_t));
+        args[k][0] = v;
+      } else {
+        args[k][0] = op_t(reinterpret_cast<const in_t*>(op.in[k])[i]);
+      }
+    }
+    reinterpret_cast<out_t*>(op.out)[i] =
+        convert<out_t>(apply_at(f, args, 0, std::make_index_sequence<N>{}));
+  }
+}
+
+template <class out_t, class in_t, int N, class F>
+__device__ DeferredFn small_loop_address = &small_loop<out_t, in_t, N, F>;
+
+// small_loop's address on `device` (the current one), read once; nullptr if it can't be.
+template <class out_t, class in_t, int N, class F>
+const void* loop_address(int device) {
+  static std::array<std::atomic<const void*>, kDeferDevices> cache{};
+  const void* p = cache[size_t(device)].load(std::memory_order_acquire);
+  if (!p) {
+    DeferredFn fn = nullptr;
+    if (cudaMemcpyFromSymbol(&fn, small_loop_address<out_t, in_t, N, F>, sizeof(fn)) !=
+        cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    p = reinterpret_cast<const void*>(fn);
+    cache[size_t(device)].store(p, std::memory_order_release);
+  }
+  return p;
+}
+
+__global__ void __launch_bounds__(cuda::kDeferredThreads)
+    deferred_batch_kernel(const cuda::DeferredBatch b) {
+  for (int i = 0; i < b.count; ++i) {
+    const cuda::DeferredOp op = b.ops[i];
+    reinterpret_cast<DeferredFn>(const_cast<void*>(op.fn))(op);
+    __syncthreads();  // the next op sees this one's results
+  }
+}
+
+// The op table's launcher that queues instead of launching; `queued` says whether it did
+// (functors with state and loops it can't address are launched as usual).
+struct DeferLaunch {
+  bool* queued;
+  template <class out_t, class in_t, int N, class F>
+  void run(const ElementwiseIter& it, F) const {
+    using op_t = opmath_t<in_t>;
+    static_assert(sizeof(op_t) <= sizeof(uint64_t), "numbers ride in 8 bytes");
+    if constexpr (N <= 3 && std::is_empty_v<F>) {
+      const int device = it.device.index;
+      const void* fn = loop_address<out_t, in_t, N, F>(device);
+      if (!fn) return;
+      cuda::DeferredOp op{};
+      op.fn = fn;
+      op.out = it.data[0];
+      op.n = int32_t(it.numel);
+      for (int k = 0; k < N; ++k) {
+        op.in[k] = it.data[k + 1];
+        if (it.is_scalar[k + 1]) {  // as gpu_kernel rounds numbers (kernels/loops.cuh)
+          const Scalar& s = it.scalars[k + 1];
+          op_t v = (it.scalar_opmath >> (k + 1) & 1u) ? s.template to<op_t>()
+                                                      : op_t(s.template to<in_t>());
+          std::memcpy(&op.sval[k], &v, sizeof(v));
+          op.scalar_mask |= 1u << k;
+        }
+      }
+      cuda::defer(device, cuda::current_stream_unflushed(device), op);
+      *queued = true;
+    }
+  }
+};
+
+bool deferrable(const ElementwiseIter& it) {
+  return it.numel > 0 && it.numel <= cuda::kDeferredMaxNumel && !it.exported &&
+         it.device.index < kDeferDevices && it.contiguous() && cuda::deferral_enabled();
+}
+
+}  // namespace
+
+}  // namespace cl::gpu
+
+namespace cl::cuda {
+
+void launch_deferred_batch(const DeferredBatch& batch, void* stream) {
+  gpu::launch<gpu::deferred_batch_kernel>(1, kDeferredThreads, static_cast<cudaStream_t>(stream),
+                                          batch);
+}
+
+bool defer_binary(const ElementwiseIter& it, BinaryOp op) {
+  bool queued = false;
+  if (gpu::deferrable(it)) dispatch_binary(it, op, gpu::DeferLaunch{&queued});
+  return queued;
+}
+
+bool defer_unary(const ElementwiseIter& it, UnaryOp op) {
+  bool queued = false;
+  if (gpu::deferrable(it)) dispatch_unary(it, op, gpu::DeferLaunch{&queued});
+  return queued;
+}
+
+bool defer_where(const ElementwiseIter& it) {
+  bool queued = false;
+  if (gpu::deferrable(it)) dispatch_where(it, gpu::DeferLaunch{&queued});
+  return queued;
+}
+
+bool defer_cast(const ElementwiseIter& it) {
+  bool queued = false;
+  if (gpu::deferrable(it)) dispatch_cast(it, gpu::DeferLaunch{&queued});
+  return queued;
+}
+
+}  // namespace cl::cuda

@@ -1,0 +1,15 @@
+// Deferral of small elementwise ops (Note [Deferred launches] in csrc/cuda/deferred.cpp):
+// each returns false when the op must be launched as usual (kernels/deferred.cu).
+#pragma once
+
+#include "ops/elementwise_iter.h"
+#include "ops/ops.h"
+
+namespace cl::cuda {
+
+bool defer_binary(const ElementwiseIter& it, BinaryOp op);
+bool defer_unary(const ElementwiseIter& it, UnaryOp op);
+bool defer_where(const ElementwiseIter& it);
+bool defer_cast(const ElementwiseIter& it);
+
+}  // namespace cl::cuda

@@ -1,0 +1,243 @@
+"""Deferred launches of small elementwise ops (Note [Deferred launches] in
+csrc/cuda/deferred.cpp): the batch keeps program order with everything else that touches a
+stream, gives the regular loops' results bit for bit, and never holds work on memory that
+other code can see."""
+
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import cudalite
+from cudalite import _C
+
+HAS_CUDA = cudalite.cuda.is_available()
+pytestmark = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA GPU visible")
+
+
+def pending():
+    return _C._cuda._deferred_ops_pending()
+
+
+def made(t):
+    """`t` with the batch that made it launched."""
+    _C._cuda._flush_deferred()
+    return t
+
+
+@pytest.fixture(autouse=True)
+def flushed():
+    if HAS_CUDA:
+        cudalite.cuda.synchronize()
+    yield
+
+
+def test_small_ops_wait_in_the_batch_until_a_sync():
+    # (made() flushes what creating a tensor may have deferred: a fill is a cast.)
+    x = made(cudalite.ones(4, device="cuda"))
+    assert pending() == 0
+    y = x + 1
+    y.mul_(3)
+    assert pending() == 2
+    assert y.tolist() == [6.0] * 4  # the copy to the host launches the batch first
+    assert pending() == 0
+
+
+def test_long_chains_cross_full_batches_in_order():
+    x = cudalite.zeros(3, device="cuda")
+    for i in range(1000):
+        x.add_(1)
+        if i % 7 == 0:
+            x.mul_(1.0)
+    assert x.tolist() == [1000.0] * 3
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int32", "int64"])
+def test_results_match_the_regular_loops_bit_for_bit(dtype):
+    # The same ops on 1025 elements (too many to defer) and on 5 of them.
+    dt = getattr(cudalite, dtype)
+    big = (cudalite.arange(1025, device="cuda") % 17 - 8).to(dt)
+    small = big[:5].clone()
+    ops = [
+        lambda a: a + 3,
+        lambda a: a * a - 1,
+        lambda a: (a * 2) // 3 if not a.is_floating_point() else a / 3,
+        lambda a: a.abs(),
+        lambda a: a > 0,
+        lambda a: cudalite.where(a > 0, a, a * 2),
+        lambda a: a.to(cudalite.float32),
+        lambda a: cudalite.maximum(a, a - 2),
+    ]
+    if big.is_floating_point():
+        ops += [lambda a: a.exp(), lambda a: a.sigmoid(), lambda a: (a * 0.1).sin()]
+    for f in ops:
+        r_small = f(small)
+        r_big = f(big)[:5]  # launching it flushes the batch first
+        assert r_small.dtype == r_big.dtype
+        a = r_small.cpu().view(-1).numpy() if r_small.dtype != cudalite.bfloat16 else None
+        if a is None:
+            assert cudalite.equal(r_small.cpu(), r_big.cpu())
+        else:
+            np.testing.assert_array_equal(a.view(np.uint8), r_big.cpu().numpy().view(np.uint8))
+
+
+def test_interleaved_with_launched_work():
+    x = cudalite.full((8,), 2.0, device="cuda")
+    big = cudalite.ones(1 << 16, device="cuda")
+    y = x * 5  # deferred
+    big.mul_(y[:1].expand(1 << 16).contiguous())  # a real launch reads y: ordered after it
+    y.add_(1)  # deferred again
+    assert big[:3].tolist() == [10.0] * 3
+    assert y.tolist() == [11.0] * 8
+
+
+def test_other_streams_see_the_work_through_events():
+    x = cudalite.zeros(16, device="cuda")
+    s = cudalite.cuda.Stream()
+    x.add_(7)  # deferred on the default stream
+    s.wait_stream(cudalite.cuda.current_stream())  # records an event: flushes first
+    with cudalite.cuda.stream(s):
+        y = x * 2  # deferred on s: the default stream's batch is launched first
+    cudalite.cuda.current_stream().wait_stream(s)
+    assert y.tolist() == [14.0] * 16
+
+
+def test_event_timing_covers_the_batch():
+    start = cudalite.cuda.Event(enable_timing=True)
+    end = cudalite.cuda.Event(enable_timing=True)
+    x = cudalite.zeros(4, device="cuda")
+    start.record()
+    for _ in range(10):
+        x.add_(1)
+    end.record()
+    assert pending() == 0
+    end.synchronize()
+    assert start.elapsed_time(end) >= 0
+    assert x.tolist() == [10.0] * 4
+
+
+def test_stream_query_and_synchronize_launch_the_batch():
+    x = cudalite.zeros(2, device="cuda")
+    x.add_(1)
+    cudalite.cuda.current_stream().synchronize()
+    assert pending() == 0
+    x.add_(1)
+    cudalite.cuda.current_stream().query()
+    assert pending() == 0
+    assert x.tolist() == [2.0, 2.0]
+
+
+def test_exported_memory_is_never_deferred():
+    x = made(cudalite.zeros(4, device="cuda"))
+    x.add_(1)
+    assert pending() == 1
+    x.data_ptr()  # the address leaves cudalite: the batch is launched
+    assert pending() == 0
+    x.add_(1)
+    (x + 1).sum()
+    y = cudalite.ones(4, device="cuda") * x  # any operand exported: launched
+    assert pending() == 0
+    z = made(cudalite.ones(4, device="cuda"))
+    z.add_(1)
+    assert pending() == 1
+    z[1:].untyped_storage().data_ptr()  # views share the storage's mark
+    assert pending() == 0
+    z.add_(1)
+    assert pending() == 0
+    assert y.tolist() == [2.0] * 4
+
+
+def test_cuda_array_interface_and_dlpack_export():
+    x = cudalite.zeros(4, device="cuda")
+    x.add_(1)
+    assert x.__cuda_array_interface__["version"] == 3
+    assert pending() == 0
+    x.add_(1)
+    assert pending() == 0
+    y = cudalite.zeros(4, device="cuda")
+    y.add_(1)
+    y.__dlpack__()
+    assert pending() == 0
+    y.add_(1)
+    assert pending() == 0
+    z = cudalite.from_dlpack(cudalite.zeros(4, device="cuda"))  # shares the memory it wraps
+    z.add_(1)
+    assert pending() == 0
+
+
+def test_cupy_sees_updates_made_after_it_took_the_array():
+    cupy = pytest.importorskip("cupy")
+    x = cudalite.zeros(4, device="cuda")
+    cx = cupy.asarray(x)
+    x.add_(5)  # exported: launched now, before CuPy's kernel below
+    assert float(cx.sum()) == 20.0
+    t = cupy.arange(4, dtype=cupy.float32)
+    y = cudalite.from_dlpack(t)
+    y.mul_(2)
+    assert cupy.asnumpy(t).tolist() == [0.0, 2.0, 4.0, 6.0]
+
+
+def test_large_and_strided_ops_are_launched_as_usual():
+    x = made(cudalite.zeros(2048, device="cuda"))
+    x.add_(1)
+    assert pending() == 0
+    m = made(cudalite.zeros(4, 4, device="cuda"))
+    m[:, ::2].add_(1)  # not dense
+    assert pending() == 0
+    m.add_(cudalite.ones(4, device="cuda"))  # broadcast
+    assert pending() == 0
+
+
+def test_freed_memory_reused_and_released_in_order():
+    x = cudalite.arange(8, device="cuda", dtype=cudalite.float32)
+    for i in range(200):
+        y = x + i  # each result's block is freed and reused by the next one
+        z = y * 2
+    assert z.tolist() == [2.0 * (v + 199) for v in range(8)]
+    w = x * 3
+    del w
+    cudalite.cuda.empty_cache()  # unmapping waits for the stream: the batch goes first
+    assert pending() == 0
+
+
+def test_threads_share_the_batch_safely():
+    errors = []
+
+    def work(k):
+        try:
+            t = cudalite.full((5,), float(k), device="cuda")
+            for _ in range(300):
+                t.add_(1)
+            assert t.tolist() == [k + 300.0] * 5
+        except Exception as e:  # noqa: BLE001 (collected for the main thread)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_launches_one_by_one_when_turned_off():
+    code = (
+        "import cudalite\nfrom cudalite import _C\n"
+        "x = cudalite.zeros(3, device='cuda')\nx.add_(1)\n"
+        "print(_C._cuda._deferred_ops_pending(), x.tolist())\n"
+    )
+    for env, want in (
+        ({"CUDALITE_DEFER_LAUNCHES": "0"}, "0"),
+        ({"CUDA_LAUNCH_BLOCKING": "1"}, "0"),
+    ):
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert out.strip() == f"{want} [1.0, 1.0, 1.0]"
