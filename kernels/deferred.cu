@@ -1,12 +1,13 @@
 // The deferred batch (Note [Deferred launches] in csrc/cuda/deferred.cpp): one block that
-// runs small elementwise ops one after another, each through its own loop function, and the
-// op table's launcher that queues them instead of launching them.
+// runs small elementwise ops and reductions one after another, each through its own loop
+// function, and the launchers that queue them instead of launching them.
 //
 // Every (op, dtypes) loop of the op table has a __device__ function here, small_loop, and a
 // __device__ variable holding its address, which the host reads once per device and puts in
 // the op's entry; the batch kernel calls it through that pointer. The loop is the dense CUDA
 // loop's (kernels/loops.cuh) without vectors: the same functor on the same compute type, so
-// results are bit for bit the same.
+// results are bit for bit the same. A reduction of one small row is reduce.cu's block_rows
+// for one block (the same walk and tree, reduce.cuh), its tree in the batch's shared memory.
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -17,17 +18,20 @@
 #include "kernels/deferred.cuh"
 #include "kernels/launch.cuh"
 #include "kernels/loops.cuh"
+#include "kernels/reduce.cuh"
 #include "ops/op_table.h"
 
 namespace cl::gpu {
 
 namespace {
 
-using DeferredFn = void (*)(const cuda::DeferredOp&);
+using DeferredFn = void (*)(const cuda::DeferredOp&, void* smem);
+constexpr int kAccBytes = 16;  // the largest reduction accumulator (an index and a double)
+static_assert(cuda::kDeferredThreads == cuda::reducer::kThreads, "block_rows' block size");
 constexpr int kDeferDevices = 8;  // ops on devices from 8 up are launched as usual
 
 template <class out_t, class in_t, int N, class F>
-__device__ void small_loop(const cuda::DeferredOp& op) {
+__device__ void small_loop(const cuda::DeferredOp& op, void*) {
   using op_t = opmath_t<in_t>;
   constexpr int NK = N > 0 ? N : 1;
   const F f{};
@@ -48,18 +52,31 @@ __device__ void small_loop(const cuda::DeferredOp& op) {
   }
 }
 
-template <class out_t, class in_t, int N, class F>
-__device__ DeferredFn small_loop_address = &small_loop<out_t, in_t, N, F>;
+// One row (op.in[0], op.n elements) reduced into op.out[0] and, for the Arg ops, the index
+// into op.in[1].
+template <class T, class Red>
+__device__ void small_reduce(const cuda::DeferredOp& op, void* smem) {
+  using acc_t = typename Red::acc_t;
+  static_assert(sizeof(acc_t) <= kAccBytes, "the batch's shared memory holds the tree");
+  const T* row = reinterpret_cast<const T*>(op.in[0]);
+  acc_t total = cuda::reducer::block_reduce<Red>(cuda::reducer::block_walk<T, Red>(row, op.n, 0, 1),
+                                                 static_cast<acc_t*>(smem));
+  if (threadIdx.x == 0) {
+    Red::store(total, op.out, reinterpret_cast<int64_t*>(const_cast<char*>(op.in[1])), 0);
+  }
+}
 
-// small_loop's address on `device` (the current one), read once; nullptr if it can't be.
-template <class out_t, class in_t, int N, class F>
+template <auto F>
+__device__ DeferredFn device_address = F;
+
+// F's address on `device` (the current one), read once; nullptr if it can't be.
+template <auto F>
 const void* loop_address(int device) {
   static std::array<std::atomic<const void*>, kDeferDevices> cache{};
   const void* p = cache[size_t(device)].load(std::memory_order_acquire);
   if (!p) {
     DeferredFn fn = nullptr;
-    if (cudaMemcpyFromSymbol(&fn, small_loop_address<out_t, in_t, N, F>, sizeof(fn)) !=
-        cudaSuccess) {
+    if (cudaMemcpyFromSymbol(&fn, device_address<F>, sizeof(fn)) != cudaSuccess) {
       cudaGetLastError();
       return nullptr;
     }
@@ -71,9 +88,10 @@ const void* loop_address(int device) {
 
 __global__ void __launch_bounds__(cuda::kDeferredThreads)
     deferred_batch_kernel(const cuda::DeferredBatch b) {
+  __shared__ alignas(kAccBytes) unsigned char smem[cuda::kDeferredThreads * kAccBytes];
   for (int i = 0; i < b.count; ++i) {
     const cuda::DeferredOp op = b.ops[i];
-    reinterpret_cast<DeferredFn>(const_cast<void*>(op.fn))(op);
+    reinterpret_cast<DeferredFn>(const_cast<void*>(op.fn))(op, smem);
     __syncthreads();  // the next op sees this one's results
   }
 }
@@ -88,7 +106,7 @@ struct DeferLaunch {
     static_assert(sizeof(op_t) <= sizeof(uint64_t), "numbers ride in 8 bytes");
     if constexpr (N <= 3 && std::is_empty_v<F>) {
       const int device = it.device.index;
-      const void* fn = loop_address<out_t, in_t, N, F>(device);
+      const void* fn = loop_address<&small_loop<out_t, in_t, N, F>>(device);
       if (!fn) return;
       cuda::DeferredOp op{};
       op.fn = fn;
@@ -109,6 +127,47 @@ struct DeferLaunch {
     }
   }
 };
+
+template <class T, ReduceOp OP>
+const void* reduce_address(int device) {
+  return loop_address<&small_reduce<T, cuda::reducer::R<T, OP>>>(device);
+}
+
+const void* reduce_loop(ReduceOp op, ScalarType dtype, int device) {
+  const void* fn = nullptr;
+  CL_DISPATCH_ALL_TYPES(dtype, "reduce", [&] {
+    using T = scalar_t;
+    switch (op) {
+      case ReduceOp::Sum:
+        fn = reduce_address<T, ReduceOp::Sum>(device);
+        break;
+      case ReduceOp::Prod:
+        fn = reduce_address<T, ReduceOp::Prod>(device);
+        break;
+      case ReduceOp::Max:
+        fn = reduce_address<T, ReduceOp::Max>(device);
+        break;
+      case ReduceOp::Min:
+        fn = reduce_address<T, ReduceOp::Min>(device);
+        break;
+      case ReduceOp::ArgMax:
+        fn = reduce_address<T, ReduceOp::ArgMax>(device);
+        break;
+      case ReduceOp::ArgMin:
+        fn = reduce_address<T, ReduceOp::ArgMin>(device);
+        break;
+      case ReduceOp::All:
+        fn = reduce_address<T, ReduceOp::All>(device);
+        break;
+      case ReduceOp::Any:
+        fn = reduce_address<T, ReduceOp::Any>(device);
+        break;
+    }
+  });
+  return fn;
+}
+
+bool exported(const Tensor& t) { return t && t->storage->exported.load(std::memory_order_relaxed); }
 
 bool deferrable(const ElementwiseIter& it) {
   return it.numel > 0 && it.numel <= cuda::kDeferredMaxNumel && !it.exported &&
@@ -148,6 +207,25 @@ bool defer_cast(const ElementwiseIter& it) {
   bool queued = false;
   if (gpu::deferrable(it)) dispatch_cast(it, gpu::DeferLaunch{&queued});
   return queued;
+}
+
+bool defer_reduce(ReduceOp op, const Tensor& in, int64_t inner, const Tensor& out,
+                  const Tensor& idx) {
+  const int device = in->device().index;
+  if (inner <= 0 || inner > kDeferredMaxNumel || device >= gpu::kDeferDevices ||
+      gpu::exported(in) || gpu::exported(out) || gpu::exported(idx) || !deferral_enabled()) {
+    return false;
+  }
+  const void* fn = gpu::reduce_loop(op, in->dtype, device);
+  if (!fn) return false;
+  DeferredOp d{};
+  d.fn = fn;
+  d.out = static_cast<char*>(out->data());
+  d.in[0] = static_cast<const char*>(in->data());
+  d.in[1] = idx ? static_cast<const char*>(idx->data()) : nullptr;
+  d.n = int32_t(inner);
+  defer(device, current_stream_unflushed(device), d);
+  return true;
 }
 
 }  // namespace cl::cuda

@@ -9,6 +9,7 @@
 
 #include "core/cuda_api.h"
 #include "cuda/cuda_check.h"
+#include "kernels/deferred.cuh"
 #include "kernels/reduce.cuh"
 #include "ops/kernels.h"
 
@@ -16,18 +17,6 @@ namespace cl::cuda {
 namespace {
 
 using namespace reducer;
-
-template <class Red>
-__device__ typename Red::acc_t block_reduce(typename Red::acc_t v) {
-  __shared__ typename Red::acc_t sh[kThreads];
-  sh[threadIdx.x] = v;
-  __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) sh[threadIdx.x] = Red::combine(sh[threadIdx.x], sh[threadIdx.x + s]);
-    __syncthreads();
-  }
-  return sh[0];
-}
 
 // One thread per row.
 template <class T, class Red>
@@ -86,52 +75,16 @@ __device__ typename Red::acc_t row_part(const T* row, int64_t inner, int64_t fir
   return acc[0];
 }
 
-// Block (row, split): the blocks of a row walk it together, block after block (interleaved,
-// they read at the full bandwidth, where a contiguous chunk per block lost 4 %,
-// benchmarks/cpp/reduce_variants.cu); split 0 takes the scalar edges. With one split it
-// stores the result, otherwise it writes a partial accumulator. (The same walk as row_part,
-// written out: through row_part the Arg ops of long rows lost 3-4 % on an H200.)
+// Block (row, split): the blocks of a row walk it together, block after block (block_walk in
+// reduce.cuh); with one split it stores the result, otherwise it writes a partial accumulator.
 template <class T, class Red>
 __global__ void block_rows(const T* x, int64_t inner, int splits, void* out, int64_t* idx,
                            typename Red::acc_t* partial) {
-  constexpr int V = vec_width<T>();
   using acc_t = typename Red::acc_t;
+  __shared__ acc_t sh[kThreads];
   int64_t r = blockIdx.x / splits;
   int split = blockIdx.x % splits;
-  const T* row = x + r * inner;
-  acc_t acc[V];
-#pragma unroll
-  for (int j = 0; j < V; ++j) acc[j] = Red::identity();
-  int64_t head =
-      int64_t((sizeof(Vec<T, V>) - reinterpret_cast<uintptr_t>(row) % sizeof(Vec<T, V>)) %
-              sizeof(Vec<T, V>)) /
-      int64_t(sizeof(T));
-  if (head > inner) head = inner;
-  if (split == 0 && threadIdx.x < head) Red::step(acc[0], row[threadIdx.x], threadIdx.x);
-  const int64_t a = head, nvec = (inner - a) / V, bs = blockDim.x, stride = int64_t(splits) * bs;
-  const Vec<T, V>* vp = reinterpret_cast<const Vec<T, V>*>(row + a);
-  int64_t k = int64_t(split) * bs + threadIdx.x;
-  for (; k + (kUnroll - 1) * stride < nvec; k += kUnroll * stride) {
-    Vec<T, V> v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = vp[k + u * stride];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-#pragma unroll
-      for (int j = 0; j < V; ++j) Red::step(acc[j], v[u].v[j], a + (k + u * stride) * V + j);
-    }
-  }
-  for (; k < nvec; k += stride) {
-    Vec<T, V> v = vp[k];
-#pragma unroll
-    for (int j = 0; j < V; ++j) Red::step(acc[j], v.v[j], a + k * V + j);
-  }
-  if (split == 0) {
-    for (int64_t i = a + nvec * V + threadIdx.x; i < inner; i += bs) Red::step(acc[0], row[i], i);
-  }
-#pragma unroll
-  for (int j = 1; j < V; ++j) acc[0] = Red::combine(acc[0], acc[j]);
-  acc_t total = block_reduce<Red>(acc[0]);
+  acc_t total = block_reduce<Red>(block_walk<T, Red>(x + r * inner, inner, split, splits), sh);
   if (threadIdx.x == 0) {
     if (splits == 1) {
       Red::store(total, out, idx, r);
@@ -177,7 +130,8 @@ __global__ void finish_rows(const typename Red::acc_t* partial, int splits, void
   for (int i = threadIdx.x; i < splits; i += blockDim.x) {
     acc = Red::combine(acc, partial[r * splits + i]);
   }
-  acc = block_reduce<Red>(acc);
+  __shared__ typename Red::acc_t sh[kThreads];
+  acc = block_reduce<Red>(acc, sh);
   if (threadIdx.x == 0) Red::store(acc, out, idx, r);
 }
 
@@ -203,6 +157,8 @@ inline int row_team(int64_t outer, int64_t inner, int vec) {
 template <class T, ReduceOp OP>
 void launch(const Tensor& in, int64_t outer, int64_t inner, const Tensor& out, const Tensor& idx) {
   using Red = R<T, OP>;
+  // One small row: block_rows' work, in the deferred batch (Note [Deferred launches]).
+  if (outer == 1 && defer_reduce(OP, in, inner, out, idx)) return;
   cudaStream_t stream = static_cast<cudaStream_t>(current_stream(in->device().index));
   const T* x = reinterpret_cast<const T*>(in->data());
   void* o = out->data();

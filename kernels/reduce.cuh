@@ -120,4 +120,67 @@ using Vec = gpu::VecT<T, V>;
 
 constexpr int kUnroll = 4;  // vectors loaded per thread before any is combined
 
+// The block's accumulators combined in a fixed tree through `sh` (blockDim.x entries);
+// every thread gets the result.
+template <class Red>
+__device__ __forceinline__ typename Red::acc_t block_reduce(typename Red::acc_t v,
+                                                            typename Red::acc_t* sh) {
+  sh[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) sh[threadIdx.x] = Red::combine(sh[threadIdx.x], sh[threadIdx.x + s]);
+    __syncthreads();
+  }
+  typename Red::acc_t r = sh[0];
+  __syncthreads();  // sh may be used again
+  return r;
+}
+
+// What one thread of block `split` of `splits` folds of a row (reduce.cu's block_rows, and
+// the deferred reductions of kernels/deferred.cu): the blocks walk the row's 16-byte vectors
+// interleaved, block after block (they read at the full bandwidth, where a contiguous chunk
+// per block lost 4 %, benchmarks/cpp/reduce_variants.cu), kUnroll in flight per thread;
+// split 0 also takes the scalar head up to the first vector boundary and the scalar tail.
+// (Written out rather than shared with team_rows' walk: through it the Arg ops of long rows
+// lost 3-4 % on an H200.)
+template <class T, class Red>
+__device__ __forceinline__ typename Red::acc_t block_walk(const T* row, int64_t inner, int split,
+                                                          int splits) {
+  constexpr int V = vec_width<T>();
+  using acc_t = typename Red::acc_t;
+  acc_t acc[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j) acc[j] = Red::identity();
+  int64_t head =
+      int64_t((sizeof(Vec<T, V>) - reinterpret_cast<uintptr_t>(row) % sizeof(Vec<T, V>)) %
+              sizeof(Vec<T, V>)) /
+      int64_t(sizeof(T));
+  if (head > inner) head = inner;
+  if (split == 0 && threadIdx.x < head) Red::step(acc[0], row[threadIdx.x], threadIdx.x);
+  const int64_t a = head, nvec = (inner - a) / V, bs = blockDim.x, stride = int64_t(splits) * bs;
+  const Vec<T, V>* vp = reinterpret_cast<const Vec<T, V>*>(row + a);
+  int64_t k = int64_t(split) * bs + threadIdx.x;
+  for (; k + (kUnroll - 1) * stride < nvec; k += kUnroll * stride) {
+    Vec<T, V> v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = vp[k + u * stride];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) Red::step(acc[j], v[u].v[j], a + (k + u * stride) * V + j);
+    }
+  }
+  for (; k < nvec; k += stride) {
+    Vec<T, V> v = vp[k];
+#pragma unroll
+    for (int j = 0; j < V; ++j) Red::step(acc[j], v.v[j], a + k * V + j);
+  }
+  if (split == 0) {
+    for (int64_t i = a + nvec * V + threadIdx.x; i < inner; i += bs) Red::step(acc[0], row[i], i);
+  }
+#pragma unroll
+  for (int j = 1; j < V; ++j) acc[0] = Red::combine(acc[0], acc[j]);
+  return acc[0];
+}
+
 }  // namespace cl::cuda::reducer

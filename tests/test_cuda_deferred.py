@@ -55,33 +55,89 @@ def test_long_chains_cross_full_batches_in_order():
     assert x.tolist() == [1000.0] * 3
 
 
+def same_bits(a, b, what):
+    assert a.dtype == b.dtype and a.shape == b.shape, what
+    a, b = a.cpu().reshape(-1), b.cpu().reshape(-1)
+    if a.dtype == cudalite.bfloat16:
+        a, b = a.view(cudalite.int16), b.view(cudalite.int16)
+    np.testing.assert_array_equal(a.numpy().view(np.uint8), b.numpy().view(np.uint8), what)
+
+
+def one_by_one(f, *args):
+    """f's result with every op launched as its own kernel (the regular loops)."""
+    was = _C._cuda._set_deferred_launches(False)
+    try:
+        return f(*args)
+    finally:
+        _C._cuda._set_deferred_launches(was)
+
+
+def values(dtype, n=37):
+    """n values offset by one element in memory, so reductions walk an unaligned head."""
+    return made(((cudalite.arange(n + 1, device="cuda") * 7) % 17 - 8).to(dtype)[1:])
+
+
+ELEMENTWISE = {
+    "add": lambda a: a + 3,
+    "mul sub": lambda a: a * a - 1,
+    "div": lambda a: (a * 2) // 3 if not a.is_floating_point() else a / 3,
+    "abs": lambda a: a.abs(),
+    "compare": lambda a: a > 0,
+    "where": lambda a: cudalite.where(a > 0, a, a * 2),
+    "cast": lambda a: a.to(cudalite.float64),
+    "maximum": lambda a: cudalite.maximum(a, a - 2),
+    "in place": lambda a: a.clone().mul_(2).add_(a, alpha=3),
+}
+FLOATING = {
+    "exp": lambda a: a.exp(),
+    "sigmoid": lambda a: a.sigmoid(),
+    "sin": lambda a: (a * 0.1).sin(),
+    "pow": lambda a: a**2,
+}
+REDUCTIONS = {
+    "sum": lambda a: a.sum(),
+    "prod": lambda a: (a.abs() + 1).prod() if a.is_floating_point() else (a % 2 + 1).prod(),
+    "max": lambda a: a.max(),
+    "min": lambda a: a.min(),
+    "argmax": lambda a: a.argmax(),
+    "argmin": lambda a: a.argmin(),
+    "max(dim)": lambda a: a.max(dim=0),
+    "all": lambda a: a.all(),
+    "any": lambda a: (a > 5).any(),
+    "sum of rows": lambda a: a.reshape(1, -1).sum(dim=1),
+}
+FLOAT_REDUCTIONS = {
+    "mean": lambda a: a.mean(),
+    "norm": lambda a: a.norm(),
+    "var": lambda a: a.var(),
+}
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int32", "int64"])
 def test_results_match_the_regular_loops_bit_for_bit(dtype):
-    # The same ops on 1025 elements (too many to defer) and on 5 of them.
-    dt = getattr(cudalite, dtype)
-    big = (cudalite.arange(1025, device="cuda") % 17 - 8).to(dt)
-    small = big[:5].clone()
-    ops = [
-        lambda a: a + 3,
-        lambda a: a * a - 1,
-        lambda a: (a * 2) // 3 if not a.is_floating_point() else a / 3,
-        lambda a: a.abs(),
-        lambda a: a > 0,
-        lambda a: cudalite.where(a > 0, a, a * 2),
-        lambda a: a.to(cudalite.float32),
-        lambda a: cudalite.maximum(a, a - 2),
-    ]
-    if big.is_floating_point():
-        ops += [lambda a: a.exp(), lambda a: a.sigmoid(), lambda a: (a * 0.1).sin()]
-    for f in ops:
-        r_small = f(small)
-        r_big = f(big)[:5]  # launching it flushes the batch first
-        assert r_small.dtype == r_big.dtype
-        a = r_small.cpu().view(-1).numpy() if r_small.dtype != cudalite.bfloat16 else None
-        if a is None:
-            assert cudalite.equal(r_small.cpu(), r_big.cpu())
-        else:
-            np.testing.assert_array_equal(a.view(np.uint8), r_big.cpu().numpy().view(np.uint8))
+    x = values(getattr(cudalite, dtype))
+    ops = {**ELEMENTWISE, **REDUCTIONS}
+    if x.is_floating_point():
+        ops.update(FLOATING)
+        ops.update(FLOAT_REDUCTIONS)
+    for name, f in ops.items():
+        got, want = f(x), one_by_one(f, x)
+        for g, w in zip(
+            *((got, want) if isinstance(got, tuple) else ((got,), (want,))), strict=True
+        ):
+            same_bits(g, w, name)
+
+
+def test_reductions_are_deferred():
+    x = made(cudalite.arange(100, device="cuda", dtype=cudalite.float32))
+    s = x.sum()
+    m = x.max()
+    i = x.argmin()
+    assert pending() == 3
+    assert (s.item(), m.item(), i.item()) == (4950.0, 99.0, 0)
+    big = made(cudalite.ones(2048, device="cuda"))
+    big.sum()
+    assert pending() == 0
 
 
 def test_interleaved_with_launched_work():
@@ -197,10 +253,11 @@ def test_freed_memory_reused_and_released_in_order():
         y = x + i  # each result's block is freed and reused by the next one
         z = y * 2
     assert z.tolist() == [2.0 * (v + 199) for v in range(8)]
+    big = cudalite.empty(64 << 20, dtype=cudalite.uint8, device="cuda")
     w = x * 3
-    del w
-    cudalite.cuda.empty_cache()  # unmapping waits for the stream: the batch goes first
-    assert pending() == 0
+    del big, w
+    cudalite.cuda.empty_cache()  # returning memory waits for the stream: the batch goes first
+    assert z.tolist() == [2.0 * (v + 199) for v in range(8)]
 
 
 def test_threads_share_the_batch_safely():

@@ -100,6 +100,7 @@ void bind_blas(py::module_& m, py::module_& c) {
   // Note [Deferred launches] (csrc/cuda/deferred.cpp): the pending batch, for tests.
   c.def("_deferred_ops_pending", &cuda::deferred_ops_pending);
   c.def("_flush_deferred", &cuda::flush_deferred_launches);
+  c.def("_set_deferred_launches", &cuda::set_deferred_launches);
   c.def("current_blas_handle",
         [](int device) { return reinterpret_cast<uintptr_t>(cuda::blas_handle(device)); });
   c.def("_set_library_dirs", &cuda::set_library_dirs);

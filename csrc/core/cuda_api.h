@@ -45,6 +45,8 @@ StreamHandle current_stream(int device);
 // CPU-only builds.
 void flush_deferred_launches();
 int deferred_ops_pending();  // ops waiting in that batch (for tests)
+// Turns deferral on or off for the process (tests compare both); returns the previous state.
+bool set_deferred_launches(bool on);
 
 // The caching allocator behind device_allocator(device), created on first use; nullptr when
 // CUDALITE_NO_CUDA_MEMORY_CACHING=1 turned caching off. Initialises CUDA.

@@ -81,10 +81,19 @@ void deferred_detail::flush_slow() {
   launch_locked(p);
 }
 
-bool deferral_enabled() {
-  static const bool on = !launch_blocking() && !env_is("CUDALITE_DEFER_LAUNCHES", "0") &&
-                         !env_is("CUDALITE_NO_CUDA_MEMORY_CACHING", "1");
+namespace {
+std::atomic<bool>& deferral_switch() {
+  static std::atomic<bool> on{!launch_blocking() && !env_is("CUDALITE_DEFER_LAUNCHES", "0") &&
+                              !env_is("CUDALITE_NO_CUDA_MEMORY_CACHING", "1")};
   return on;
+}
+}  // namespace
+
+bool deferral_enabled() { return deferral_switch().load(std::memory_order_relaxed); }
+
+bool set_deferred_launches(bool on) {
+  flush_deferred();
+  return deferral_switch().exchange(on);
 }
 
 void defer(int device, void* stream, const DeferredOp& op) {

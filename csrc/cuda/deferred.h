@@ -43,7 +43,7 @@ inline void flush_deferred() {
 }
 
 // Whether deferral is on: not with CUDA_LAUNCH_BLOCKING=1, CUDALITE_DEFER_LAUNCHES=0 or
-// CUDALITE_NO_CUDA_MEMORY_CACHING=1.
+// CUDALITE_NO_CUDA_MEMORY_CACHING=1, nor after set_deferred_launches(false).
 bool deferral_enabled();
 
 // Appends `op` to the pending batch of (device, stream), launching the batch first when it

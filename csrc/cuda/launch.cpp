@@ -40,9 +40,15 @@ const void* kernel_handle(const void* func) {
 #endif
 }
 
+// Whether the calling thread has made a runtime call that binds its device's context. A
+// thread's first launch goes through the runtime, which binds it (the driver's launch would
+// fail there with CUDA_ERROR_INVALID_CONTEXT, which memory checkers report); cudaSetDevice
+// binds the context of a device switched to later.
+static thread_local bool t_context_bound = false;
+
 void launch_kernel(const void* func, const void* handle, dim3 grid, dim3 block, size_t smem,
                    cudaStream_t stream, void** args) {
-  if (handle) {
+  if (handle && t_context_bound) {
     CUfunction f = reinterpret_cast<CUfunction>(const_cast<void*>(handle));
     if (driver_launch()(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, unsigned(smem),
                         reinterpret_cast<CUstream>(stream), args, nullptr) == CUDA_SUCCESS) {
@@ -50,6 +56,7 @@ void launch_kernel(const void* func, const void* handle, dim3 grid, dim3 block, 
     }
   }
   (void)cudaLaunchKernel(func, grid, block, args, smem, stream);
+  t_context_bound = true;
 }
 
 }  // namespace cl::cuda

@@ -35,6 +35,7 @@ void memcpy_d2d(void*, int, const void*, int, size_t) { fail(); }
 void synchronize(int) { fail(); }
 void flush_deferred_launches() {}
 int deferred_ops_pending() { return 0; }
+bool set_deferred_launches(bool) { return false; }
 DeviceGuard::DeviceGuard(int) : prev_(-1), active_(false) {}
 DeviceGuard::~DeviceGuard() = default;
 // torch's message when its NVTX bindings are missing (torch/cuda/nvtx.py).
