@@ -5,7 +5,8 @@ each figure is the median of several timed runs after a warm-up, synchronised, o
 data. Goals: bandwidth-bound ops >= 0.97x torch (broadcast/non-contiguous >= 0.8x);
 reductions >= 0.97x the better of torch and CuPy; randn/rand >= torch; Linear(4096, 4096)
 on 8192 rows >= 0.97x torch (TF32 off); launch-bound 1-element ops: a + b <= 3.5 us,
-a.add_(b) <= 3.0 us, a.sum() <= 4.0 us.
+a.add_(b) <= 3.0 us, a.sum() <= 4.0 us. Those ops are deferred and launched in batches
+(docs/cuda.md); the rows "one launch per op" time them with that off, as torch launches.
 
     python benchmarks/bench_gpu_math.py [--quick] [--launch (the launch-bound tables only)]
         [--reductions (the reductions table only)] [--elementwise (that table only)]
@@ -213,6 +214,16 @@ def launch_libs(case):
     return [lib for lib in libs() if not (lib == "cupy" and case == "a.add_(b)")]
 
 
+class one_launch_per_op:
+    """cudalite with deferred launches off (docs/cuda.md): every op its own kernel, as torch."""
+
+    def __enter__(self):
+        self.was = cudalite._C._cuda._set_deferred_launches(False)
+
+    def __exit__(self, *exc):
+        cudalite._C._cuda._set_deferred_launches(self.was)
+
+
 def launch_bound(repeat=15):
     t, best = paired_tables("launch-bound, 1-element CUDA tensors (time per call)")
     for name, f in LAUNCH_CASES.items():
@@ -221,8 +232,13 @@ def launch_bound(repeat=15):
             a, b = make(lib, 1), make(lib, 1)
             fn = lambda a=a, b=b, f=f: f(a, b)  # noqa: E731
             row[lib], row_best[lib] = per_call_stats(fn, sync=syncs()[lib], repeat=repeat)
+            if lib == "cudalite":
+                with one_launch_per_op():
+                    single = per_call_stats(fn, sync=syncs()[lib], repeat=repeat)
         t.add(name, **row)
         best.add(name, **row_best)
+        t.add(f"{name}, one launch per op", **{**row, "cudalite": single[0]})
+        best.add(f"{name}, one launch per op", **{**row_best, "cudalite": single[1]})
     return [t, best]
 
 
@@ -236,19 +252,28 @@ def host_cost(calls=200, repeat=15):
         for lib in launch_libs(name):
             a, b, big = make(lib, 1), make(lib, 1), make(lib, 0, shape=(8192, 8192))
             sync = syncs()[lib]
-            times = []
-            for _ in range(repeat + 1):
-                f(a, b)
-                big @ big
-                t0 = time.perf_counter()
-                for _ in range(calls):
+
+            def timed(a=a, b=b, big=big, f=f, sync=sync):
+                times = []
+                for _ in range(repeat + 1):
                     f(a, b)
-                times.append((time.perf_counter() - t0) / calls)
-                sync()
-            row[lib], row_best[lib] = statistics.median(times[1:]), min(times[1:])
+                    big @ big
+                    t0 = time.perf_counter()
+                    for _ in range(calls):
+                        f(a, b)
+                    times.append((time.perf_counter() - t0) / calls)
+                    sync()
+                return statistics.median(times[1:]), min(times[1:])
+
+            row[lib], row_best[lib] = timed()
+            if lib == "cudalite":
+                with one_launch_per_op():
+                    single = timed()
             del big
         t.add(name, **row)
         best.add(name, **row_best)
+        t.add(f"{name}, one launch per op", **{**row, "cudalite": single[0]})
+        best.add(f"{name}, one launch per op", **{**row_best, "cudalite": single[1]})
     return [t, best]
 
 

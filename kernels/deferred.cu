@@ -11,6 +11,7 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <mutex>
 #include <type_traits>
 
 #include "cuda/deferred.h"
@@ -69,6 +70,22 @@ __device__ void small_reduce(const cuda::DeferredOp& op, void* smem) {
 template <auto F>
 __device__ DeferredFn device_address = F;
 
+// A stream of cudalite's own per device for reading the addresses: a blocking copy on the
+// legacy stream would wait for all of the work queued there.
+cudaStream_t symbol_stream(int device) {
+  static std::array<std::atomic<cudaStream_t>, kDeferDevices> streams{};
+  static std::mutex mu;
+  cudaStream_t s = streams[size_t(device)].load(std::memory_order_acquire);
+  if (!s) {
+    std::lock_guard<std::mutex> lock(mu);
+    s = streams[size_t(device)].load(std::memory_order_relaxed);
+    if (!s && cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess) {
+      streams[size_t(device)].store(s, std::memory_order_release);
+    }
+  }
+  return s;
+}
+
 // F's address on `device` (the current one), read once; nullptr if it can't be.
 template <auto F>
 const void* loop_address(int device) {
@@ -76,7 +93,11 @@ const void* loop_address(int device) {
   const void* p = cache[size_t(device)].load(std::memory_order_acquire);
   if (!p) {
     DeferredFn fn = nullptr;
-    if (cudaMemcpyFromSymbol(&fn, device_address<F>, sizeof(fn)) != cudaSuccess) {
+    cudaStream_t s = symbol_stream(device);
+    if (!s ||
+        cudaMemcpyFromSymbolAsync(&fn, device_address<F>, sizeof(fn), 0, cudaMemcpyDeviceToHost,
+                                  s) != cudaSuccess ||
+        cudaStreamSynchronize(s) != cudaSuccess || !fn) {
       cudaGetLastError();
       return nullptr;
     }

@@ -1,11 +1,12 @@
 // Note [Deferred launches]
 // A one-element `a + b` on the GPU costs what the driver's launch call costs on the host,
 // about 3 us (benchmarks/cpp/launch_overhead.cu); cudalite's own work around it is 0.3-0.5
-// us. The GPU then runs the kernel in a fraction of that. So small elementwise ops (dense
-// operands, at most kDeferredMaxNumel elements; kernels/deferred.cu decides) are not launched
-// one by one: they are appended to one pending batch, and the batch is launched as one kernel
-// whose single block runs the ops in order, with a barrier between them (so an op sees the
-// results of the ops before it, as on a stream).
+// us. The GPU then runs the kernel in a fraction of that. So small ops (elementwise ops with
+// dense operands and reductions of one dense row, at most kDeferredMaxNumel elements;
+// kernels/deferred.cu decides) are not launched one by one: they are appended to one pending
+// batch, and the batch is launched as one kernel whose single block runs the ops in order,
+// with a barrier between them (so an op sees the results of the ops before it, as on a
+// stream).
 //
 // The batch is launched before anything else could observe or reorder the work:
 // - any other use of a stream: every launch and copy asks current_stream() first, which
@@ -15,12 +16,14 @@
 // - the allocator's waits, frees and unmaps (csrc/cuda/device_allocator.cpp): freed memory
 //   is reused on its stream in stream order, which the batch keeps, and memory is unmapped
 //   or returned only after the stream's work has run, which needs the batch launched;
-// - pointers handed to other code (data_ptr(), __cuda_array_interface__, DLPack, cuBLAS
-//   handles): the storage is marked `exported`, and ops on exported storage are never
-//   deferred, because other libraries may read or write it on the same stream at any time.
+// - memory shared with other code (data_ptr(), __cuda_array_interface__, DLPack out or in):
+//   the storage is marked `exported` (the export launches the batch), and ops on exported
+//   storage are never deferred, because other libraries may read or write it on the same
+//   stream at any time.
 // So the order of every CUDA call cudalite makes is the order of the program; the ops of a
 // batch only start later, when the next call is made. Results are bit for bit those of the
-// regular loops: the batch runs the same functors on the same compute types.
+// regular loops: the batch runs the same functors on the same compute types, and a
+// reduction the same one-block walk and tree as reduce.cu's block_rows.
 // One batch for the process, behind a mutex (any thread may flush it); an atomic flag keeps
 // the check in current_stream() to one load. CUDALITE_DEFER_LAUNCHES=0 turns deferral off,
 // and so do CUDA_LAUNCH_BLOCKING=1 and CUDALITE_NO_CUDA_MEMORY_CACHING=1 (memory checkers
