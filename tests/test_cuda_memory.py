@@ -339,7 +339,7 @@ def test_tensor_data_survives_lending(no_leak):
     for i, t in ts.items():
         assert float(t.sum()) == float(i) * n
     assert float(big.sum()) == 9.0 * 3 * n
-    del ts, big
+    del ts, big, t  # (the loop variable too: it holds the last tensor)
 
 
 @requires_gpu
