@@ -66,6 +66,7 @@ Stream get_current_stream(int device) {
 
 void set_current_stream(const Stream& s) {
   CL_CHECK(unsigned(s.device) < unsigned(kMaxDevices), "invalid device index ", s.device);
+  flush_deferred();  // a batch never outlives its stream's turn (an external one may go)
   t_current[s.device] = s.handle;
 }
 
