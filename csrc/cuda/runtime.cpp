@@ -42,7 +42,11 @@ int g_device_count = 0;  // written once by lazy_init
 std::string g_init_error;
 thread_local int t_target_device = -1;
 
-void forked_child() { g_in_bad_fork.store(true); }
+void forked_child() {
+  g_in_bad_fork.store(true);
+  // The parent's deferred batch is not the child's to launch (it can't use CUDA anyway).
+  deferred_detail::g_pending.store(false);
+}
 
 // The message torch gives for each way cudaGetDeviceCount can fail (c10/cuda/CUDAFunctions.cpp).
 std::string device_count_error(cudaError_t err) {
