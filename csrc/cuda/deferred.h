@@ -14,7 +14,8 @@ constexpr int kDeferredThreads = 256;
 constexpr int kDeferredMaxOps = 40;
 
 // One deferred op: the loop of its (op, dtypes) and its operands, all dense (scalars ride in
-// `sval`, at the loop's compute precision, as in the dense CUDA loop).
+// `sval`, at the loop's compute precision, as in the dense CUDA loop). A reduction reads
+// in[0] and writes its value to out and, for argmax/argmin, its index to in[1].
 struct DeferredOp {
   const void* fn;  // device address of the loop (kernels/deferred.cu)
   char* out;
