@@ -45,7 +45,8 @@ __device__ void small_loop(const cuda::DeferredOp& op, void*) {
         memcpy(&v, &op.sval[k], sizeof(op_t));
         args[k][0] = v;
       } else {
-        args[k][0] = op_t(reinterpret_cast<const in_t*>(op.in[k])[i]);
+        const int j = (op.scalar_mask & (1u << (8 + k))) ? 0 : i;  // broadcast: element 0
+        args[k][0] = op_t(reinterpret_cast<const in_t*>(op.in[k])[j]);
       }
     }
     reinterpret_cast<out_t*>(op.out)[i] =
@@ -135,6 +136,9 @@ struct DeferLaunch {
       op.n = int32_t(it.numel);
       for (int k = 0; k < N; ++k) {
         op.in[k] = it.data[k + 1];
+        if (it.ndim == 1 && !it.is_scalar[k + 1] && it.strides[k + 1][0] == 0) {
+          op.scalar_mask |= 1u << (8 + k);  // one element broadcast to all
+        }
         if (it.is_scalar[k + 1]) {  // as gpu_kernel rounds numbers (kernels/loops.cuh)
           const Scalar& s = it.scalars[k + 1];
           op_t v = (it.scalar_opmath >> (k + 1) & 1u) ? s.template to<op_t>()
@@ -190,9 +194,20 @@ const void* reduce_loop(ReduceOp op, ScalarType dtype, int device) {
 
 bool exported(const Tensor& t) { return t && t->storage->exported.load(std::memory_order_relaxed); }
 
+// One flat loop: the output dense, every tensor input dense or one element broadcast.
+bool flat(const ElementwiseIter& it) {
+  if (it.ndim == 0) return true;
+  if (it.ndim > 1 || it.strides[0][0] != int64_t(itemsize(it.out_dtype))) return false;
+  const int64_t isz = int64_t(itemsize(it.in_dtype));
+  for (int k = 1; k < it.noperands; ++k) {
+    if (!it.is_scalar[k] && it.strides[k][0] != isz && it.strides[k][0] != 0) return false;
+  }
+  return true;
+}
+
 bool deferrable(const ElementwiseIter& it) {
   return it.numel > 0 && it.numel <= cuda::kDeferredMaxNumel && !it.exported &&
-         it.device.index < kDeferDevices && it.contiguous() && cuda::deferral_enabled();
+         it.device.index < kDeferDevices && flat(it) && cuda::deferral_enabled();
 }
 
 }  // namespace

@@ -128,6 +128,25 @@ def test_results_match_the_regular_loops_bit_for_bit(dtype):
             same_bits(g, w, name)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64"])
+def test_one_element_tensors_broadcast_in_the_batch(dtype):
+    x = values(getattr(cudalite, dtype), n=9)
+    s = made(cudalite.full((1,), 3, device="cuda", dtype=x.dtype))
+    ops = {
+        "x * s": lambda: x * s,
+        "s - x": lambda: s - x,
+        "expanded": lambda: cudalite.where(x > 0, x, s.expand(9)),
+        "in place": lambda: x.clone().sub_(s),
+    }
+    for name, f in ops.items():
+        got = f()
+        assert pending() >= 1, name
+        same_bits(got, one_by_one(f), name)
+    m = made(cudalite.ones(3, 3, device="cuda", dtype=x.dtype))
+    m + m[0]  # a row broadcast over rows: launched as usual
+    assert pending() == 0
+
+
 def test_reductions_are_deferred():
     x = made(cudalite.arange(100, device="cuda", dtype=cudalite.float32))
     s = x.sum()

@@ -13,8 +13,9 @@ constexpr int kDeferredThreads = 256;
 // Ops per batch: the batch travels in the kernel's parameters (under their 4 KiB limit).
 constexpr int kDeferredMaxOps = 40;
 
-// One deferred op: the loop of its (op, dtypes) and its operands, all dense (scalars ride in
-// `sval`, at the loop's compute precision, as in the dense CUDA loop). A reduction reads
+// One deferred op: the loop of its (op, dtypes) and its operands, dense or one element
+// broadcast (scalars ride in `sval`, at the loop's compute precision, as in the dense CUDA
+// loop). A reduction reads
 // in[0] and writes its value to out and, for argmax/argmin, its index to in[1].
 struct DeferredOp {
   const void* fn;  // device address of the loop (kernels/deferred.cu)
@@ -22,7 +23,7 @@ struct DeferredOp {
   const char* in[3];
   uint64_t sval[3];
   int32_t n;
-  uint32_t scalar_mask;  // bit k: input k is sval[k]
+  uint32_t scalar_mask;  // bit k: input k is sval[k]; bit 8 + k: in[k] is one element, broadcast
 };
 
 struct DeferredBatch {
