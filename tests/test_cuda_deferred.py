@@ -15,7 +15,7 @@ import cudalite
 from cudalite import _C
 
 HAS_CUDA = cudalite.cuda.is_available()
-pytestmark = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA GPU visible")
+requires_cuda = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA GPU visible")
 
 
 def pending():
@@ -35,6 +35,19 @@ def flushed():
     yield
 
 
+def test_entry_points_are_inert_without_a_batch():
+    # Without a GPU (or a CUDA build) nothing is ever deferred; exporting CPU memory is free.
+    if not HAS_CUDA:
+        assert _C._cuda._deferred_ops_pending() == 0
+        _C._cuda._flush_deferred()
+    x = cudalite.arange(4.0)
+    x.data_ptr()
+    x.add_(1)
+    assert x.tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert pending() == 0
+
+
+@requires_cuda
 def test_small_ops_wait_in_the_batch_until_a_sync():
     # (made() flushes what creating a tensor may have deferred: a fill is a cast.)
     x = made(cudalite.ones(4, device="cuda"))
@@ -46,6 +59,7 @@ def test_small_ops_wait_in_the_batch_until_a_sync():
     assert pending() == 0
 
 
+@requires_cuda
 def test_long_chains_cross_full_batches_in_order():
     x = cudalite.zeros(3, device="cuda")
     for i in range(1000):
@@ -113,6 +127,7 @@ FLOAT_REDUCTIONS = {
 }
 
 
+@requires_cuda
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int32", "int64"])
 def test_results_match_the_regular_loops_bit_for_bit(dtype):
     x = values(getattr(cudalite, dtype))
@@ -128,6 +143,7 @@ def test_results_match_the_regular_loops_bit_for_bit(dtype):
             same_bits(g, w, name)
 
 
+@requires_cuda
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int64"])
 def test_one_element_tensors_broadcast_in_the_batch(dtype):
     x = values(getattr(cudalite, dtype), n=9)
@@ -147,6 +163,7 @@ def test_one_element_tensors_broadcast_in_the_batch(dtype):
     assert pending() == 0
 
 
+@requires_cuda
 def test_reductions_are_deferred():
     x = made(cudalite.arange(100, device="cuda", dtype=cudalite.float32))
     s = x.sum()
@@ -159,6 +176,7 @@ def test_reductions_are_deferred():
     assert pending() == 0
 
 
+@requires_cuda
 def test_interleaved_with_launched_work():
     x = cudalite.full((8,), 2.0, device="cuda")
     big = cudalite.ones(1 << 16, device="cuda")
@@ -169,6 +187,7 @@ def test_interleaved_with_launched_work():
     assert y.tolist() == [11.0] * 8
 
 
+@requires_cuda
 def test_other_streams_see_the_work_through_events():
     x = cudalite.zeros(16, device="cuda")
     s = cudalite.cuda.Stream()
@@ -180,6 +199,7 @@ def test_other_streams_see_the_work_through_events():
     assert y.tolist() == [14.0] * 16
 
 
+@requires_cuda
 def test_event_timing_covers_the_batch():
     start = cudalite.cuda.Event(enable_timing=True)
     end = cudalite.cuda.Event(enable_timing=True)
@@ -194,6 +214,7 @@ def test_event_timing_covers_the_batch():
     assert x.tolist() == [10.0] * 4
 
 
+@requires_cuda
 def test_stream_query_and_synchronize_launch_the_batch():
     x = cudalite.zeros(2, device="cuda")
     x.add_(1)
@@ -205,6 +226,7 @@ def test_stream_query_and_synchronize_launch_the_batch():
     assert x.tolist() == [2.0, 2.0]
 
 
+@requires_cuda
 def test_exported_memory_is_never_deferred():
     x = made(cudalite.zeros(4, device="cuda"))
     x.add_(1)
@@ -225,6 +247,7 @@ def test_exported_memory_is_never_deferred():
     assert y.tolist() == [2.0] * 4
 
 
+@requires_cuda
 def test_cuda_array_interface_and_dlpack_export():
     x = cudalite.zeros(4, device="cuda")
     x.add_(1)
@@ -243,6 +266,7 @@ def test_cuda_array_interface_and_dlpack_export():
     assert pending() == 0
 
 
+@requires_cuda
 def test_cupy_sees_updates_made_after_it_took_the_array():
     cupy = pytest.importorskip("cupy")
     x = cudalite.zeros(4, device="cuda")
@@ -255,6 +279,7 @@ def test_cupy_sees_updates_made_after_it_took_the_array():
     assert cupy.asnumpy(t).tolist() == [0.0, 2.0, 4.0, 6.0]
 
 
+@requires_cuda
 def test_large_and_strided_ops_are_launched_as_usual():
     x = made(cudalite.zeros(2048, device="cuda"))
     x.add_(1)
@@ -266,6 +291,7 @@ def test_large_and_strided_ops_are_launched_as_usual():
     assert pending() == 0
 
 
+@requires_cuda
 def test_freed_memory_reused_and_released_in_order():
     x = cudalite.arange(8, device="cuda", dtype=cudalite.float32)
     for i in range(200):
@@ -279,6 +305,7 @@ def test_freed_memory_reused_and_released_in_order():
     assert z.tolist() == [2.0 * (v + 199) for v in range(8)]
 
 
+@requires_cuda
 def test_threads_share_the_batch_safely():
     errors = []
 
@@ -299,6 +326,7 @@ def test_threads_share_the_batch_safely():
     assert not errors
 
 
+@requires_cuda
 def test_launches_one_by_one_when_turned_off():
     code = (
         "import cudalite\nfrom cudalite import _C\n"
