@@ -162,32 +162,8 @@ const void* reduce_loop(ReduceOp op, ScalarType dtype, int device) {
   const void* fn = nullptr;
   CL_DISPATCH_ALL_TYPES(dtype, "reduce", [&] {
     using T = scalar_t;
-    switch (op) {
-      case ReduceOp::Sum:
-        fn = reduce_address<T, ReduceOp::Sum>(device);
-        break;
-      case ReduceOp::Prod:
-        fn = reduce_address<T, ReduceOp::Prod>(device);
-        break;
-      case ReduceOp::Max:
-        fn = reduce_address<T, ReduceOp::Max>(device);
-        break;
-      case ReduceOp::Min:
-        fn = reduce_address<T, ReduceOp::Min>(device);
-        break;
-      case ReduceOp::ArgMax:
-        fn = reduce_address<T, ReduceOp::ArgMax>(device);
-        break;
-      case ReduceOp::ArgMin:
-        fn = reduce_address<T, ReduceOp::ArgMin>(device);
-        break;
-      case ReduceOp::All:
-        fn = reduce_address<T, ReduceOp::All>(device);
-        break;
-      case ReduceOp::Any:
-        fn = reduce_address<T, ReduceOp::Any>(device);
-        break;
-    }
+    cuda::reducer::with_reduce_op(
+        op, [&](auto k) { fn = reduce_address<T, decltype(k)::value>(device); });
   });
   return fn;
 }

@@ -208,32 +208,7 @@ void reduce_rows(ReduceOp op, const Tensor& in, int64_t outer, int64_t inner, co
                  const Tensor& idx) {
   CL_DISPATCH_ALL_TYPES(in->dtype, "reduce", [&] {
     using T = scalar_t;
-    switch (op) {
-      case ReduceOp::Sum:
-        launch<T, ReduceOp::Sum>(in, outer, inner, out, idx);
-        break;
-      case ReduceOp::Prod:
-        launch<T, ReduceOp::Prod>(in, outer, inner, out, idx);
-        break;
-      case ReduceOp::Max:
-        launch<T, ReduceOp::Max>(in, outer, inner, out, idx);
-        break;
-      case ReduceOp::Min:
-        launch<T, ReduceOp::Min>(in, outer, inner, out, idx);
-        break;
-      case ReduceOp::ArgMax:
-        launch<T, ReduceOp::ArgMax>(in, outer, inner, out, idx);
-        break;
-      case ReduceOp::ArgMin:
-        launch<T, ReduceOp::ArgMin>(in, outer, inner, out, idx);
-        break;
-      case ReduceOp::All:
-        launch<T, ReduceOp::All>(in, outer, inner, out, idx);
-        break;
-      case ReduceOp::Any:
-        launch<T, ReduceOp::Any>(in, outer, inner, out, idx);
-        break;
-    }
+    with_reduce_op(op, [&](auto k) { launch<T, decltype(k)::value>(in, outer, inner, out, idx); });
   });
 }
 

@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include <limits>
+#include <type_traits>
 
 #include "kernels/loops.cuh"
 #include "ops/reduce_ops.h"
@@ -113,6 +114,39 @@ struct R {
     }
   }
 };
+
+// Calls f(std::integral_constant<ReduceOp, OP>{}) for the run-time `op`: the reducers are
+// templates on the op (reduce.cu, reduce_cols.cu, deferred.cu).
+template <class F>
+void with_reduce_op(ReduceOp op, F&& f) {
+  using K = ReduceOp;
+  switch (op) {
+    case K::Sum:
+      f(std::integral_constant<K, K::Sum>{});
+      break;
+    case K::Prod:
+      f(std::integral_constant<K, K::Prod>{});
+      break;
+    case K::Max:
+      f(std::integral_constant<K, K::Max>{});
+      break;
+    case K::Min:
+      f(std::integral_constant<K, K::Min>{});
+      break;
+    case K::ArgMax:
+      f(std::integral_constant<K, K::ArgMax>{});
+      break;
+    case K::ArgMin:
+      f(std::integral_constant<K, K::ArgMin>{});
+      break;
+    case K::All:
+      f(std::integral_constant<K, K::All>{});
+      break;
+    case K::Any:
+      f(std::integral_constant<K, K::Any>{});
+      break;
+  }
+}
 
 using gpu::vec_width;
 template <class T, int V>

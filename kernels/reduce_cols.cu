@@ -241,32 +241,8 @@ void reduce_cols(ReduceOp op, const Tensor& in, int64_t outer, int64_t inner, in
                  const Tensor& out, const Tensor& idx) {
   CL_DISPATCH_ALL_TYPES(in->dtype, "reduce", [&] {
     using T = scalar_t;
-    switch (op) {
-      case ReduceOp::Sum:
-        launch_cols<T, ReduceOp::Sum>(in, outer, inner, cols, out, idx);
-        break;
-      case ReduceOp::Prod:
-        launch_cols<T, ReduceOp::Prod>(in, outer, inner, cols, out, idx);
-        break;
-      case ReduceOp::Max:
-        launch_cols<T, ReduceOp::Max>(in, outer, inner, cols, out, idx);
-        break;
-      case ReduceOp::Min:
-        launch_cols<T, ReduceOp::Min>(in, outer, inner, cols, out, idx);
-        break;
-      case ReduceOp::ArgMax:
-        launch_cols<T, ReduceOp::ArgMax>(in, outer, inner, cols, out, idx);
-        break;
-      case ReduceOp::ArgMin:
-        launch_cols<T, ReduceOp::ArgMin>(in, outer, inner, cols, out, idx);
-        break;
-      case ReduceOp::All:
-        launch_cols<T, ReduceOp::All>(in, outer, inner, cols, out, idx);
-        break;
-      case ReduceOp::Any:
-        launch_cols<T, ReduceOp::Any>(in, outer, inner, cols, out, idx);
-        break;
-    }
+    with_reduce_op(
+        op, [&](auto k) { launch_cols<T, decltype(k)::value>(in, outer, inner, cols, out, idx); });
   });
 }
 

@@ -36,6 +36,7 @@
 
 #include "core/cuda_api.h"
 #include "cuda/cuda_check.h"
+#include "cuda/device_allocator.h"
 
 namespace cl::cuda {
 
@@ -87,7 +88,7 @@ void deferred_detail::flush_slow() {
 namespace {
 std::atomic<bool>& deferral_switch() {
   static std::atomic<bool> on{!launch_blocking() && !env_is("CUDALITE_DEFER_LAUNCHES", "0") &&
-                              !env_is("CUDALITE_NO_CUDA_MEMORY_CACHING", "1")};
+                              !caching_disabled()};
   return on;
 }
 }  // namespace

@@ -222,14 +222,6 @@ class CudaBackend final : public AllocBackend {
   CUmemAllocationProp prop_{};
 };
 
-bool caching_disabled() {
-  static const bool off = [] {
-    const char* v = std::getenv("CUDALITE_NO_CUDA_MEMORY_CACHING");
-    return v && v[0] == '1';
-  }();
-  return off;
-}
-
 constexpr int kMaxFastDevices = 64;
 // Every tensor allocation looks its allocator up: a lock-free table after the first use.
 std::array<std::atomic<CachingAllocator*>, kMaxFastDevices> g_fast{};
@@ -238,6 +230,14 @@ std::mutex g_mu;
 std::vector<CachingAllocator*>* g_allocators = new std::vector<CachingAllocator*>();
 
 }  // namespace
+
+bool caching_disabled() {
+  static const bool off = [] {
+    const char* v = std::getenv("CUDALITE_NO_CUDA_MEMORY_CACHING");
+    return v && v[0] == '1';
+  }();
+  return off;
+}
 
 CachingAllocator* caching_allocator(int device) {
   if (device >= 0 && device < kMaxFastDevices) {
