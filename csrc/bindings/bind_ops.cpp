@@ -41,8 +41,11 @@ Scalar to_scalar(py::handle h) {
   if (PyFloat_Check(p)) return Scalar(PyFloat_AS_DOUBLE(p));
   if (is_tensor(h)) return item(as_tensor(h));
   // NumPy scalars and other numbers.
-  if (PyIndex_Check(p))
-    return Scalar(py::reinterpret_steal<py::object>(PyNumber_Index(p)).cast<int64_t>());
+  if (PyIndex_Check(p)) {
+    py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(p));
+    if (!i) throw py::error_already_set();  // what its __index__ raised
+    return Scalar(i.cast<int64_t>());
+  }
   if (PyObject_HasAttrString(p, "__float__")) {
     if (py::hasattr(h, "dtype") && py::str(h.attr("dtype")).cast<std::string>() == "bool") {
       return Scalar(h.cast<bool>());

@@ -17,14 +17,17 @@ py::object* g_legacy_ctor = nullptr;  // cudalite._legacy.legacy_new, set at imp
 
 int64_t to_int(py::handle h, const char* what) {
   if (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr())) return h.cast<int64_t>();
-  if (!PyFloat_Check(h.ptr()) && !PyBool_Check(h.ptr()) && PyIndex_Check(h.ptr())) {
-    return py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr())).cast<int64_t>();
-  }
   if (is_tensor(h)) {
     Tensor t = as_tensor(h);
     if (t->numel() == 1 && !is_floating(t->dtype) && t->dtype != ScalarType::Bool) {
       return item(t).to_int();
     }
+  } else if (!PyFloat_Check(h.ptr()) && !PyBool_Check(h.ptr()) && PyIndex_Check(h.ptr())) {
+    // NumPy integers and other objects with __index__; one whose __index__ raises is
+    // reported as any other wrong element.
+    py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
+    if (i) return i.cast<int64_t>();
+    PyErr_Clear();
   }
   throw TypeError(detail::str(what, " must be tuple of ints, but found element of type ",
                               std::string(py::str(py::type::of(h).attr("__name__")))));

@@ -95,6 +95,7 @@ void bind_streams(py::module_& m);  // after bind_cuda: adds to _C._cuda
 void bind_interop(py::module_& m);
 void bind_memory(py::module_& m);
 void bind_autograd(py::module_& m);
+void bind_checked(py::module_& m);
 
 }  // namespace cl::bind
 

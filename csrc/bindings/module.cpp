@@ -17,4 +17,5 @@ PYBIND11_MODULE(_C, m) {
   cl::bind::bind_interop(m);
   cl::bind::bind_memory(m);
   cl::bind::bind_autograd(m);
+  cl::bind::bind_checked(m);
 }

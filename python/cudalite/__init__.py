@@ -91,6 +91,10 @@ def _dtype_from_name(name):
 from cudalite.autograd import _install as _autograd_install  # noqa: E402
 
 _autograd_install.install()
+
+from cudalite import _checked  # noqa: E402
+
+_checked.install()  # torch's TypeErrors for arguments that fit no signature
 swapdims = swapaxes  # noqa: F405 - torch's other name for it
 
 

@@ -15,6 +15,8 @@ at "but expected one of:" (torch goes on to list its overloads).
 
 from __future__ import annotations
 
+import builtins
+import numbers
 import operator
 
 from cudalite import _C
@@ -22,6 +24,8 @@ from cudalite._C import Tensor
 from cudalite._lazy import is_np_integer
 
 _MISSING = object()
+# Python's types as dtypes, as torch takes them
+_PY_DTYPES = {float: _C.float64, int: _C.int64, bool: _C.bool}
 
 # torch's names of the parameter types, as its messages print them
 _TYPE_NAMES = {
@@ -33,6 +37,14 @@ _TYPE_NAMES = {
     "Device": "torch.device",
     "bool": "bool",
     "Dimname": "name",
+    "Dimname[]": "tuple of names",
+    "float": "float",
+    "Number": "Number",
+    "Tensor[]": "tuple of Tensors",
+    "Generator": "torch.Generator",
+    "MemoryFormat": "torch.memory_format",
+    "str": "str",
+    "object": "object",
 }
 
 
@@ -81,20 +93,35 @@ def _is_int_list(obj, failed):
 
 
 class _Param:
-    __slots__ = ("type", "name", "default", "optional", "allow_none", "keyword_only")
+    __slots__ = (
+        "type",
+        "types",
+        "name",
+        "default",
+        "optional",
+        "allow_none",
+        "keyword_only",
+        "index",
+    )
 
     def __init__(self, text, keyword_only):
         typ, _, rest = text.partition(" ")
         name, eq, default = rest.partition("=")
         self.allow_none = typ.endswith("?") or default == "None"
-        self.type = typ.rstrip("?")
+        # "int|int[]": any of these types (the signatures of _signatures.py)
+        self.types = typ.rstrip("?").split("|")
+        self.type = self.types[0]
         self.name = name
         self.optional = bool(eq)
         self.default = None if default == "None" else _literal(default) if eq else None
         self.keyword_only = keyword_only
 
     def check(self, obj, failed):
-        t = self.type
+        if len(self.types) == 1:
+            return self._check(self.type, obj, failed)
+        return builtins.any(self._check(t, obj, failed) for t in self.types)
+
+    def _check(self, t, obj, failed):
         if t == "int":
             if _is_long(obj):
                 return True
@@ -111,8 +138,8 @@ class _Param:
             return isinstance(obj, Tensor)
         if t == "bool":
             return isinstance(obj, bool)
-        if t == "ScalarType":
-            return isinstance(obj, _C.dtype)
+        if t == "ScalarType":  # a dtype, or Python's int, float, bool or complex
+            return isinstance(obj, _C.dtype) or obj in _PY_DTYPES
         if t == "Device":
             return _is_long(obj) or isinstance(obj, (str, _C.device))
         if t == "Layout":
@@ -121,16 +148,73 @@ class _Param:
             return isinstance(obj, layout)
         if t == "Dimname":
             return obj is None or isinstance(obj, str)
+        if t == "Dimname[]":  # names, or one name
+            if isinstance(obj, str):
+                return True
+            return isinstance(obj, (tuple, list)) and builtins.all(
+                x is None or isinstance(x, str) for x in obj
+            )
+        if t == "float":  # THPUtils_checkDouble, or a 0-dim tensor
+            return isinstance(obj, numbers.Real) or _is_0dim(obj)
+        if t == "Number":  # THPUtils_checkScalar, or a 0-dim tensor
+            return isinstance(obj, numbers.Number) or _is_0dim(obj)
+        if t == "Tensor[]":
+            if not isinstance(obj, (tuple, list)):
+                return False
+            for i, x in enumerate(obj):  # torch names the element that is not a Tensor
+                if not isinstance(x, Tensor):
+                    raise TypeError(
+                        f"expected Tensor as element {i} in argument {self.index}, but got "
+                        f"{tp_name(x)}"
+                    )
+            return True
+        if t == "Generator":
+            from cudalite.random import Generator
+
+            return isinstance(obj, Generator)
+        if t == "MemoryFormat":
+            from cudalite._memory_format import memory_format
+
+            return isinstance(obj, memory_format)
+        if t == "str":
+            return isinstance(obj, str)
+        if t == "object":
+            return True
         raise AssertionError(t)
 
     def type_name(self):
         return _TYPE_NAMES[self.type]
 
 
+def _is_0dim(obj):
+    return isinstance(obj, Tensor) and obj.dim() == 0
+
+
 def _literal(s):
     if s in ("True", "False"):
         return s == "True"
-    return int(s)
+    try:
+        return int(s)
+    except ValueError:
+        return s  # defaults the checker never converts (floats, tuples, dtypes)
+
+
+def _split_params(text):
+    """The parameters of a signature's text, split at the commas outside brackets."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
 
 
 class Signature:
@@ -140,11 +224,12 @@ class Signature:
         self.name, _, rest = fmt.partition("(")
         self.params = []
         kw_only = False
-        for p in filter(None, rest.rstrip(")").split(", ")):
+        for p in _split_params(rest[:-1]):
             if p == "*":
                 kw_only = True
             else:
                 self.params.append(_Param(p, kw_only))
+                self.params[-1].index = len(self.params) - 1
         self.max_args = len(self.params)
         self.min_args = sum(not p.optional for p in self.params)
         self.max_pos_args = sum(not p.keyword_only for p in self.params)
@@ -157,7 +242,7 @@ class Signature:
         arg_pos = 0
         params = self.params
         varargs = False
-        if self.max_pos_args == 1 and params[0].type == "int[]":
+        if self.max_pos_args == 1 and "int[]" in params[0].types:
             varargs = nargs == 0 or _is_int_list(args, [-1])
         if nargs > self.max_pos_args and not varargs:
             if raise_exception:
@@ -214,6 +299,8 @@ class Signature:
                 out.append(int(v.item()) if isinstance(v, Tensor) else operator.index(v))
             elif p.type == "int[]":
                 out.append(self._int_list(p, v))
+            elif p.type == "ScalarType" and not isinstance(v, _C.dtype):
+                out.append(_PY_DTYPES[v])
             else:
                 out.append(v)
         return out

@@ -15,6 +15,7 @@ from cudalite import _C, _creation, _indexing, _memory_format
 from cudalite._C import Tensor
 
 _methods = {}
+_slow_methods = {}  # name -> the Python method a C++ fast method hands other calls to
 
 
 def method(fn=None, *, name=None):
@@ -32,6 +33,7 @@ def fast_methods(**slow):
     csrc/bindings/bind_methods.cpp), which hand every call they don't handle themselves to
     the full Python methods given here."""
     _C._set_slow_methods(slow)
+    _slow_methods.update(slow)
     for name in slow:
         _methods[name] = _C.Tensor.__dict__[name]
 

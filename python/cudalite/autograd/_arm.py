@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 
-from cudalite import _C, _ops, _tensor, _tensor_math
+from cudalite import _C, _checked, _ops, _tensor, _tensor_math
 from cudalite._C import Tensor
 from cudalite.autograd import _install
 from cudalite.autograd import _wrappers as W
@@ -261,6 +261,7 @@ def arm():
             armed[alias + "_"] = armed[target + "_"]
     for name, fn in armed.items():
         setattr(T, name, fn)
+    _checked.install_methods()  # Note [Argument errors]
     for name, box in _install.FUNCTION_WRAPPERS.items():
         box[0] = _function_recorder(name)
     _C._set_autograd_hook(_hook)

@@ -1,0 +1,158 @@
+// _C._Checked(fn, on_error): calls fn; when fn raises an Exception, first calls
+// on_error(exception, args, kwargs), which may raise torch's error in its place (Note
+// [Argument errors] in python/cudalite/_checked.py); else fn's exception propagates as it was.
+//
+// Written in C so that it adds no Python frame: warnings.warn(stacklevel=...) in the wrapped
+// function still points at the caller's line, and a call costs one vectorcall more. It binds
+// as a method (a descriptor with Py_TPFLAGS_METHOD_DESCRIPTOR, as Python functions are) and
+// has a __dict__ for __name__, __doc__ and __wrapped__.
+#include <Python.h>
+#include <structmember.h>
+
+#include "bindings/convert.h"
+
+namespace cl::bind {
+
+namespace {
+
+struct Checked {
+  PyObject_HEAD vectorcallfunc vectorcall;
+  PyObject* fn;
+  PyObject* on_error;
+  PyObject* dict;
+};
+
+// on_error(exc, args, kwargs) with the call's arguments rebuilt as a tuple and a dict.
+PyObject* call_on_error(Checked* c, PyObject* exc, PyObject* const* args, size_t nargsf,
+                        PyObject* kwnames) {
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  PyObject* tuple = PyTuple_New(n);
+  if (!tuple) return nullptr;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    Py_INCREF(args[i]);
+    PyTuple_SET_ITEM(tuple, i, args[i]);
+  }
+  PyObject* kw = PyDict_New();
+  if (!kw) {
+    Py_DECREF(tuple);
+    return nullptr;
+  }
+  for (Py_ssize_t i = 0; i < nk; ++i) {
+    if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0) {
+      Py_DECREF(tuple);
+      Py_DECREF(kw);
+      return nullptr;
+    }
+  }
+  PyObject* r = PyObject_CallFunctionObjArgs(c->on_error, exc, tuple, kw, nullptr);
+  Py_DECREF(tuple);
+  Py_DECREF(kw);
+  return r;
+}
+
+PyObject* checked_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* c = reinterpret_cast<Checked*>(self);
+  PyObject* r = PyObject_Vectorcall(c->fn, args, nargsf, kwnames);
+  if (r || !PyErr_ExceptionMatches(PyExc_Exception)) return r;  // KeyboardInterrupt passes
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  if (tb) PyException_SetTraceback(value, tb);
+  PyObject* handled = call_on_error(c, value, args, nargsf, kwnames);
+  if (!handled) {  // on_error raised its replacement
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return nullptr;
+  }
+  Py_DECREF(handled);
+  PyErr_Restore(type, value, tb);
+  return nullptr;
+}
+
+PyObject* checked_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  PyObject *fn, *on_error;
+  if (kwargs && PyDict_GET_SIZE(kwargs)) {
+    PyErr_SetString(PyExc_TypeError, "_Checked() takes no keyword arguments");
+    return nullptr;
+  }
+  if (!PyArg_UnpackTuple(args, "_Checked", 2, 2, &fn, &on_error)) return nullptr;
+  auto* c = reinterpret_cast<Checked*>(type->tp_alloc(type, 0));
+  if (!c) return nullptr;
+  c->vectorcall = checked_call;
+  Py_INCREF(fn);
+  Py_INCREF(on_error);
+  c->fn = fn;
+  c->on_error = on_error;
+  c->dict = nullptr;
+  return reinterpret_cast<PyObject*>(c);
+}
+
+int checked_traverse(PyObject* self, visitproc visit, void* arg) {
+  auto* c = reinterpret_cast<Checked*>(self);
+  Py_VISIT(c->fn);
+  Py_VISIT(c->on_error);
+  Py_VISIT(c->dict);
+  Py_VISIT(Py_TYPE(self));
+  return 0;
+}
+
+int checked_clear(PyObject* self) {
+  auto* c = reinterpret_cast<Checked*>(self);
+  Py_CLEAR(c->fn);
+  Py_CLEAR(c->on_error);
+  Py_CLEAR(c->dict);
+  return 0;
+}
+
+void checked_dealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  checked_clear(self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+// Bound to an instance as Python functions are: x.method -> a bound method.
+PyObject* checked_get(PyObject* self, PyObject* obj, PyObject*) {
+  if (!obj || obj == Py_None) {
+    Py_INCREF(self);
+    return self;
+  }
+  return PyMethod_New(self, obj);
+}
+
+PyMemberDef g_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(Checked, vectorcall), READONLY, nullptr},
+    {"__dictoffset__", T_PYSSIZET, offsetof(Checked, dict), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr}};
+
+PyGetSetDef g_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyType_Slot g_slots[] = {{Py_tp_new, reinterpret_cast<void*>(checked_new)},
+                         {Py_tp_dealloc, reinterpret_cast<void*>(checked_dealloc)},
+                         {Py_tp_traverse, reinterpret_cast<void*>(checked_traverse)},
+                         {Py_tp_clear, reinterpret_cast<void*>(checked_clear)},
+                         {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+                         {Py_tp_descr_get, reinterpret_cast<void*>(checked_get)},
+                         {Py_tp_members, g_members},
+                         {Py_tp_getset, g_getset},
+                         {0, nullptr}};
+
+PyType_Spec g_spec = {"cudalite._C._Checked", sizeof(Checked), 0,
+                      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                          Py_TPFLAGS_METHOD_DESCRIPTOR,
+                      g_slots};
+
+}  // namespace
+
+void bind_checked(py::module_& m) {
+  PyObject* type = PyType_FromSpec(&g_spec);
+  if (!type) throw py::error_already_set();
+  m.add_object("_Checked", py::reinterpret_steal<py::object>(type));
+}
+
+}  // namespace cl::bind

@@ -1,0 +1,171 @@
+"""torch's TypeErrors for calls whose arguments fit none of torch's signatures.
+
+Note [Argument errors]
+torch checks every call's arguments against its signatures before doing anything
+(torch/csrc/utils/python_arg_parser.cpp), so ``t.dot(5)`` raises "dot(): argument 'tensor'
+(position 1) must be Tensor, not int". cudalite's functions check what they need as they go,
+which is cheaper but lets a wrong argument surface as whatever it breaks first (an
+AttributeError of ``int``, a RuntimeError about shapes). Parsing every call as torch does would
+cost microseconds per call in Python, more than many of the ops themselves.
+
+So the check runs only when a call has failed: every Python-level Tensor method and
+``cudalite`` function that has torch signatures (``_signatures.py``, generated from torch's
+type stubs by tests/gen_signatures.py) is wrapped; when the call raises, its arguments are
+matched against those signatures (``_arg_parser``), and when none accepts them, torch's
+TypeError replaces the error. When one does, the original error stands (a wrong shape is
+still the op's RuntimeError). A call that succeeds pays one function call. Types the table
+does not know match anything, so the check never rejects a call torch would accept.
+Methods without parameters are not wrapped (Python's own TypeError already says what
+torch's does), nor are the C++ methods (their fallbacks to Python are). The wrapper
+(``_C._Checked``) is written in C: it adds no Python frame, so the stack levels of warnings
+raised inside are unchanged.
+"""
+
+from __future__ import annotations
+
+import types
+
+from cudalite import _C, _arg_parser, _signatures
+from cudalite._reductions import _Absent
+
+_parsers = {}
+
+
+def _parser(kind, name):
+    key = (kind, name)
+    p = _parsers.get(key)
+    if p is None:
+        table = _signatures.METHODS if kind == "m" else _signatures.FUNCTIONS
+        p = _parsers[key] = _arg_parser.Parser(*table[name])
+    return p
+
+
+def _param_names(kind, name):
+    return {p.name for s in _parser(kind, name).signatures for p in s.params}
+
+
+def reject(kind, name, args, kwargs, exc=None):
+    """Raises torch's error when no signature of ``name`` accepts ``args`` and ``kwargs``
+    (``kind`` "m": a Tensor method, ``args`` starting with self; "f": a function): its
+    TypeError, or the RuntimeError torch raises for a dimension name where the call failed
+    otherwise (``exc``, the original error, not a RuntimeError)."""
+    parser = _parser(kind, name)
+    call_args = args[1:] if kind == "m" else args
+    # Methods that forward to functions pass their unset parameters as _Absent markers.
+    if any(isinstance(a, _Absent) for a in call_args):
+        call_args = tuple(a for a in call_args if not isinstance(a, _Absent))
+    # ... and functions pass keywords torch's methods don't have (out=None) along.
+    known = _param_names(kind, name)
+    if any(isinstance(v, _Absent) or (v is None and k not in known) for k, v in kwargs.items()):
+        kwargs = {
+            k: v
+            for k, v in kwargs.items()
+            if not (isinstance(v, _Absent) or (v is None and k not in known))
+        }
+    try:
+        for sig in parser.signatures:
+            raw = sig.parse(call_args, kwargs, False)
+            if raw is not None:
+                break
+        else:
+            parser.parse(call_args, kwargs)  # raises torch's TypeError
+            return
+    except TypeError as e:
+        raise e from None
+    except Exception:  # a value the parser cannot read: the original error stands
+        return
+    if not isinstance(exc, RuntimeError):
+        _check_names(name, sig, raw, args)
+
+
+# torch's text for these ops; the others look the name up in the tensor's (absent) names.
+_NO_DIMNAME = {"all": "all", "any": "any", "squeeze_": "squeeze"}
+
+
+def _check_names(name, sig, raw, args):
+    for p, v in zip(sig.params, raw, strict=True):
+        if p.type not in ("Dimname", "Dimname[]") or v is None or v is _arg_parser._MISSING:
+            continue
+        first = v if isinstance(v, str) else next((x for x in v if x is not None), None)
+        if first is None:
+            continue
+        if name in _NO_DIMNAME:
+            raise RuntimeError(
+                f"{_NO_DIMNAME[name]}: You passed a dimname (string) to this op in place of a "
+                "dimension index but it does not yet support this behavior. Please pass a "
+                "dimension index to work around this."
+            ) from None
+        t = _first_tensor(args)
+        dims = ", ".join(["None"] * (t.dim() if t is not None else 0))
+        raise RuntimeError(f"Name '{first}' not found in Tensor[{dims}].") from None
+
+
+def _first_tensor(args):
+    for a in args:
+        if isinstance(a, _C.Tensor):
+            return a
+        if isinstance(a, (tuple, list)) and a and isinstance(a[0], _C.Tensor):
+            return a[0]
+    return None
+
+
+def _deliberate(e, name):
+    """A TypeError the function raised about its own arguments, in torch's words ("sum():
+    ...", "sum() received ...")."""
+    return type(e) is TypeError and str(e).startswith((name + "(", name.rstrip("_") + "("))
+
+
+def _wrap(fn, kind, name):
+    def on_error(exc, args, kwargs):
+        if not _deliberate(exc, name):
+            reject(kind, name, args, kwargs, exc)
+
+    checked = _C._Checked(fn, on_error)
+    checked.__name__ = getattr(fn, "__name__", name)
+    checked.__qualname__ = getattr(fn, "__qualname__", name)
+    checked.__doc__ = getattr(fn, "__doc__", None)
+    checked.__module__ = getattr(fn, "__module__", None)
+    checked.__wrapped__ = fn
+    return checked
+
+
+def _takes_arguments(sigs):
+    return any(not s.endswith("()") for s in sigs)
+
+
+def _wants_wrap(fn, sigs):
+    return isinstance(fn, types.FunctionType) and _takes_arguments(sigs)
+
+
+def install_methods():
+    """Wraps Tensor's Python methods (again after autograd swaps its own in: only functions
+    are wrapped, and a wrapper is not one)."""
+    from cudalite import _C, _tensor
+
+    T = _C.Tensor
+    for name, sigs in _signatures.METHODS.items():
+        fn = T.__dict__.get(name)
+        if _wants_wrap(fn, sigs):
+            w = _wrap(fn, "m", name)
+            setattr(T, name, w)
+            if _tensor._methods.get(name) is fn:
+                _tensor._methods[name] = w
+    slow = {}
+    for name, fn in _tensor._slow_methods.items():
+        sigs = _signatures.METHODS.get(name)
+        if sigs is not None and _wants_wrap(fn, sigs):
+            slow[name] = _tensor._slow_methods[name] = _wrap(fn, "m", name)
+    if slow:
+        _C._set_slow_methods(slow)
+
+
+def install():
+    """Wraps Tensor's methods and the ``cudalite`` functions; run once at import."""
+    import cudalite
+
+    install_methods()
+    g = cudalite.__dict__
+    for name, sigs in _signatures.FUNCTIONS.items():
+        fn = g.get(name)
+        if _wants_wrap(fn, sigs):
+            g[name] = _wrap(fn, "f", name)

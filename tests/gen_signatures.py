@@ -1,0 +1,144 @@
+"""Writes python/cudalite/_signatures.py: torch 2.11's Python signatures (the overloads its
+argument parser accepts) for the Tensor methods and ``torch`` functions that cudalite has,
+read from torch's type stubs (torch/_C/__init__.pyi and _VariableFunctions.pyi). cudalite
+checks a call against them only after the call failed (Note [Argument errors] in
+python/cudalite/_checked.py). Run with torch installed:
+
+    python tests/gen_signatures.py
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import pprint
+
+import torch
+
+import cudalite
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STUBS = os.path.join(os.path.dirname(torch.__file__), "_C")
+
+# Stub annotations -> the parser's type names (python/cudalite/_arg_parser.py). Anything not
+# listed becomes "object", which matches every value: a call is never rejected for a type
+# the table does not know.
+_BASE = {
+    "Tensor": "Tensor",
+    "_int": "int",
+    "SymInt": "int",
+    "_int | SymInt": "int",
+    "_float": "float",
+    "_bool": "bool",
+    "Number | _complex": "Number",
+    "Number": "Number",
+    "_complex": "Number",
+    "torch.SymInt": "int",
+    "torch.SymFloat": "float",
+    "torch.memory_format": "MemoryFormat",
+    "Literal[False]": "bool",
+    "Literal[True]": "bool",
+    "_size": "int[]",
+    "Sequence[_int | SymInt]": "int[]",
+    "Sequence[_int]": "int[]",
+    "_dtype": "ScalarType",
+    "DeviceLikeType": "Device",
+    "_device": "Device",
+    "_layout": "Layout",
+    "memory_format": "MemoryFormat",
+    "Generator": "Generator",
+    "str": "str",
+    "tuple[Tensor, ...] | list[Tensor]": "Tensor[]",
+    "Sequence[Tensor]": "Tensor[]",
+    "tuple[Tensor, ...]": "Tensor[]",
+    "list[Tensor]": "Tensor[]",
+}
+# Dimension names: cudalite has no named tensors, but a name where torch takes one is a
+# RuntimeError there, not a TypeError (python/cudalite/_checked.py).
+_NAMES = {
+    "str | EllipsisType | None": "Dimname",
+    "Sequence[str | EllipsisType | None]": "Dimname[]",
+}
+
+
+def param_type(ann):
+    """The parser's type for a stub annotation, with "?" when None is allowed."""
+    if ann is None:
+        return "object"
+    text = ast.unparse(ann)
+    if text in _NAMES:
+        return _NAMES[text]
+    parts = [p.strip() for p in text.split(" | ")]
+    optional = "None" in parts
+    parts = [p for p in parts if p != "None"]
+    joined = " | ".join(parts)
+    if joined in _BASE:
+        types = [_BASE[joined]]
+    else:
+        types = [_BASE.get(p, "object") for p in parts] or ["object"]
+    if "object" in types:
+        types = ["object"]
+    elif "Number" in types:  # a Number covers ints and floats
+        types = [t for t in types if t not in ("int", "float")]
+    return "|".join(dict.fromkeys(types)) + ("?" if optional else "")
+
+
+def signature(name, fn, is_method):
+    args = fn.args
+    params = []
+    positional = args.posonlyargs + args.args
+    if is_method:
+        positional = positional[1:]  # self
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    for a, d in zip(positional, defaults, strict=True):
+        t = param_type(a.annotation)
+        params.append(f"{t} {a.arg}" + ("" if d is None else "=" + ast.unparse(d)))
+    if args.vararg is not None:  # f(*size): the ints as varargs, as an int[] parameter
+        t = param_type(args.vararg.annotation)
+        params.append(f"{'int[]' if t == 'int' else t} {args.vararg.arg}")
+    if args.kwonlyargs:
+        params.append("*")
+        for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+            t = param_type(a.annotation)
+            params.append(f"{t} {a.arg}" + ("" if d is None else "=" + ast.unparse(d)))
+    return f"{name}({', '.join(params)})"
+
+
+def collect(tree_body, wanted, is_method):
+    out = {}
+    for node in tree_body:
+        if isinstance(node, ast.FunctionDef) and node.name in wanted:
+            s = signature(node.name, node, is_method)
+            out.setdefault(node.name, [])
+            if s not in out[node.name]:
+                out[node.name].append(s)
+    return out
+
+
+def main():
+    with open(os.path.join(STUBS, "__init__.pyi")) as f:
+        init = ast.parse(f.read())
+    with open(os.path.join(STUBS, "_VariableFunctions.pyi")) as f:
+        funcs = ast.parse(f.read())
+    cls = next(n for n in init.body if isinstance(n, ast.ClassDef) and n.name == "TensorBase")
+    methods = {n for n in dir(cudalite.Tensor) if not n.startswith("_")}
+    functions = {n for n in dir(cudalite) if not n.startswith("_")}
+    table = {
+        "methods": collect(cls.body, methods, True),
+        "functions": collect(funcs.body, functions, False),
+    }
+    path = os.path.join(ROOT, "python", "cudalite", "_signatures.py")
+    with open(path, "w") as f:
+        f.write(
+            '"""torch ' + torch.__version__.split("+")[0] + "'s Python signatures of the Tensor "
+            "methods and functions cudalite has.\n\nGenerated by tests/gen_signatures.py from "
+            'torch\'s type stubs; do not edit."""\n\n'
+        )
+        f.write("# fmt: off\n")
+        f.write("METHODS = " + pprint.pformat(table["methods"], width=100) + "\n\n")
+        f.write("FUNCTIONS = " + pprint.pformat(table["functions"], width=100) + "\n")
+    print(path, len(table["methods"]), "methods", len(table["functions"]), "functions")
+
+
+if __name__ == "__main__":
+    main()
