@@ -1,6 +1,7 @@
 // _C._Checked(fn, on_error): calls fn; when fn raises an Exception, first calls
 // on_error(exception, args, kwargs), which may raise torch's error in its place (Note
-// [Argument errors] in python/cudalite/_checked.py); else fn's exception propagates as it was.
+// [Argument errors] in python/cudalite/_checked.py) or return (result,) to stand for the
+// call's result; when it returns None, fn's exception propagates as it was.
 //
 // Written in C so that it adds no Python frame: warnings.warn(stacklevel=...) in the wrapped
 // function still points at the caller's line, and a call costs one vectorcall more. It binds
@@ -65,6 +66,15 @@ PyObject* checked_call(PyObject* self, PyObject* const* args, size_t nargsf, PyO
     Py_XDECREF(value);
     Py_XDECREF(tb);
     return nullptr;
+  }
+  if (PyTuple_Check(handled) && PyTuple_GET_SIZE(handled) == 1) {  // the call's result
+    PyObject* result = PyTuple_GET_ITEM(handled, 0);
+    Py_INCREF(result);
+    Py_DECREF(handled);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return result;
   }
   Py_DECREF(handled);
   PyErr_Restore(type, value, tb);

@@ -43,8 +43,8 @@ Scalar to_scalar(py::handle h) {
   // NumPy scalars and other numbers.
   if (PyIndex_Check(p)) {
     py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(p));
-    if (!i) throw py::error_already_set();  // what its __index__ raised
-    return Scalar(i.cast<int64_t>());
+    if (i) return Scalar(i.cast<int64_t>());
+    PyErr_Clear();  // an __index__ that raises: not a number (torch's TypeError below)
   }
   if (PyObject_HasAttrString(p, "__float__")) {
     if (py::hasattr(h, "dtype") && py::str(h.attr("dtype")).cast<std::string>() == "bool") {

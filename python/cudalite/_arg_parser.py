@@ -76,7 +76,7 @@ def _is_int_like(obj):
         return False
     try:
         operator.index(obj)
-    except TypeError:
+    except Exception:  # no __index__, or one that raises
         return False
     return True
 

@@ -23,6 +23,7 @@ raised inside are unchanged.
 
 from __future__ import annotations
 
+import re
 import types
 
 from cudalite import _C, _arg_parser, _signatures
@@ -41,7 +42,13 @@ def _parser(kind, name):
 
 
 def _param_names(kind, name):
-    return {p.name for s in _parser(kind, name).signatures for p in s.params}
+    """The parameter names of ``name``'s signatures, and those that take None."""
+    params = [p for s in _parser(kind, name).signatures for p in s.params]
+    return {p.name for p in params}, {p.name for p in params if p.allow_none}
+
+
+def _forwarded(key, value, known, nullable):
+    return isinstance(value, _Absent) or (value is None and (key in nullable or key not in known))
 
 
 def reject(kind, name, args, kwargs, exc=None):
@@ -54,14 +61,11 @@ def reject(kind, name, args, kwargs, exc=None):
     # Methods that forward to functions pass their unset parameters as _Absent markers.
     if any(isinstance(a, _Absent) for a in call_args):
         call_args = tuple(a for a in call_args if not isinstance(a, _Absent))
-    # ... and functions pass keywords torch's methods don't have (out=None) along.
-    known = _param_names(kind, name)
-    if any(isinstance(v, _Absent) or (v is None and k not in known) for k, v in kwargs.items()):
-        kwargs = {
-            k: v
-            for k, v in kwargs.items()
-            if not (isinstance(v, _Absent) or (v is None and k not in known))
-        }
+    # ... and wrappers pass None along for keywords the caller left out (out=None,
+    # dtype=None), which torch's message would not list.
+    known, nullable = _param_names(kind, name)
+    if any(_forwarded(k, v, known, nullable) for k, v in kwargs.items()):
+        kwargs = {k: v for k, v in kwargs.items() if not _forwarded(k, v, known, nullable)}
     try:
         for sig in parser.signatures:
             raw = sig.parse(call_args, kwargs, False)
@@ -71,11 +75,16 @@ def reject(kind, name, args, kwargs, exc=None):
             parser.parse(call_args, kwargs)  # raises torch's TypeError
             return
     except TypeError as e:
+        e._cl_checked = True
         raise e from None
     except Exception:  # a value the parser cannot read: the original error stands
         return
-    if not isinstance(exc, RuntimeError):
-        _check_names(name, sig, raw, args)
+    if not isinstance(exc, RuntimeError) or getattr(exc, "_cl_checked", False):
+        try:
+            _check_names(name, sig, raw, args)
+        except RuntimeError as e:
+            e._cl_checked = True
+            raise e from None
 
 
 # torch's text for these ops; the others look the name up in the tensor's (absent) names.
@@ -84,9 +93,15 @@ _NO_DIMNAME = {"all": "all", "any": "any", "squeeze_": "squeeze"}
 
 def _check_names(name, sig, raw, args):
     for p, v in zip(sig.params, raw, strict=True):
-        if p.type not in ("Dimname", "Dimname[]") or v is None or v is _arg_parser._MISSING:
+        if p.type not in ("Dimname", "Dimname[]") or v is _arg_parser._MISSING:
             continue
+        if v is None and p.type == "Dimname[]":
+            continue
+        if p.type == "Dimname" and v is None and name not in _NO_DIMNAME:
+            raise RuntimeError("Please look up dimensions by name, got: name = None.") from None
         first = v if isinstance(v, str) else next((x for x in v if x is not None), None)
+        if first is None and name in _NO_DIMNAME and p.type == "Dimname":
+            first = "None"
         if first is None:
             continue
         if name in _NO_DIMNAME:
@@ -109,15 +124,59 @@ def _first_tensor(args):
     return None
 
 
+# Python's own error for a call that misses an argument, which torch words differently
+# (torch's own "missing" message differs: 'arguments: "size"').
+_PYTHON_CALL_ERRORS = re.compile(r"\(\) missing \d+ required [a-z-]+ arguments?: '")
+
+
 def _deliberate(e, name):
     """A TypeError the function raised about its own arguments, in torch's words ("sum():
-    ...", "sum() received ...")."""
-    return type(e) is TypeError and str(e).startswith((name + "(", name.rstrip("_") + "("))
+    ...", "sum() received ..."), not Python's about the call."""
+    if type(e) is not TypeError:
+        return False
+    msg = str(e)
+    return msg.startswith((name + "(", name.rstrip("_") + "(")) and not _PYTHON_CALL_ERRORS.search(
+        msg
+    )
+
+
+# torch's parser takes NumPy's keyword names too (numpy_compatibility_arg_names)
+_NUMPY_NAMES = {
+    "axis": "dim",
+    "keepdims": "keepdim",
+    "x": "input",
+    "a": "input",
+    "x1": "input",
+    "x2": "other",
+}
+
+
+def _numpy_names(kind, name, exc, kwargs):
+    """The keywords with NumPy's names replaced by torch's, when the call failed only because
+    the function does not know NumPy's (Python's TypeError, raised before the function ran);
+    else None."""
+    if type(exc) is not TypeError or "unexpected keyword argument" not in str(exc):
+        return None
+    if not any(k in _NUMPY_NAMES for k in kwargs):
+        return None
+    known, _ = _param_names(kind, name)
+    out = {}
+    for k, v in kwargs.items():
+        t = _NUMPY_NAMES.get(k)
+        if t is not None and t in known and t not in kwargs and k not in known:
+            k = t
+        out[k] = v
+    return out if out.keys() != kwargs.keys() else None
 
 
 def _wrap(fn, kind, name):
     def on_error(exc, args, kwargs):
-        if not _deliberate(exc, name):
+        renamed = _numpy_names(kind, name, exc, kwargs)
+        if renamed is not None:
+            return (checked(*args, **renamed),)
+        # An inner wrapper's error is checked again here: an outer wrapper (autograd's
+        # methods) sees the arguments as the caller wrote them.
+        if getattr(exc, "_cl_checked", False) or not _deliberate(exc, name):
             reject(kind, name, args, kwargs, exc)
 
     checked = _C._Checked(fn, on_error)

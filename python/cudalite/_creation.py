@@ -32,7 +32,13 @@ from_numpy = _C.from_numpy
 def _is_int(a):
     if isinstance(a, Tensor):
         return a.dim() == 0 and not a.dtype.is_floating_point and a.dtype != _C.bool
-    return not isinstance(a, bool) and hasattr(a, "__index__")
+    if isinstance(a, bool) or not hasattr(a, "__index__"):
+        return False
+    try:
+        a.__index__()
+    except Exception:  # an __index__ that raises: not an int
+        return False
+    return True
 
 
 def _size(args, name="size", pos=1, sequence_only=False):

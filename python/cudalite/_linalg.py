@@ -178,7 +178,8 @@ def bmm(input, mat2, *, out=None):
 def matmul(input, other, *, out=None):
     """torch.matmul: dot, mv, mm, or a batched product with broadcast batch dims."""
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
-        raise TypeError("matmul(): argument 'other' must be Tensor")
+        # Worded by the signature check (Note [Argument errors] in _checked.py).
+        raise TypeError("matmul takes tensors")
     da, db = input.dim(), other.dim()
     if da == 0 or db == 0:
         raise RuntimeError(

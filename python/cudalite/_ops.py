@@ -106,10 +106,9 @@ _NAMED_ARG = _TENSOR_ONLY | {"add", "sub", "mul", "div"}
 
 
 def _type_name(x):
-    tp = type(x)
-    if isinstance(x, Tensor):
-        return "Tensor"
-    return tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__}.{tp.__name__}"
+    from cudalite._arg_parser import tp_name
+
+    return tp_name(x)
 
 
 def check_args(name, input, other, method=False):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import builtins
 import warnings
 
 from cudalite import _C, _indexing, _ops, _reductions
@@ -541,7 +542,11 @@ def repeat(self, *sizes):
 
 @method
 def flip(self, *dims):
+    if not dims:
+        raise TypeError("flip takes dims")  # worded by Note [Argument errors]
     dims = list(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else list(dims)
+    if builtins.any(isinstance(d, bool) for d in dims):
+        raise TypeError("flip takes dims")
     dims = [_C._wrap_dim(d, self.dim()) for d in dims]
     for d in dims:
         if dims.count(d) > 1:

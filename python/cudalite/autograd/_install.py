@@ -43,6 +43,9 @@ def _register_hook(self, hook):
 
 
 def _register_post_accumulate_grad_hook(self, hook):
+    """Registers ``hook(tensor)``, run after the gradient is accumulated into this leaf."""
+    if not self._requires_grad_flag:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if self.grad_fn is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     lst = self.__dict__.setdefault("_post_acc_hooks", [])
@@ -265,6 +268,18 @@ def arm():
     _arm.arm()
 
 
+def _positive(self):
+    """torch.positive returns its input (bool tensors excepted, as in torch)."""
+    if self.dtype == _C.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
+
+
+def _broadcast_to(self, size):
+    """``self.expand(size)``."""
+    return self.expand(size)
+
+
 def _softmax(input, dim, dtype=None):
     from cudalite.autograd.functions import nn
 
@@ -295,8 +310,8 @@ def install():
     T.__deepcopy__ = _deepcopy
     T.__copy__ = _copy
     T.output_nr = property(lambda self: self._output_nr)
-    T.__pos__ = T.positive = lambda self: self  # torch.positive returns its input
-    T.broadcast_to = lambda self, size: self.expand(*size)
+    T.__pos__ = T.positive = _positive
+    T.broadcast_to = _broadcast_to
     T.softmax = _softmax
     T.log_softmax = _log_softmax
     g["softmax"] = _softmax

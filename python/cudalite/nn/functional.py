@@ -145,36 +145,15 @@ def _softmax_dim(ndim):
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def _check_softmax(x, dim, name, dtype=None):
-    """torch's softmax kernels: the dim is wrapped first, then integer and bool inputs
-    (non-empty) raise NotImplementedError with the name of the kernel torch dispatches to."""
-    n = max(x.dim(), 1)
-    if not -n <= dim < n:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
-        )
-    if (dtype or x.dtype).is_floating_point or x.numel() == 0:
-        return
-    if x.is_cuda:
-        kernel = "host_softmax"
-    else:
-        kernel = f"{name}_lastdim_kernel_impl" if dim % n == n - 1 else f"{name}_kernel_impl"
-    raise NotImplementedError(
-        f"\"{kernel}\" not implemented for '{(dtype or x.dtype)._short_name}'"
-    )
-
-
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim(input.dim())
-    _check_softmax(input, dim, "softmax", dtype)
     return _nn.softmax(input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim(input.dim())
-    _check_softmax(input, dim, "log_softmax", dtype)
     return _nn.log_softmax(input, dim, dtype)
 
 
@@ -338,7 +317,7 @@ def cross_entropy(
     else:
         _check_smoothing(label_smoothing)
     cdim = 0 if input.dim() == 1 else 1
-    _check_softmax(input, cdim, "log_softmax")
+    _nn._check_softmax(input, cdim, "log_softmax")
     if not prob:
         _nll_checks(input, target, weight)
     logp = _nn.log_softmax(input, cdim)

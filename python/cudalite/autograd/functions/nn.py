@@ -53,7 +53,27 @@ def _shifted(x, dim):
     return _C._binary(B["sub"], x, m, None)
 
 
+def _check_softmax(x, dim, name, dtype=None):
+    """torch's softmax kernels: the dim is wrapped first, then integer and bool inputs
+    (non-empty) raise NotImplementedError with the name of the kernel torch dispatches to."""
+    n = max(x.dim(), 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    if (dtype or x.dtype).is_floating_point or x.numel() == 0:
+        return
+    if x.is_cuda:
+        kernel = "host_softmax"
+    else:
+        kernel = f"{name}_lastdim_kernel_impl" if dim % n == n - 1 else f"{name}_kernel_impl"
+    raise NotImplementedError(
+        f"\"{kernel}\" not implemented for '{(dtype or x.dtype)._short_name}'"
+    )
+
+
 def softmax(input, dim, dtype=None):
+    _check_softmax(input, dim, "softmax", dtype)
     x = input if dtype is None else input.to(dtype)
     dim = _wrap_dim(dim, x.dim())
     if x.numel() == 0:
@@ -68,6 +88,7 @@ def softmax(input, dim, dtype=None):
 
 
 def log_softmax(input, dim, dtype=None):
+    _check_softmax(input, dim, "log_softmax", dtype)
     x = input if dtype is None else input.to(dtype)
     dim = _wrap_dim(dim, x.dim())
     if x.numel() == 0:

@@ -1,0 +1,220 @@
+"""Argument errors (python/cudalite/_checked.py, Note [Argument errors]): a call that fails is
+checked against torch's signatures, and arguments that fit none raise torch's TypeError (or
+its RuntimeError for a dimension name); other errors stand. Messages are torch 2.11's."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import subprocess
+import sys
+
+import pytest
+
+import cudalite as C
+from cudalite import _signatures
+
+
+def err(exc, msg):
+    return pytest.raises(exc, match="^" + re.escape(msg) + "$")
+
+
+@pytest.fixture
+def x(device):
+    return C.arange(6.0, device=device).reshape(2, 3)
+
+
+def test_wrong_argument_types_raise_torchs_type_error(x):
+    with err(TypeError, "dot(): argument 'tensor' (position 1) must be Tensor, not int"):
+        x.dot(5)
+    with err(TypeError, "allclose(): argument 'other' (position 1) must be Tensor, not int"):
+        x.allclose(5)
+    with err(TypeError, "allclose(): argument 'other' (position 2) must be Tensor, not str"):
+        C.allclose(x, "a")
+    with err(TypeError, "add(): argument 'other' (position 2) must be Tensor, not str"):
+        C.add(x, "a")
+    with err(TypeError, "matmul(): argument 'other' (position 1) must be Tensor, not list"):
+        x.matmul([1, 2])
+    with err(
+        TypeError,
+        "sum() received an invalid combination of arguments - got (float), but expected one of:",
+    ):
+        x.sum(1.5)
+    with err(
+        TypeError,
+        "max() received an invalid combination of arguments - got (keepdim=str, dim=int, ), "
+        "but expected one of:",
+    ):
+        x.max(dim=0, keepdim="x")
+    with err(TypeError, "expected Tensor as element 1 in argument 0, but got int"):
+        C.cat([x, 1])
+
+
+def test_dimension_names_raise_torchs_runtime_error(x):
+    with err(RuntimeError, "Name 'a' not found in Tensor[None, None]."):
+        x.sum("a")
+    with err(RuntimeError, "Name 'a' not found in Tensor[None, None]."):
+        x.sum(dim="a")
+    with err(RuntimeError, "Name 'x' not found in Tensor[None, None]."):
+        C.cat([x], dim="x")
+    with err(RuntimeError, "Name 'a' not found in Tensor[None, None]."):
+        x.softmax("a")
+    with err(
+        RuntimeError,
+        "all: You passed a dimname (string) to this op in place of a dimension index but it "
+        "does not yet support this behavior. Please pass a dimension index to work around this.",
+    ):
+        x.all("a")
+    with err(RuntimeError, "Please look up dimensions by name, got: name = None."):
+        x.max(None)
+
+
+def test_other_errors_stand(x):
+    # The arguments fit a signature: the op's own error, not a TypeError.
+    with pytest.raises(RuntimeError, match="size of tensor a"):
+        x.add(C.ones(4, device=x.device))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.sum(5)
+    # A function's own TypeError, in torch's words, is kept as it is.
+    with err(TypeError, "asarray(): argument 'dtype' must be cudalite.dtype, not str"):
+        C.asarray([1], dtype="float")
+
+
+def test_arguments_that_used_to_crash_the_process(x):
+    """A tensor of several elements, or an object whose __index__ raises, as a size or a
+    number: a TypeError (or the object's own error), never a crash."""
+    with pytest.raises(TypeError):
+        x.all(C.ones(2, 3))
+    with pytest.raises(TypeError):
+        C.zeros(C.ones(2))
+
+    class BadIndex:
+        def __index__(self):
+            raise ValueError("no index here")
+
+    with pytest.raises(TypeError, match="zeros()"):
+        C.zeros(BadIndex())
+    with err(TypeError, "add(): argument 'other' (position 1) must be Tensor, not BadIndex"):
+        x.add(BadIndex())
+    assert x.sum().item() == 15.0  # the process and the tensor are fine
+
+
+def test_wrappers_look_like_the_functions():
+    f = C.Tensor.matmul
+    assert f.__name__ == "matmul" and f.__wrapped__ is not None
+    assert (
+        inspect.signature(C.allclose).parameters.keys()
+        == inspect.signature(C.allclose.__wrapped__).parameters.keys()
+    )
+    assert C.allclose.__doc__ == C.allclose.__wrapped__.__doc__
+    a = C.ones(2)
+    assert C.Tensor.dot(a, a).item() == 2.0  # called on the class
+    bound = a.dot
+    assert bound(a).item() == 2.0  # and bound
+
+
+def test_warnings_point_at_the_callers_line():
+    """The wrapper is a C callable: a warning raised inside a wrapped function with
+    stacklevel=2 still names the caller (here the read-only NumPy array warning)."""
+    code = (
+        "import warnings, numpy as np, cudalite as C\n"
+        "warnings.simplefilter('always')\n"
+        "a = np.ones(3)\n"
+        "a.flags.writeable = False\n"
+        "C.as_tensor(a)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stderr.startswith("<string>:5: UserWarning"), r.stderr
+
+
+def test_the_signature_table_covers_the_common_methods():
+    for name in ("sum", "add", "matmul", "view", "reshape", "cat", "where", "to"):
+        assert name in _signatures.METHODS or name in _signatures.FUNCTIONS
+    # It is read lazily: every signature parses.
+    from cudalite import _arg_parser
+
+    for table in (_signatures.METHODS, _signatures.FUNCTIONS):
+        for sigs in table.values():
+            _arg_parser.Parser(*sigs)
+
+
+CASES = [
+    ("x.sum(1.5)", "sum() received an invalid combination of arguments - got (float), but"),
+    (
+        "x.max(dim=0, keepdim='x')",
+        "max() received an invalid combination of arguments - got (keepdim=str, dim=int, ), but",
+    ),
+    ("x.add(x, alpha='x')", "add(): argument 'alpha' must be Number, not str"),
+    ("x.sum('a')", "Name 'a' not found in Tensor[None, None]."),
+]
+
+
+def _messages():
+    x = C.ones(2, 3)
+    out = []
+    for code, _ in CASES:
+        try:
+            eval(code, {"x": x})
+            out.append("no error")
+        except Exception as e:
+            out.append(str(e))
+    return out
+
+
+def test_messages_with_autograd_armed_and_not():
+    """Once a tensor requires grad, autograd's recording methods wrap the methods (Note
+    [Arming]): the messages name the arguments as the caller wrote them either way."""
+    code = (
+        "import cudalite as C, json\n"
+        "from test_checked import _messages\n"
+        "print(json.dumps(_messages()))\n"
+    )
+    import json
+    import os
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    here = os.path.dirname(os.path.abspath(__file__))
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=here, env=env
+    )
+    unarmed = json.loads(r.stdout)
+    C.ones(1, requires_grad=True)  # arms autograd in this process
+    armed = _messages()
+    for (code, want), a, b in zip(CASES, unarmed, armed, strict=True):
+        assert a.startswith(want), (code, a)
+        assert b.startswith(want), (code, b)
+
+
+def test_numpy_keyword_names(x):
+    """torch's parser takes axis / keepdims / x / x2 for dim / keepdim / input / other."""
+    assert x.sum(axis=0).tolist() == x.sum(dim=0).tolist()
+    assert C.sum(x, axis=1).tolist() == [3.0, 12.0]
+    assert x.mean(axis=1, keepdims=True).shape == (2, 1)
+    assert x.max(axis=1).indices.tolist() == [2, 2]
+    assert x.softmax(axis=1).shape == (2, 3)
+    assert C.add(x1=x, x2=x).tolist() == (2 * x).tolist()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'foo'"):
+        x.sum(axis=0, foo=1)
+    with pytest.raises(TypeError):
+        x.sum(0, axis=0)  # the dim twice
+
+
+def test_semantic_errors_torch_raises(x):
+    """Calls torch refuses that cudalite used to accept."""
+    with err(TypeError, 'flip() missing 1 required positional arguments: "dims"'):
+        x.flip()
+    with err(TypeError, 'flip() missing 1 required positional arguments: "dims"'):
+        C.flip(x)
+    assert x.flip(()).tolist() == x.tolist()
+    with err(RuntimeError, "The `+` operator, on a bool tensor is not supported."):
+        _ = +(x > 0)
+    with err(RuntimeError, "cannot register a hook on a tensor that doesn't require gradient"):
+        x.register_post_accumulate_grad_hook(lambda t: None)
+    i = C.arange(3, device=x.device)
+    kernel = "host_softmax" if x.is_cuda else "softmax_lastdim_kernel_impl"
+    with err(NotImplementedError, f"\"{kernel}\" not implemented for 'Long'"):
+        i.softmax(0)
+    kernel = "host_softmax" if x.is_cuda else "log_softmax_lastdim_kernel_impl"
+    with err(NotImplementedError, f"\"{kernel}\" not implemented for 'Long'"):
+        C.log_softmax(i, 0)
+    assert i.softmax(0, dtype=C.float32).shape == (3,)
