@@ -218,3 +218,25 @@ def test_semantic_errors_torch_raises(x):
     with err(NotImplementedError, f"\"{kernel}\" not implemented for 'Long'"):
         C.log_softmax(i, 0)
     assert i.softmax(0, dtype=C.float32).shape == (3,)
+
+
+def test_flags_must_be_bools_and_dims_ints(x):
+    """torch's parser takes only True/False for a bool and no bool for an int."""
+    with err(
+        TypeError,
+        "sum() received an invalid combination of arguments - got (int, float), but expected "
+        "one of:",
+    ):
+        x.sum(0, 1.5)
+    with err(TypeError, "argmax(): argument 'keepdim' (position 2) must be bool, not float"):
+        x.argmax(0, 1.5)
+    with err(TypeError, "amax(): argument 'keepdim' (position 2) must be bool, not float"):
+        x.amax(0, 1.5)
+    with err(
+        TypeError,
+        "max() received an invalid combination of arguments - got (bool), but expected one of:",
+    ):
+        x.max(True)
+    assert x.max(0, True).values.shape == (1, 3)
+    with err(TypeError, "float() takes 1 positional argument but 2 were given"):
+        x.float(None)  # memory_format is keyword-only

@@ -171,15 +171,20 @@ void bind_ops(py::module_& m) {
         return dtype_object(result_type({&*oa, &*ob}));
       },
       py::return_value_policy::reference);
-  m.def("_reduce", [](int op, const Tensor& t, py::handle dims, bool keepdim, py::handle dtype) {
+  // keepdim must be a bool and dim an int (not a bool), as torch's parser wants them; the
+  // TypeErrors are worded by the signature check (Note [Argument errors], _checked.py).
+  m.def("_reduce", [](int op, const Tensor& t, py::handle dims, py::handle keepdim,
+                      py::handle dtype) {
     Shape d;
     if (!dims.is_none()) d = to_shape(dims);
-    return reduce(ReduceOp(op), t, d, keepdim, to_optional_dtype(dtype));
+    return reduce(ReduceOp(op), t, d, strict_bool(keepdim, "keepdim"), to_optional_dtype(dtype));
   });
-  m.def("_reduce_with_indices", [](bool is_max, const Tensor& t, int64_t dim, bool keepdim) {
-    auto [v, i] = reduce_with_indices(is_max, t, dim, keepdim);
-    return py::make_tuple(v, i);
-  });
+  m.def("_reduce_with_indices",
+        [](bool is_max, const Tensor& t, py::handle dim, py::handle keepdim) {
+          auto [v, i] =
+              reduce_with_indices(is_max, t, to_int(dim, "dim"), strict_bool(keepdim, "keepdim"));
+          return py::make_tuple(v, i);
+        });
   m.def(
       "_copy_",
       [](const Tensor& dst, const Tensor& src, bool nb, bool bump_version) {

@@ -14,6 +14,14 @@ namespace cl::bind {
 namespace {
 py::handle g_tensor_type;
 py::object* g_legacy_ctor = nullptr;  // cudalite._legacy.legacy_new, set at import
+}  // namespace
+
+bool strict_bool(py::handle h, const char* what) {
+  if (h.ptr() == Py_True) return true;
+  if (h.ptr() == Py_False) return false;
+  throw TypeError(detail::str(what, " must be bool, not ",
+                              std::string(py::str(py::type::of(h).attr("__name__")))));
+}
 
 int64_t to_int(py::handle h, const char* what) {
   if (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr())) return h.cast<int64_t>();
@@ -32,6 +40,8 @@ int64_t to_int(py::handle h, const char* what) {
   throw TypeError(detail::str(what, " must be tuple of ints, but found element of type ",
                               std::string(py::str(py::type::of(h).attr("__name__")))));
 }
+
+namespace {
 
 Shape dims_from_args(const py::args& args) { return shape_from_args(args); }
 

@@ -75,6 +75,10 @@ py::object scalar_to_py(const Scalar& s);
 ScalarType from_numpy_dtype_object(py::handle numpy_dtype);
 // Sizes given as ints, a tuple, a list or a Size: f(2, 3), f((2, 3)), f([2, 3]).
 Shape to_shape(py::handle h);
+// One int (not a bool; a one-element integer tensor too); `what` names it in the TypeError.
+int64_t to_int(py::handle h, const char* what);
+// True or False only (torch's parser takes no other object for a bool).
+bool strict_bool(py::handle h, const char* what);
 Shape shape_from_args(const py::args& args);
 // A cudalite.Size (a tuple subclass defined in Python) for these sizes.
 py::object make_size(const Shape& s);

@@ -233,7 +233,7 @@ fast_methods(item=item, cuda=cuda, cpu=cpu)
 
 
 def _cast(dtype_name):
-    def fn(self, memory_format=None):
+    def fn(self, *, memory_format=None):
         out = _C._to(self, None, getattr(_C, dtype_name), False, False)
         return (
             out
@@ -241,7 +241,6 @@ def _cast(dtype_name):
             else _memory_format.apply(out, memory_format, dtype_name, self)
         )
 
-    fn.__name__ = dtype_name
     fn.__doc__ = f"``self.to({dtype_name})``."
     return fn
 
@@ -259,6 +258,7 @@ for _name, _dt in [
     ("bool", "bool"),
 ]:
     _methods[_name] = _cast(_dt)
+    _methods[_name].__name__ = _methods[_name].__qualname__ = _name
 
 
 @method(name="type")
