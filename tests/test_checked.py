@@ -240,3 +240,19 @@ def test_flags_must_be_bools_and_dims_ints(x):
     assert x.max(0, True).values.shape == (1, 3)
     with err(TypeError, "float() takes 1 positional argument but 2 were given"):
         x.float(None)  # memory_format is keyword-only
+
+
+def test_size_and_stride_arguments(x):
+    with err(
+        TypeError,
+        "size() received an invalid combination of arguments - got (float), but expected one of:",
+    ):
+        x.size(1.5)
+    with err(
+        TypeError,
+        "stride() received an invalid combination of arguments - got (list), but expected one of:",
+    ):
+        x.stride([1])
+    with err(RuntimeError, "Name 'a' not found in Tensor[None, None]."):
+        x.size("a")
+    assert x.size(-1) == 3 and x.stride(0) == 3

@@ -43,6 +43,24 @@ int64_t to_int(py::handle h, const char* what) {
 
 namespace {
 
+// size(dim) / stride(dim): an int; a name is torch's RuntimeError (no named tensors here),
+// anything else its TypeError.
+int64_t dim_arg(const char* fn, const Tensor& t, py::handle dim) {
+  if (PyUnicode_Check(dim.ptr())) {
+    std::string dims;
+    for (int64_t i = 0; i < t->dim(); ++i) dims += i ? ", None" : "None";
+    throw Error(
+        detail::str("Name '", std::string(py::str(dim)), "' not found in Tensor[", dims, "]."));
+  }
+  try {
+    return to_int(dim, "dim");
+  } catch (const TypeError&) {
+    throw TypeError(detail::str(fn, "() received an invalid combination of arguments - got (",
+                                std::string(py::str(py::type::of(dim).attr("__name__"))),
+                                "), but expected one of:"));
+  }
+}
+
 Shape dims_from_args(const py::args& args) { return shape_from_args(args); }
 
 // x.view(*shape) or x.view(dtype): a view, or the same bytes read as another dtype.
@@ -275,16 +293,17 @@ void bind_tensor(py::module_& m) {
           "size",
           [](const Tensor& t, py::object dim) -> py::object {
             if (dim.is_none()) return make_size(t->sizes);
-            return py::int_(t->dim() == 0 ? (wrap_dim(dim.cast<int64_t>(), 0), 1)
-                                          : t->sizes[wrap_dim(dim.cast<int64_t>(), t->dim())]);
+            int64_t d = dim_arg("size", t, dim);
+            return py::int_(t->dim() == 0 ? (wrap_dim(d, 0), 1) : t->sizes[wrap_dim(d, t->dim())]);
           },
           py::arg("dim") = py::none())
       .def(
           "stride",
           [](const Tensor& t, py::object dim) -> py::object {
             if (dim.is_none()) return py::tuple(py::cast(t->strides));
-            return py::int_(t->dim() == 0 ? (wrap_dim(dim.cast<int64_t>(), 0), 1)
-                                          : t->strides[wrap_dim(dim.cast<int64_t>(), t->dim())]);
+            int64_t d = dim_arg("stride", t, dim);
+            return py::int_(t->dim() == 0 ? (wrap_dim(d, 0), 1)
+                                          : t->strides[wrap_dim(d, t->dim())]);
           },
           py::arg("dim") = py::none())
       .def("storage_offset", [](const Tensor& t) { return t->offset; })

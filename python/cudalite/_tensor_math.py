@@ -290,7 +290,9 @@ def nonzero(self, *, as_tuple=False):
 
 @method
 def index_select(self, dim, index):
-    if index.dim() > 1:
+    if index.dim() > 1:  # torch's CPU and CUDA kernels word it differently
+        if self.is_cuda:
+            raise RuntimeError("Index is supposed to be an empty tensor or a vector")
         raise IndexError("index_select(): Index is supposed to be a vector")
     if index.dtype not in (_C.int64, _C.int32):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
