@@ -256,3 +256,30 @@ def test_size_and_stride_arguments(x):
     with err(RuntimeError, "Name 'a' not found in Tensor[None, None]."):
         x.size("a")
     assert x.size(-1) == 3 and x.stride(0) == 3
+
+
+def test_pybind_methods_word_errors_as_torch(x):
+    """The C++ methods' own argument errors (pybind11's list of C++ types) become torch's."""
+    with err(TypeError, "unsqueeze(): argument 'dim' (position 1) must be int, not str"):
+        x.unsqueeze("a")
+    with err(TypeError, "flatten(): argument 'start_dim' (position 1) must be int, not float"):
+        x.flatten(1.5)
+    with err(
+        TypeError,
+        "transpose() received an invalid combination of arguments - got (int), but expected "
+        "one of:",
+    ):
+        x.transpose(0)
+    with err(
+        TypeError,
+        "expand(): argument 'size' failed to unpack the object at pos 2 with error \"type must "
+        'be tuple of ints,but got str"',
+    ):
+        x.expand(2, "a")
+    with err(
+        TypeError,
+        "view(): argument 'size' failed to unpack the object at pos 2 with error \"type must be "
+        'tuple of ints,but got float"',
+    ):
+        x.view(2, 1.5)
+    assert x.transpose(0, 1).shape == (3, 2) and x.unsqueeze(0).shape == (1, 2, 3)

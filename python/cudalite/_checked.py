@@ -16,7 +16,8 @@ TypeError replaces the error. When one does, the original error stands (a wrong 
 still the op's RuntimeError). A call that succeeds pays one function call. Types the table
 does not know match anything, so the check never rejects a call torch would accept.
 Methods without parameters are not wrapped (Python's own TypeError already says what
-torch's does), nor are the C++ methods (their fallbacks to Python are). The wrapper
+torch's does); pybind11's methods are (their "incompatible function arguments" lists C++
+types), the C++ fast methods are not (their fallbacks to Python are). The wrapper
 (``_C._Checked``) is written in C: it adds no Python frame, so the stack levels of warnings
 raised inside are unchanged.
 """
@@ -51,6 +52,14 @@ def _forwarded(key, value, known, nullable):
     return isinstance(value, _Absent) or (value is None and (key in nullable or key not in known))
 
 
+def _unpack_int_lists(sig, raw):
+    """torch's "failed to unpack" TypeError for an int list whose later element is not an
+    int (matching looks at the first only)."""
+    for p, v in zip(sig.params, raw, strict=True):
+        if "int[]" in p.types and isinstance(v, (tuple, list)):
+            sig._int_list(p, v)
+
+
 def reject(kind, name, args, kwargs, exc=None):
     """Raises torch's error when no signature of ``name`` accepts ``args`` and ``kwargs``
     (``kind`` "m": a Tensor method, ``args`` starting with self; "f": a function): its
@@ -70,6 +79,7 @@ def reject(kind, name, args, kwargs, exc=None):
         for sig in parser.signatures:
             raw = sig.parse(call_args, kwargs, False)
             if raw is not None:
+                _unpack_int_lists(sig, raw)
                 break
         else:
             parser.parse(call_args, kwargs)  # raises torch's TypeError
@@ -135,8 +145,10 @@ def _deliberate(e, name):
     if type(e) is not TypeError:
         return False
     msg = str(e)
-    return msg.startswith((name + "(", name.rstrip("_") + "(")) and not _PYTHON_CALL_ERRORS.search(
-        msg
+    return (
+        msg.startswith((name + "(", name.rstrip("_") + "("))
+        and not _PYTHON_CALL_ERRORS.search(msg)
+        and "incompatible function arguments" not in msg  # pybind11's
     )
 
 
@@ -192,8 +204,17 @@ def _takes_arguments(sigs):
     return any(not s.endswith("()") for s in sigs)
 
 
-def _wants_wrap(fn, sigs):
-    return isinstance(fn, types.FunctionType) and _takes_arguments(sigs)
+def _target(fn, sigs):
+    """What to wrap for the class attribute ``fn``: a Python function, or the C++ function
+    of a pybind11 method (wrapping that instead of the ``instancemethod`` around it also
+    saves the latter's call through an argument tuple); None when not wrapped."""
+    if not _takes_arguments(sigs):
+        return None
+    if isinstance(fn, types.FunctionType):
+        return fn
+    if type(fn).__name__ == "instancemethod" and isinstance(fn.__func__, types.BuiltinFunctionType):
+        return fn.__func__
+    return None
 
 
 def install_methods():
@@ -204,15 +225,16 @@ def install_methods():
     T = _C.Tensor
     for name, sigs in _signatures.METHODS.items():
         fn = T.__dict__.get(name)
-        if _wants_wrap(fn, sigs):
-            w = _wrap(fn, "m", name)
+        target = _target(fn, sigs)
+        if target is not None:
+            w = _wrap(target, "m", name)
             setattr(T, name, w)
             if _tensor._methods.get(name) is fn:
                 _tensor._methods[name] = w
     slow = {}
     for name, fn in _tensor._slow_methods.items():
         sigs = _signatures.METHODS.get(name)
-        if sigs is not None and _wants_wrap(fn, sigs):
+        if sigs is not None and isinstance(fn, types.FunctionType) and _takes_arguments(sigs):
             slow[name] = _tensor._slow_methods[name] = _wrap(fn, "m", name)
     if slow:
         _C._set_slow_methods(slow)
@@ -226,5 +248,5 @@ def install():
     g = cudalite.__dict__
     for name, sigs in _signatures.FUNCTIONS.items():
         fn = g.get(name)
-        if _wants_wrap(fn, sigs):
+        if isinstance(fn, types.FunctionType) and _takes_arguments(sigs):
             g[name] = _wrap(fn, "f", name)
