@@ -15,8 +15,8 @@ matched against those signatures (``_arg_parser``), and when none accepts them, 
 TypeError replaces the error. When one does, the original error stands (a wrong shape is
 still the op's RuntimeError). A call that succeeds pays one function call. Types the table
 does not know match anything, so the check never rejects a call torch would accept.
-Methods without parameters are not wrapped (Python's own TypeError already says what
-torch's does); pybind11's methods are (their "incompatible function arguments" lists C++
+Python methods without parameters are not wrapped (Python's own TypeError already says
+what torch's does); pybind11's methods are (their "incompatible function arguments" lists C++
 types), the C++ fast methods are not (their fallbacks to Python are). The wrapper
 (``_C._Checked``) is written in C: it adds no Python frame, so the stack levels of warnings
 raised inside are unchanged.
@@ -208,10 +208,8 @@ def _target(fn, sigs):
     """What to wrap for the class attribute ``fn``: a Python function, or the C++ function
     of a pybind11 method (wrapping that instead of the ``instancemethod`` around it also
     saves the latter's call through an argument tuple); None when not wrapped."""
-    if not _takes_arguments(sigs):
-        return None
     if isinstance(fn, types.FunctionType):
-        return fn
+        return fn if _takes_arguments(sigs) else None
     if type(fn).__name__ == "instancemethod" and isinstance(fn.__func__, types.BuiltinFunctionType):
         return fn.__func__
     return None

@@ -53,6 +53,10 @@ def _register_post_accumulate_grad_hook(self, hook):
     return RemovableHandle(lst, hook)
 
 
+_register_post_accumulate_grad_hook.__name__ = "register_post_accumulate_grad_hook"
+_register_post_accumulate_grad_hook.__qualname__ = "register_post_accumulate_grad_hook"
+
+
 def _retain_grad(self):
     """Keeps ``.grad`` for this non-leaf tensor after backward."""
     if not self._requires_grad_flag:
@@ -278,6 +282,10 @@ def _positive(self):
 def _broadcast_to(self, size):
     """``self.expand(size)``."""
     return self.expand(size)
+
+
+_positive.__name__ = _positive.__qualname__ = "positive"
+_broadcast_to.__name__ = _broadcast_to.__qualname__ = "broadcast_to"
 
 
 def _softmax(input, dim, dtype=None):
