@@ -531,3 +531,18 @@ def test_requires_grad_factories_reject_integers(make):
     msg = "^Only Tensors of floating point and complex dtype can require gradients$"
     with pytest.raises(RuntimeError, match=msg):
         make()
+
+
+def test_strings_in_data():
+    """A string where the shape is read is torch's endless sequence (ValueError); one
+    elsewhere is an invalid data type (TypeError)."""
+    with pytest.raises(ValueError, match="^too many dimensions 'str'$"):
+        C.tensor(["a"])
+    with pytest.raises(ValueError, match="^too many dimensions 'str'$"):
+        C.tensor([["a"]])
+    with pytest.raises(TypeError, match="^new\\(\\): invalid data type 'str'$"):
+        C.tensor([1, "a"])
+    with pytest.raises(TypeError, match="^new\\(\\): invalid data type 'str'$"):
+        C.tensor([[1], ["a"]])
+    with pytest.raises(TypeError, match="^new\\(\\): invalid data type 'bytes'$"):
+        C.tensor([1.0, b"a"])

@@ -44,7 +44,9 @@ def test_errors(device):
     t = C.tensor([1.0, 2.0], device=device)
     with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of"):
         FAST["sum"](t, 5)
-    with pytest.raises(TypeError, match="unexpected keyword argument 'foo'"):
+    with pytest.raises(
+        TypeError, match=r"^sum\(\) received an invalid combination .* \(foo=int, \)"
+    ):
         FAST["sum"](t, foo=0)
     assert FAST["sum"](t, axis=0).item() == 3.0  # NumPy's name for dim, as torch takes it
     with pytest.raises(RuntimeError, match="with 2 elements cannot be converted to Scalar"):

@@ -39,7 +39,8 @@ bool is_numpy_scalar(py::handle h) {
 
 // torch's infer_scalar_type for one leaf: NumPy scalars keep their dtype (np.float64 is a
 // Python float subclass, so it is checked first).
-void promote_leaf(py::handle h, size_t depth, std::optional<ScalarType>& dt) {
+// `first`: the leaf is on the path of first elements, which decides the shape.
+void promote_leaf(py::handle h, size_t depth, bool first, std::optional<ScalarType>& dt) {
   ScalarType t;
   PyObject* p = h.ptr();
   if (PyBool_Check(p)) {
@@ -56,10 +57,12 @@ void promote_leaf(py::handle h, size_t depth, std::optional<ScalarType>& dt) {
     t = ScalarType::Int64;
   } else if (PyFloat_Check(p)) {
     t = get_default_dtype();
-  } else if (depth == 0 && (PyUnicode_Check(p) || PyBytes_Check(p) || PyComplex_Check(p))) {
+  } else if ((depth == 0 || !first) &&
+             (PyUnicode_Check(p) || PyBytes_Check(p) || PyComplex_Check(p))) {
     throw TypeError(detail::str("new(): invalid data type '", type_name(h), "'"));
   } else if (PyUnicode_Check(p) || PyBytes_Check(p)) {
-    // torch reads a nested string as a sequence of one-character strings, forever.
+    // A nested string where the shape is read: torch reads it as a sequence of
+    // one-character strings, forever.
     throw ValueError(detail::str("too many dimensions '", type_name(h), "'"));
   } else {
     throw Error(detail::str("Could not infer dtype of ", type_name(h)));
@@ -71,7 +74,7 @@ void promote_leaf(py::handle h, size_t depth, std::optional<ScalarType>& dt) {
 // infer_scalar_type (every leaf counts; an empty sequence counts as the default dtype).
 void scan(py::handle h, size_t depth, bool first, Infer& inf) {
   if (!is_sequence(h)) {
-    promote_leaf(h, depth, inf.dtype);
+    promote_leaf(h, depth, first, inf.dtype);
     return;
   }
   // Lists and tuples are walked through their item arrays (no temporary objects).

@@ -48,6 +48,11 @@ _TYPE_NAMES = {
 }
 
 
+def as_dtype(d):
+    """``d``, with Python's float, int and bool read as the dtypes torch reads them as."""
+    return _PY_DTYPES.get(d, d) if isinstance(d, type) else d
+
+
 def tp_name(obj):
     """The name torch's messages give ``obj``'s type (Python's ``tp_name``)."""
     tp = type(obj)
@@ -139,7 +144,7 @@ class _Param:
         if t == "bool":
             return isinstance(obj, bool)
         if t == "ScalarType":  # a dtype, or Python's int, float, bool or complex
-            return isinstance(obj, _C.dtype) or obj in _PY_DTYPES
+            return isinstance(obj, _C.dtype) or (isinstance(obj, type) and obj in _PY_DTYPES)
         if t == "Device":
             return _is_long(obj) or isinstance(obj, (str, _C.device))
         if t == "Layout":

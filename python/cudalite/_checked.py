@@ -134,9 +134,11 @@ def _first_tensor(args):
     return None
 
 
-# Python's own error for a call that misses an argument, which torch words differently
-# (torch's own "missing" message differs: 'arguments: "size"').
-_PYTHON_CALL_ERRORS = re.compile(r"\(\) missing \d+ required [a-z-]+ arguments?: '")
+# Python's own errors for a call that misses an argument or has an unknown keyword, which
+# torch words differently ('arguments: "size"'; "invalid combination" where it has overloads).
+_PYTHON_CALL_ERRORS = re.compile(
+    r"\(\) (missing \d+ required [a-z-]+ arguments?: '|got an unexpected keyword argument)"
+)
 
 
 def _deliberate(e, name):
@@ -185,7 +187,12 @@ def _wrap(fn, kind, name):
     def on_error(exc, args, kwargs):
         renamed = _numpy_names(kind, name, exc, kwargs)
         if renamed is not None:
-            return (checked(*args, **renamed),)
+            try:
+                return (checked(*args, **renamed),)
+            except TypeError as e:
+                if getattr(e, "_cl_checked", False):  # word it with the caller's names
+                    reject(kind, name, args, kwargs, e)
+                raise
         # An inner wrapper's error is checked again here: an outer wrapper (autograd's
         # methods) sees the arguments as the caller wrote them.
         if getattr(exc, "_cl_checked", False) or not _deliberate(exc, name):

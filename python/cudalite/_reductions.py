@@ -10,6 +10,7 @@ import math
 import warnings
 
 from cudalite import _C, _linalg
+from cudalite._arg_parser import as_dtype
 from cudalite._C import Tensor
 
 __all__ = [
@@ -212,6 +213,7 @@ def _out_dtype(out, dtype):
 
 
 def _float_check(input, dtype, name):
+    dtype = as_dtype(dtype)
     dt = dtype if dtype is not None else input.dtype
     if not dt.is_floating_point:
         which = "Input" if dtype is None else "Optional"
@@ -429,6 +431,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, out=None):
     """Vector p-norm over all elements or ``dim`` ('fro' and 2 are the same for vectors;
     'fro' over more than two dims raises, as torch's matrix norm does). ``dtype``: the input
     is cast to it first (a floating dtype at least as wide as the input's, as in torch)."""
+    dtype = as_dtype(dtype)
     if not input.dtype.is_floating_point:
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
