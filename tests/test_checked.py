@@ -293,3 +293,18 @@ def test_a_list_shape_that_does_not_fit(x):
     # The signature check reads a list as a shape, not as a dtype (it used to fail hashing it).
     with err(RuntimeError, "shape '[0, 1]' is invalid for input of size 6"):
         x.view([0, 1])
+
+
+def test_objects_that_break_checks_fit_nothing(x):
+    """An argument whose comparisons raise is simply not of the type checked for."""
+
+    class Weird:
+        def __eq__(self, other):
+            raise ValueError("no comparing")
+
+        __hash__ = None
+
+    with err(TypeError, "dot(): argument 'tensor' (position 1) must be Tensor, not Weird"):
+        x.reshape(-1).dot(Weird())
+    with pytest.raises(TypeError, match=r"^sum\(\) received an invalid combination"):
+        x.sum(Weird())

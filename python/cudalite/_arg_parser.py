@@ -122,9 +122,14 @@ class _Param:
         self.keyword_only = keyword_only
 
     def check(self, obj, failed):
-        if len(self.types) == 1:
-            return self._check(self.type, obj, failed)
-        return builtins.any(self._check(t, obj, failed) for t in self.types)
+        try:
+            if len(self.types) == 1:
+                return self._check(self.type, obj, failed)
+            return builtins.any(self._check(t, obj, failed) for t in self.types)
+        except Exception as e:
+            if getattr(e, "_cl_element", False):
+                raise
+            return False  # an object that breaks a check (a strange __eq__...) fits nothing
 
     def _check(self, t, obj, failed):
         if t == "int":
@@ -168,10 +173,12 @@ class _Param:
                 return False
             for i, x in enumerate(obj):  # torch names the element that is not a Tensor
                 if not isinstance(x, Tensor):
-                    raise TypeError(
+                    e = TypeError(
                         f"expected Tensor as element {i} in argument {self.index}, but got "
                         f"{tp_name(x)}"
                     )
+                    e._cl_element = True  # torch raises it while matching
+                    raise e
             return True
         if t == "Generator":
             from cudalite.random import Generator
