@@ -308,3 +308,17 @@ def test_objects_that_break_checks_fit_nothing(x):
         x.reshape(-1).dot(Weird())
     with pytest.raises(TypeError, match=r"^sum\(\) received an invalid combination"):
         x.sum(Weird())
+
+
+def test_calls_torch_accepts(x):
+    """Overloads found missing by comparing with torch's signatures."""
+    y = C.zeros(2, 3, device=x.device)
+    assert y.copy_(1.5).tolist() == [[1.5] * 3] * 2  # copy_(Number)
+    i8 = C.ones(2, dtype=C.int8, device=x.device)
+    assert i8.copy_(300).tolist() == [44, 44]  # converted as a copy converts (torch: the same)
+    with err(TypeError, "copy_(): argument 'other' (position 1) must be Tensor, not str"):
+        y.copy_("a")
+    assert x.norm(None).item() == pytest.approx(x.norm().item())
+    with err(RuntimeError, "linalg.matrix_norm: Order a not supported."):
+        x.norm("a")
+    assert x.broadcast_to(2, 3).shape == x.broadcast_to((2, 3)).shape == (2, 3)

@@ -432,6 +432,12 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, out=None):
     'fro' over more than two dims raises, as torch's matrix norm does). ``dtype``: the input
     is cast to it first (a floating dtype at least as wide as the input's, as in torch)."""
     dtype = as_dtype(dtype)
+    if p is None:  # torch's default: the 2-norm ('fro' over two dims)
+        p = "fro"
+    elif isinstance(p, str) and p != "fro":
+        if p == "nuc":
+            raise NotImplementedError("norm(p='nuc'): the nuclear norm is not in cudalite")
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
     if not input.dtype.is_floating_point:
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "

@@ -9,6 +9,7 @@ the random fills in ``_tensor_random.py``.
 from __future__ import annotations
 
 import copy as _copy
+import numbers
 import warnings
 
 from cudalite import _C, _creation, _indexing, _memory_format
@@ -294,13 +295,24 @@ def clone(self, *, memory_format=None):
 
 @method
 def copy_(self, src, non_blocking=False):
-    """Copies ``src`` (broadcast, any device and dtype) into self."""
+    """Copies ``src`` (broadcast, any device and dtype; or a number) into self."""
     if not isinstance(src, Tensor):
-        raise TypeError(
-            f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}"
-        )
+        if not isinstance(src, numbers.Number) or isinstance(src, complex):
+            raise TypeError(
+                f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}"
+            )
+        # torch's copy_(Number): the number as a 0-dim tensor of its Python type, copied
+        # (converted as a copy converts, without fill_'s range check).
+        dt = _C.bool if isinstance(src, bool) else _C.int64 if isinstance(src, int) else _C.float64
+        src = _full0(src, dt)
     _C._copy_(self, src, non_blocking)
     return self
+
+
+def _full0(value, dtype):
+    t = _C._empty([], dtype, _C.device("cpu"), False)
+    _C._fill_(t, value)
+    return t
 
 
 @method

@@ -279,9 +279,9 @@ def _positive(self):
     return self
 
 
-def _broadcast_to(self, size):
-    """``self.expand(size)``."""
-    return self.expand(size)
+def _broadcast_to(self, *size):
+    """``self.expand(*size)``."""
+    return self.expand(*size)
 
 
 _positive.__name__ = _positive.__qualname__ = "positive"
