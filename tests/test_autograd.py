@@ -486,3 +486,12 @@ def test_inference_mode_and_decorators():
     with cudalite.inference_mode(False):
         assert (w * 2).requires_grad
     assert not f().requires_grad and cudalite.is_grad_enabled()
+
+
+def test_type_name_of_a_tensor_that_requires_grad(device):
+    """x.type() (no dtype: the type's name) on a recorded tensor passes the name through."""
+    x = cudalite.ones(2, requires_grad=True, device=device)
+    expected = "cudalite.FloatTensor" if device == "cpu" else "cudalite.cuda.FloatTensor"
+    assert x.type() == expected
+    y = x.type(cudalite.float64)
+    assert y.dtype == cudalite.float64 and y.requires_grad

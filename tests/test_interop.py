@@ -11,6 +11,7 @@ import weakref
 import numpy as np
 import pytest
 
+import cudalite
 import cudalite.cuda as cuda
 from cudalite import _C, _interop
 from cudalite._interop import DLDeviceType, from_dlpack
@@ -132,8 +133,12 @@ def test_from_numpy_errors():
         from_dlpack(np.zeros(3, np.complex64))
     with pytest.raises(ValueError, match="negative strides"):
         from_dlpack(np.arange(4.0)[::-1])
-    with pytest.raises(TypeError, match="expected an object with __dlpack__"):
-        from_dlpack([1, 2])
+    with pytest.raises(RuntimeError, match="^from_dlpack received an invalid capsule"):
+        from_dlpack([1, 2])  # torch's error for anything that is neither
+    from cudalite.utils.dlpack import from_dlpack as from_dlpack_too
+    from cudalite.utils.dlpack import to_dlpack
+
+    assert from_dlpack_too(to_dlpack(cudalite.arange(3.0))).tolist() == [0.0, 1.0, 2.0]
 
 
 def test_from_dlpack_device_and_copy():

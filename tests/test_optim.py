@@ -303,3 +303,13 @@ def test_adam_betas_types():
     with pytest.raises(ValueError) as e:
         optim.Adam([nn.Parameter(torch.ones(1))], betas=(0, 0.9))
     assert str(e.value) == "betas must be either both floats or both Tensors"
+
+
+def test_a_tensor_as_params_is_refused():
+    x = torch.ones(2, requires_grad=True)  # autograd armed: x.type() is recorded
+    with pytest.raises(
+        TypeError,
+        match="^params argument given to the optimizer should be an iterable of Tensors or "
+        "dicts, but got cudalite.FloatTensor$",
+    ):
+        torch.optim.SGD(x, lr=0.1)

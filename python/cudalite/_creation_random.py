@@ -203,6 +203,8 @@ def randperm(
         p = randperm(n, generator=generator, dtype=dtype, device=out.device)
         return _write_out(out, p, requires_grad)
     gen = _check_generator(generator, "randperm")
+    if dtype == _C.bool:
+        raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
     keys = _C._empty([n], _C.float64, device, False)
     _C._uniform_(keys, 0.0, 1.0, gen, False)
     np = numpy()

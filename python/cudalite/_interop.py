@@ -126,10 +126,10 @@ def from_dlpack(ext_tensor, *, device=None, copy=None):
             capsule = ext_tensor.__dlpack__(**kwargs)
     elif type(ext_tensor).__name__ == "PyCapsule":
         capsule = ext_tensor
-    else:
-        raise TypeError(
-            "from_dlpack(): expected an object with __dlpack__ or a DLPack capsule, but got "
-            f"{type(ext_tensor).__name__}"
+    else:  # torch hands anything else to its capsule reader, which says this
+        raise RuntimeError(
+            "from_dlpack received an invalid capsule. Note that DLTensor capsules can be "
+            "consumed only once, so you might have already constructed a tensor from it once."
         )
     result = _C._from_dlpack(capsule)
     moves = target is not None and (

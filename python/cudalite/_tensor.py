@@ -12,7 +12,7 @@ import copy as _copy
 import numbers
 import warnings
 
-from cudalite import _C, _creation, _indexing, _memory_format
+from cudalite import _C, _arg_parser, _creation, _indexing, _memory_format
 from cudalite._C import Tensor
 
 _methods = {}
@@ -66,6 +66,11 @@ def _set_requires_grad(self, value, *, msg=_GRAD_DTYPE_MSG):
 @method
 def requires_grad_(self, requires_grad=True):
     """Sets ``requires_grad`` in place and returns self."""
+    if requires_grad is not True and requires_grad is not False:
+        raise TypeError(
+            "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+            f"{_arg_parser.tp_name(requires_grad)}"
+        )
     _set_requires_grad(
         self, requires_grad, msg="only Tensors of floating point dtype can require gradients"
     )

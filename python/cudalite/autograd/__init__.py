@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 
-from cudalite import _C
+from cudalite import _C, _arg_parser
 from cudalite.autograd.engine import backward, grad
 from cudalite.autograd.gradcheck import gradcheck, gradgradcheck
 from cudalite.autograd.graph import Node
@@ -102,6 +102,11 @@ class set_grad_enabled(_GradMode):  # noqa: N801
     """Sets gradient recording on or off (immediately, and as a context manager)."""
 
     def __init__(self, mode):
+        if mode is not True and mode is not False:
+            raise TypeError(
+                "set_grad_enabled(): argument 'enabled' (position 1) must be bool, not "
+                f"{_arg_parser.tp_name(mode)}"
+            )
         super().__init__(bool(mode))
         self._args = (mode,)
         self._prev = is_grad_enabled()

@@ -486,8 +486,9 @@ class ToCopyBackward0(Node):
 
 
 def copied(self, out):
-    """Records ``out``, a converted copy of ``self`` (``to``, ``cuda``, ``float`` ...)."""
-    if out is self or not out.dtype.is_floating_point:
+    """Records ``out``, a converted copy of ``self`` (``to``, ``cuda``, ``float`` ...);
+    anything else (``type()``'s name of the type) passes through."""
+    if out is self or not isinstance(out, Tensor) or not out.dtype.is_floating_point:
         return out
     node = ToCopyBackward0((edge(self),))
     node.dtype, node.device = self.dtype, self.device
