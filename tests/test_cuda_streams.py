@@ -81,6 +81,10 @@ def test_elapsed_time_misuse_raises_torchs_errors():
         cudalite.cuda.Event(enable_timing=True).elapsed_time(
             cudalite.cuda.Event(enable_timing=True)
         )
+    with pytest.raises(
+        RuntimeError, match="^expected other to be a cudalite.cuda.Event object$"
+    ):  # torch's text, naming torch.cuda.Event
+        cudalite.cuda.Event().elapsed_time(5)
 
 
 @pytest.mark.skipif(not COMPILED, reason="Event needs a CUDA build")

@@ -255,6 +255,8 @@ class Event(_EventBase):
         Time reported in milliseconds after the event was recorded and before the end_event
         was recorded.
         """
+        if not isinstance(end_event, Event):  # torch's check and error type
+            raise RuntimeError("expected other to be a cudalite.cuda.Event object")
         return super().elapsed_time(end_event)
 
     def synchronize(self) -> None:
