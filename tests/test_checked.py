@@ -318,6 +318,8 @@ def test_calls_torch_accepts(x):
     assert i8.copy_(300).tolist() == [44, 44]  # converted as a copy converts (torch: the same)
     with err(TypeError, "copy_(): argument 'other' (position 1) must be Tensor, not str"):
         y.copy_("a")
+    with err(TypeError, "copy_(): argument 'non_blocking' (position 2) must be bool, not int"):
+        y.copy_(x, 3)
     assert x.norm(None).item() == pytest.approx(x.norm().item())
     with err(RuntimeError, "linalg.matrix_norm: Order a not supported."):
         x.norm("a")

@@ -301,6 +301,8 @@ def clone(self, *, memory_format=None):
 @method
 def copy_(self, src, non_blocking=False):
     """Copies ``src`` (broadcast, any device and dtype; or a number) into self."""
+    if non_blocking is not False and non_blocking is not True:
+        raise TypeError("non_blocking is a bool")  # worded by Note [Argument errors]
     if not isinstance(src, Tensor):
         if not isinstance(src, numbers.Number) or isinstance(src, complex):
             raise TypeError(
