@@ -10,6 +10,7 @@ __all__ = [
     "transpose",
     "permute",
     "flatten",
+    "unflatten",
     "squeeze",
     "unsqueeze",
     "t",
@@ -56,6 +57,11 @@ def permute(input, dims):
 
 def flatten(input, start_dim=0, end_dim=-1):
     return input.flatten(start_dim, end_dim)
+
+
+def unflatten(input, dim, sizes):
+    """``input.unflatten(dim, sizes)``."""
+    return input.unflatten(dim, sizes)
 
 
 def squeeze(input, dim=None):
