@@ -8,13 +8,13 @@ which is cheaper but lets a wrong argument surface as whatever it breaks first (
 AttributeError of ``int``, a RuntimeError about shapes). Parsing every call as torch does would
 cost microseconds per call in Python, more than many of the ops themselves.
 
-So the check runs only when a call has failed: every Python-level Tensor method and
-``cudalite`` function that has torch signatures (``_signatures.py``, generated from torch's
-type stubs by tests/gen_signatures.py) is wrapped; when the call raises, its arguments are
-matched against those signatures (``_arg_parser``), and when none accepts them, torch's
-TypeError replaces the error. When one does, the original error stands (a wrong shape is
-still the op's RuntimeError). A call that succeeds pays one function call. Types the table
-does not know match anything, so the check never rejects a call torch would accept.
+So the check runs only when a call has failed: every Tensor method and ``cudalite``
+function that has torch signatures (``_signatures.py``, generated from torch's type stubs by
+tests/gen_signatures.py) is wrapped; when the call raises, its arguments are matched against
+those signatures (``_arg_parser``), and when none accepts them, torch's TypeError replaces the
+error. When one does, the original error stands (a wrong shape is still the op's
+RuntimeError). A call that succeeds pays one C call. Types the table does not know match
+anything, so the check never rejects a call torch would accept.
 Python methods without parameters are not wrapped (Python's own TypeError already says
 what torch's does); pybind11's methods are (their "incompatible function arguments" lists C++
 types), the C++ fast methods are not (their fallbacks to Python are). The wrapper
@@ -225,7 +225,7 @@ def _target(fn, sigs):
 def install_methods():
     """Wraps Tensor's Python methods (again after autograd swaps its own in: only functions
     are wrapped, and a wrapper is not one)."""
-    from cudalite import _C, _tensor
+    from cudalite import _tensor
 
     T = _C.Tensor
     for name, sigs in _signatures.METHODS.items():
