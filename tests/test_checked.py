@@ -133,9 +133,12 @@ def test_the_signature_table_covers_the_common_methods():
     # It is read lazily: every signature parses.
     from cudalite import _arg_parser
 
+    known = set(_arg_parser._TYPE_NAMES)
     for table in (_signatures.METHODS, _signatures.FUNCTIONS):
         for sigs in table.values():
-            _arg_parser.Parser(*sigs)
+            for sig in _arg_parser.Parser(*sigs).signatures:
+                for p in sig.params:
+                    assert set(p.types) <= known, (sig.name, p.name, p.types)
 
 
 CASES = [
