@@ -297,3 +297,31 @@ def test_kaiming_mode_message(init):
         lambda: init(torch.ones(2, 2), mode="FAN_X"),
     )
     assert tuple(init(torch.ones(2, 2), mode="FAN_OUT").shape) == (2, 2)
+
+
+def test_non_tensor_arguments_raise_torchs_type_errors():
+    x = torch.ones(2, 3)
+    with pytest.raises(
+        TypeError, match=r"^relu\(\): argument 'input' \(position 1\) must be Tensor, not str$"
+    ):
+        F.relu("a")
+    with pytest.raises(
+        TypeError, match=r"^dropout\(\): argument 'input' \(position 1\) must be Tensor, not str$"
+    ):
+        F.dropout("a")
+    with pytest.raises(
+        TypeError, match=r"^linear\(\): argument 'weight' \(position 2\) must be Tensor, not str$"
+    ):
+        F.linear(x, "b")
+    with pytest.raises(
+        TypeError,
+        match=r"^cross_entropy_loss\(\): argument 'target' \(position 2\) must be Tensor, not str$",
+    ):
+        F.cross_entropy(x, "b")
+    with pytest.raises(
+        TypeError,
+        match=r"^nll_loss_nd\(\): argument 'target' \(position 2\) must be Tensor, not str$",
+    ):
+        F.nll_loss(x, "b")
+    with pytest.raises(RuntimeError, match=r"^Name 'b' not found in Tensor\[None, None\]\.$"):
+        F.softmax(x, "b")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 
-from cudalite import _C, _linalg, _ops
+from cudalite import _C, _arg_parser, _linalg, _ops
 from cudalite._C import Tensor
 from cudalite.autograd.functions import nn as _nn
 
@@ -41,13 +41,23 @@ def _check_devices(args, method):
             )
 
 
+def _tensor_args(op, *named):
+    """torch's TypeError for the first of ``named`` ((name, position, value) triples) that is
+    not a Tensor; ``op`` is the name of the torch op whose argument parser reports it."""
+    for name, pos, value in named:
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"{op}(): argument '{name}' (position {pos}) must be Tensor, not "
+                f"{_arg_parser.tp_name(value)}"
+            )
+
+
 def _linear_checks(input, weight, bias):
     """torch's checks, in its order: devices (the CUDA kernel's wrapper), then dtypes.
     Returns whether the input is on the GPU."""
-    if not isinstance(input, Tensor):
-        raise TypeError(
-            f"linear(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
-        )
+    _tensor_args("linear", ("input", 1, input), ("weight", 2, weight))
+    if bias is not None:
+        _tensor_args("linear", ("bias", 3, bias))
     cuda = input.is_cuda
     wcuda = weight.is_cuda
     if cuda != wcuda or (bias is not None and bias.is_cuda != wcuda):
@@ -121,10 +131,12 @@ def linear(input, weight, bias=None):
 
 
 def relu(input, inplace=False):
+    _tensor_args("relu_" if inplace else "relu", ("input", 1, input))
     return input.relu_() if inplace else input.relu()
 
 
 def relu_(input):
+    _tensor_args("relu_", ("input", 1, input))
     return input.relu_()
 
 
@@ -260,6 +272,7 @@ def nll_loss(
     input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
 ):
     """Negative log likelihood of class indices given log-probabilities."""
+    _tensor_args("nll_loss_nd", ("input", 1, input), ("target", 2, target))
     if size_average is not None or reduce is not None:
         reduction = _reduction(size_average, reduce, reduction)
     _nn._check_reduction(reduction)
@@ -308,6 +321,7 @@ def cross_entropy(
     """log_softmax over the class dim followed by nll_loss (class indices), or the
     cross entropy with class probabilities when ``target`` has the shape of ``input``
     (torch decides by the shapes, then checks the dtype)."""
+    _tensor_args("cross_entropy_loss", ("input", 1, input), ("target", 2, target))
     if size_average is not None or reduce is not None:
         reduction = _reduction(size_average, reduce, reduction)
     _nn._check_reduction(reduction)
@@ -355,6 +369,7 @@ def cross_entropy(
 
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zeroes elements with probability ``p`` and scales the rest by 1 / (1 - p)."""
+    _tensor_args("dropout", ("input", 1, input))
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:

@@ -56,6 +56,9 @@ def _shifted(x, dim):
 def _check_softmax(x, dim, name, dtype=None):
     """torch's softmax kernels: the dim is wrapped first, then integer and bool inputs
     (non-empty) raise NotImplementedError with the name of the kernel torch dispatches to."""
+    if isinstance(dim, str):  # torch's Dimname overload
+        names = ", ".join(["None"] * x.dim())
+        raise RuntimeError(f"Name '{dim}' not found in Tensor[{names}].")
     n = max(x.dim(), 1)
     if not -n <= dim < n:
         raise IndexError(
