@@ -327,3 +327,24 @@ def test_calls_torch_accepts(x):
     with err(RuntimeError, "linalg.matrix_norm: Order a not supported."):
         x.norm("a")
     assert x.broadcast_to(2, 3).shape == x.broadcast_to((2, 3)).shape == (2, 3)
+
+
+def test_split_sizes_are_checked_as_torchs_split_with_sizes(x):
+    with err(
+        TypeError,
+        "split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not Tensor",
+    ):
+        x.split(C.ones(2, device=x.device))
+    with err(
+        TypeError,
+        "split_with_sizes(): argument 'split_sizes' failed to unpack the object at pos 2 with "
+        'error "type must be tuple of ints,but got str"',
+    ):
+        x.split([1, "a"])
+    with err(
+        TypeError,
+        "split() received an invalid combination of arguments - got (Tensor, bool, int), but "
+        "expected one of:",
+    ):
+        x.split(True)
+    assert [t.shape for t in x.split((1, 1))] == [(1, 3), (1, 3)]

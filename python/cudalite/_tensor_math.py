@@ -8,7 +8,7 @@ import math
 import operator
 import warnings
 
-from cudalite import _C, _indexing, _ops, _reductions
+from cudalite import _C, _arg_parser, _indexing, _ops, _reductions
 from cudalite._tensor import _methods, fast_methods, method
 
 # Elementwise: Tensor.exp() is cudalite.exp(self), and exp_() writes in place.
@@ -504,13 +504,18 @@ def unbind(self, dim=0):
     return tuple(self.select(dim, i) for i in range(self.shape[dim]))
 
 
+_SPLIT_WITH_SIZES = _arg_parser.Parser(
+    "split_with_sizes(Tensor self, int[] split_sizes, int dim=0)"
+)
+
+
 @method
 def split(self, split_size, dim=0):
     if self.dim() == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     dim = _C._wrap_dim(dim, self.dim())
     n = self.shape[dim]
-    if isinstance(split_size, int):
+    if isinstance(split_size, int) and not isinstance(split_size, bool):
         if split_size < 0:
             raise RuntimeError(
                 f"split expects split_size be non-negative, but got split_size={split_size}"
@@ -521,6 +526,11 @@ def split(self, split_size, dim=0):
             )
         sizes = [min(split_size, n - i) for i in range(0, n, split_size or 1)] or [0]
     else:
+        # torch's Python split hands anything but an int to split_with_sizes: its parser's
+        # TypeErrors (a bool is neither: "split() received an invalid combination").
+        if isinstance(split_size, bool):
+            raise _arg_parser.invalid_combination("split", (self, split_size, dim), {})
+        _SPLIT_WITH_SIZES.parse((self, split_size, dim), {})
         sizes = list(split_size)
         if sum(sizes) != n:
             raise RuntimeError(
