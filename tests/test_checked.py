@@ -12,7 +12,7 @@ import sys
 import pytest
 
 import cudalite as C
-from cudalite import _signatures
+from cudalite import _signature_table, _signatures
 
 
 def err(exc, msg):
@@ -134,7 +134,9 @@ def test_the_signature_table_covers_the_common_methods():
     from cudalite import _arg_parser
 
     known = set(_arg_parser._TYPE_NAMES)
-    for table in (_signatures.METHODS, _signatures.FUNCTIONS):
+    assert _signatures.METHODS.keys() == _signature_table.METHODS.keys()
+    assert _signatures.FUNCTIONS.keys() == _signature_table.FUNCTIONS.keys()
+    for table in (_signature_table.METHODS, _signature_table.FUNCTIONS):
         for sigs in table.values():
             for sig in _arg_parser.Parser(*sigs).signatures:
                 for p in sig.params:

@@ -6,7 +6,7 @@
 // Written in C so that it adds no Python frame: warnings.warn(stacklevel=...) in the wrapped
 // function still points at the caller's line, and a call costs one vectorcall more. It binds
 // as a method (a descriptor with Py_TPFLAGS_METHOD_DESCRIPTOR, as Python functions are) and
-// has a __dict__ for __name__, __doc__ and __wrapped__.
+// reads __name__, __doc__ and the like from the function it wraps (__wrapped__).
 #include <Python.h>
 #include <structmember.h>
 
@@ -138,8 +138,29 @@ PyMemberDef g_members[] = {
     {"__dictoffset__", T_PYSSIZET, offsetof(Checked, dict), READONLY, nullptr},
     {nullptr, 0, 0, 0, nullptr}};
 
+// __wrapped__ is fn; __name__, __qualname__, __doc__ and __module__ are fn's (read when asked,
+// so that wrapping costs no attribute writes at import).
+PyObject* get_wrapped(PyObject* self, void*) {
+  PyObject* fn = reinterpret_cast<Checked*>(self)->fn;
+  Py_INCREF(fn);
+  return fn;
+}
+
+PyObject* get_fn_attr(PyObject* self, void* name) {
+  return PyObject_GetAttrString(reinterpret_cast<Checked*>(self)->fn,
+                                static_cast<const char*>(name));
+}
+
+char k_name[] = "__name__", k_qualname[] = "__qualname__", k_doc[] = "__doc__",
+     k_module[] = "__module__";
+
 PyGetSetDef g_getset[] = {
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
+    {"__wrapped__", get_wrapped, nullptr, nullptr, nullptr},
+    {k_name, get_fn_attr, nullptr, nullptr, k_name},
+    {k_qualname, get_fn_attr, nullptr, nullptr, k_qualname},
+    {k_doc, get_fn_attr, nullptr, nullptr, k_doc},
+    {k_module, get_fn_attr, nullptr, nullptr, k_module},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyType_Slot g_slots[] = {{Py_tp_new, reinterpret_cast<void*>(checked_new)},

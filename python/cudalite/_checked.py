@@ -9,12 +9,13 @@ AttributeError of ``int``, a RuntimeError about shapes). Parsing every call as t
 cost microseconds per call in Python, more than many of the ops themselves.
 
 So the check runs only when a call has failed: every Tensor method and ``cudalite``
-function that has torch signatures (``_signatures.py``, generated from torch's type stubs by
-tests/gen_signatures.py) is wrapped; when the call raises, its arguments are matched against
-those signatures (``_arg_parser``), and when none accepts them, torch's TypeError replaces the
-error. When one does, the original error stands (a wrong shape is still the op's
-RuntimeError). A call that succeeds pays one C call. Types the table does not know match
-anything, so the check never rejects a call torch would accept.
+function that has torch signatures (``_signature_table.py``, generated from torch's type
+stubs by tests/gen_signatures.py, loaded on the first failure) is wrapped; when the call
+raises, its arguments are matched against those signatures (``_arg_parser``), and when none
+accepts them, torch's TypeError replaces the error. When one does, the original error
+stands (a wrong shape is still the op's RuntimeError). A call that succeeds pays one C call.
+Types the table does not know match anything, so the check never rejects a call torch would
+accept.
 Python methods without parameters are not wrapped (Python's own TypeError already says
 what torch's does); pybind11's methods are (their "incompatible function arguments" lists C++
 types), the C++ fast methods are not (their fallbacks to Python are). The wrapper
@@ -37,8 +38,9 @@ def _parser(kind, name):
     key = (kind, name)
     p = _parsers.get(key)
     if p is None:
-        table = _signatures.METHODS if kind == "m" else _signatures.FUNCTIONS
-        p = _parsers[key] = _arg_parser.Parser(*table[name])
+        from cudalite import _signature_table as t
+
+        p = _parsers[key] = _arg_parser.Parser(*(t.METHODS if kind == "m" else t.FUNCTIONS)[name])
     return p
 
 
@@ -198,25 +200,16 @@ def _wrap(fn, kind, name):
         if getattr(exc, "_cl_checked", False) or not _deliberate(exc, name):
             reject(kind, name, args, kwargs, exc)
 
-    checked = _C._Checked(fn, on_error)
-    checked.__name__ = getattr(fn, "__name__", name)
-    checked.__qualname__ = getattr(fn, "__qualname__", name)
-    checked.__doc__ = getattr(fn, "__doc__", None)
-    checked.__module__ = getattr(fn, "__module__", None)
-    checked.__wrapped__ = fn
+    checked = _C._Checked(fn, on_error)  # __name__, __doc__...: fn's; __wrapped__: fn
     return checked
 
 
-def _takes_arguments(sigs):
-    return any(not s.endswith("()") for s in sigs)
-
-
-def _target(fn, sigs):
+def _target(fn, takes_arguments):
     """What to wrap for the class attribute ``fn``: a Python function, or the C++ function
     of a pybind11 method (wrapping that instead of the ``instancemethod`` around it also
     saves the latter's call through an argument tuple); None when not wrapped."""
     if isinstance(fn, types.FunctionType):
-        return fn if _takes_arguments(sigs) else None
+        return fn if takes_arguments else None
     if type(fn).__name__ == "instancemethod" and isinstance(fn.__func__, types.BuiltinFunctionType):
         return fn.__func__
     return None
@@ -228,9 +221,9 @@ def install_methods():
     from cudalite import _tensor
 
     T = _C.Tensor
-    for name, sigs in _signatures.METHODS.items():
+    for name, takes_arguments in _signatures.METHODS.items():
         fn = T.__dict__.get(name)
-        target = _target(fn, sigs)
+        target = _target(fn, takes_arguments)
         if target is not None:
             w = _wrap(target, "m", name)
             setattr(T, name, w)
@@ -238,8 +231,7 @@ def install_methods():
                 _tensor._methods[name] = w
     slow = {}
     for name, fn in _tensor._slow_methods.items():
-        sigs = _signatures.METHODS.get(name)
-        if sigs is not None and isinstance(fn, types.FunctionType) and _takes_arguments(sigs):
+        if isinstance(fn, types.FunctionType) and _signatures.METHODS.get(name):
             slow[name] = _tensor._slow_methods[name] = _wrap(fn, "m", name)
     if slow:
         _C._set_slow_methods(slow)
@@ -251,7 +243,7 @@ def install():
 
     install_methods()
     g = cudalite.__dict__
-    for name, sigs in _signatures.FUNCTIONS.items():
+    for name, takes_arguments in _signatures.FUNCTIONS.items():
         fn = g.get(name)
-        if isinstance(fn, types.FunctionType) and _takes_arguments(sigs):
+        if isinstance(fn, types.FunctionType) and takes_arguments:
             g[name] = _wrap(fn, "f", name)
