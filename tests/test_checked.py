@@ -350,3 +350,18 @@ def test_split_sizes_are_checked_as_torchs_split_with_sizes(x):
     ):
         x.split(True)
     assert [t.shape for t in x.split((1, 1))] == [(1, 3), (1, 3)]
+
+
+def test_flags_take_only_bools(x):
+    with err(
+        TypeError,
+        "var() received an invalid combination of arguments - got (unbiased=int, ), but expected "
+        "one of:",
+    ):
+        x.var(unbiased=1)
+    with err(TypeError, "nonzero(): argument 'as_tuple' must be bool, not int"):
+        x.nonzero(as_tuple=1)
+    assert x.var(0, True, True).shape == (1, 3)
+    if x.device.type == "cpu":
+        with err(TypeError, "numpy(): argument 'force' must be bool, not int"):
+            x.numpy(force=1)

@@ -371,6 +371,8 @@ def argmin(input, dim=None, keepdim=False, *, out=None):
 
 
 def _correction(unbiased, correction):
+    if unbiased is not None and unbiased is not True and unbiased is not False:
+        raise TypeError("unbiased is a bool")  # worded by Note [Argument errors]
     if correction is not None:
         return correction
     if unbiased is None:

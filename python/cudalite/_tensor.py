@@ -137,6 +137,8 @@ def tolist(self):
 @method
 def numpy(self, *, force=False):
     """A NumPy array sharing this CPU tensor's memory."""
+    if force is not False and force is not True:
+        raise TypeError(f"numpy(): argument 'force' must be bool, not {_arg_parser.tp_name(force)}")
     if force:
         return _C._numpy(self.detach().cpu())
     if self.requires_grad:

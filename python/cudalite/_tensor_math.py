@@ -282,6 +282,10 @@ fast_methods(sum=_reductions.sum)
 
 @method
 def nonzero(self, *, as_tuple=False):
+    if as_tuple is not False and as_tuple is not True:
+        raise TypeError(
+            f"nonzero(): argument 'as_tuple' must be bool, not {_arg_parser.tp_name(as_tuple)}"
+        )
     if as_tuple and self.dim() == 0:  # torch treats a 0-dim tensor as one element here
         return (_C._nonzero(self.reshape(1)).reshape(-1),)
     nz = _C._nonzero(self)
