@@ -365,3 +365,16 @@ def test_flags_take_only_bools(x):
     if x.device.type == "cpu":
         with err(TypeError, "numpy(): argument 'force' must be bool, not int"):
             x.numpy(force=1)
+
+
+def test_wrappers_print_and_pickle_like_functions():
+    import functools
+    import pickle
+
+    assert repr(C.allclose).startswith("<function allclose at ")
+    assert repr(C.Tensor.dim) == "<method 'dim' of 'Tensor' objects>"  # a C++ method
+    assert repr(C.ones(2).dim).startswith("<bound method Tensor.dim of tensor(")
+    assert pickle.loads(pickle.dumps(C.allclose)) is C.allclose
+    assert pickle.loads(pickle.dumps(C.Tensor.matmul)) is C.Tensor.matmul
+    clamp0 = pickle.loads(pickle.dumps(functools.partial(C.clamp, min=0)))
+    assert clamp0(C.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]

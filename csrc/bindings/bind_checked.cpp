@@ -1,4 +1,4 @@
-// _C._Checked(fn, on_error): calls fn; when fn raises an Exception, first calls
+// _C._Checked(fn, on_error, reduce): calls fn; when fn raises an Exception, first calls
 // on_error(exception, args, kwargs), which may raise torch's error in its place (Note
 // [Argument errors] in python/cudalite/_checked.py) or return (result,) to stand for the
 // call's result; when it returns None, fn's exception propagates as it was.
@@ -6,7 +6,8 @@
 // Written in C so that it adds no Python frame: warnings.warn(stacklevel=...) in the wrapped
 // function still points at the caller's line, and a call costs one vectorcall more. It binds
 // as a method (a descriptor with Py_TPFLAGS_METHOD_DESCRIPTOR, as Python functions are) and
-// reads __name__, __doc__ and the like from the function it wraps (__wrapped__).
+// reads __name__, __doc__ and the like from the function it wraps (__wrapped__); `reduce` is
+// what pickling it returns.
 #include <Python.h>
 #include <structmember.h>
 
@@ -20,6 +21,7 @@ struct Checked {
   PyObject_HEAD vectorcallfunc vectorcall;
   PyObject* fn;
   PyObject* on_error;
+  PyObject* reduce;  // what __reduce__ returns: how pickle finds the wrapper again
   PyObject* dict;
 };
 
@@ -82,19 +84,21 @@ PyObject* checked_call(PyObject* self, PyObject* const* args, size_t nargsf, PyO
 }
 
 PyObject* checked_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  PyObject *fn, *on_error;
+  PyObject *fn, *on_error, *reduce;
   if (kwargs && PyDict_GET_SIZE(kwargs)) {
     PyErr_SetString(PyExc_TypeError, "_Checked() takes no keyword arguments");
     return nullptr;
   }
-  if (!PyArg_UnpackTuple(args, "_Checked", 2, 2, &fn, &on_error)) return nullptr;
+  if (!PyArg_UnpackTuple(args, "_Checked", 3, 3, &fn, &on_error, &reduce)) return nullptr;
   auto* c = reinterpret_cast<Checked*>(type->tp_alloc(type, 0));
   if (!c) return nullptr;
   c->vectorcall = checked_call;
   Py_INCREF(fn);
   Py_INCREF(on_error);
+  Py_INCREF(reduce);
   c->fn = fn;
   c->on_error = on_error;
+  c->reduce = reduce;
   c->dict = nullptr;
   return reinterpret_cast<PyObject*>(c);
 }
@@ -103,6 +107,7 @@ int checked_traverse(PyObject* self, visitproc visit, void* arg) {
   auto* c = reinterpret_cast<Checked*>(self);
   Py_VISIT(c->fn);
   Py_VISIT(c->on_error);
+  Py_VISIT(c->reduce);
   Py_VISIT(c->dict);
   Py_VISIT(Py_TYPE(self));
   return 0;
@@ -112,6 +117,7 @@ int checked_clear(PyObject* self) {
   auto* c = reinterpret_cast<Checked*>(self);
   Py_CLEAR(c->fn);
   Py_CLEAR(c->on_error);
+  Py_CLEAR(c->reduce);
   Py_CLEAR(c->dict);
   return 0;
 }
@@ -133,6 +139,28 @@ PyObject* checked_get(PyObject* self, PyObject* obj, PyObject*) {
   return PyMethod_New(self, obj);
 }
 
+// repr(wrapper) is the wrapped Python function's, or for a C++ method (pybind11's function,
+// whose own repr names pybind11's internals) what Python prints for a C method of Tensor.
+// Pickling finds the wrapper by name.
+PyObject* checked_repr(PyObject* self) {
+  PyObject* fn = reinterpret_cast<Checked*>(self)->fn;
+  if (!PyCFunction_Check(fn)) return PyObject_Repr(fn);
+  PyObject* name = PyObject_GetAttrString(fn, "__name__");
+  if (!name) return nullptr;
+  PyObject* r = PyUnicode_FromFormat("<method '%U' of 'Tensor' objects>", name);
+  Py_DECREF(name);
+  return r;
+}
+
+PyObject* checked_reduce(PyObject* self, PyObject*) {
+  PyObject* r = reinterpret_cast<Checked*>(self)->reduce;
+  Py_INCREF(r);
+  return r;
+}
+
+PyMethodDef g_methods[] = {{"__reduce__", checked_reduce, METH_NOARGS, nullptr},
+                           {nullptr, nullptr, 0, nullptr}};
+
 PyMemberDef g_members[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(Checked, vectorcall), READONLY, nullptr},
     {"__dictoffset__", T_PYSSIZET, offsetof(Checked, dict), READONLY, nullptr},
@@ -151,6 +179,17 @@ PyObject* get_fn_attr(PyObject* self, void* name) {
                                 static_cast<const char*>(name));
 }
 
+// A C++ method's __qualname__ names pybind11's function record: "Tensor.<name>" instead.
+PyObject* get_qualname(PyObject* self, void*) {
+  PyObject* fn = reinterpret_cast<Checked*>(self)->fn;
+  if (!PyCFunction_Check(fn)) return PyObject_GetAttrString(fn, "__qualname__");
+  PyObject* name = PyObject_GetAttrString(fn, "__name__");
+  if (!name) return nullptr;
+  PyObject* r = PyUnicode_FromFormat("Tensor.%U", name);
+  Py_DECREF(name);
+  return r;
+}
+
 char k_name[] = "__name__", k_qualname[] = "__qualname__", k_doc[] = "__doc__",
      k_module[] = "__module__";
 
@@ -158,7 +197,7 @@ PyGetSetDef g_getset[] = {
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
     {"__wrapped__", get_wrapped, nullptr, nullptr, nullptr},
     {k_name, get_fn_attr, nullptr, nullptr, k_name},
-    {k_qualname, get_fn_attr, nullptr, nullptr, k_qualname},
+    {k_qualname, get_qualname, nullptr, nullptr, nullptr},
     {k_doc, get_fn_attr, nullptr, nullptr, k_doc},
     {k_module, get_fn_attr, nullptr, nullptr, k_module},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
@@ -169,6 +208,8 @@ PyType_Slot g_slots[] = {{Py_tp_new, reinterpret_cast<void*>(checked_new)},
                          {Py_tp_clear, reinterpret_cast<void*>(checked_clear)},
                          {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
                          {Py_tp_descr_get, reinterpret_cast<void*>(checked_get)},
+                         {Py_tp_repr, reinterpret_cast<void*>(checked_repr)},
+                         {Py_tp_methods, g_methods},
                          {Py_tp_members, g_members},
                          {Py_tp_getset, g_getset},
                          {0, nullptr}};

@@ -200,8 +200,16 @@ def _wrap(fn, kind, name):
         if getattr(exc, "_cl_checked", False) or not _deliberate(exc, name):
             reject(kind, name, args, kwargs, exc)
 
-    checked = _C._Checked(fn, on_error)  # __name__, __doc__...: fn's; __wrapped__: fn
+    # __name__, __doc__...: fn's; __wrapped__: fn; pickled as a lookup by name
+    checked = _C._Checked(fn, on_error, (_lookup, (kind, name)))
     return checked
+
+
+def _lookup(kind, name):
+    """A wrapped method or function by name (how pickle finds one again)."""
+    import cudalite
+
+    return getattr(cudalite.Tensor if kind == "m" else cudalite, name)
 
 
 def _target(fn, takes_arguments):
