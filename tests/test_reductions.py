@@ -584,21 +584,3 @@ def test_more_reductions_write_into_out(device):
         "differentiation, but one of the arguments requires grad.",
     ):
         C.std(g, out=out())
-
-
-def test_python_types_as_dtypes(device):
-    """dtype=float / int / bool, as torch reads them (float64, int64, bool)."""
-    x = C.ones(2, device=device)
-    assert x.mean(dtype=float).dtype == C.float64
-    assert x.norm(dtype=float).dtype == C.float64
-    assert x.sum(dtype=int).dtype == C.int64
-    with err(
-        RuntimeError,
-        "mean(): could not infer output dtype. Optional dtype must be either a floating point "
-        "or complex dtype. Got: Long",
-    ):
-        x.mean(dtype=int)
-    with err(
-        RuntimeError, "linalg.vector_norm: dtype should be floating point or complex, but got Long"
-    ):
-        x.norm(dtype=int)

@@ -132,3 +132,25 @@ def test_max_out_tuple_length(device):
     x = C.ones(2, 3, device=device)
     with pytest.raises(TypeError, match="expected tuple of 2 elements but got 1"):
         C.max(x, 0, out=(C.empty(0, device=device),))
+
+
+def _err(exc, msg):
+    return pytest.raises(exc, match="^" + re.escape(msg) + "$")
+
+
+def test_python_types_as_dtypes(device):
+    """dtype=float / int / bool, as torch reads them (float64, int64, bool)."""
+    x = C.ones(2, device=device)
+    assert x.mean(dtype=float).dtype == C.float64
+    assert x.norm(dtype=float).dtype == C.float64
+    assert x.sum(dtype=int).dtype == C.int64
+    with _err(
+        RuntimeError,
+        "mean(): could not infer output dtype. Optional dtype must be either a floating point "
+        "or complex dtype. Got: Long",
+    ):
+        x.mean(dtype=int)
+    with _err(
+        RuntimeError, "linalg.vector_norm: dtype should be floating point or complex, but got Long"
+    ):
+        x.norm(dtype=int)

@@ -580,34 +580,3 @@ def test_view_reshape_permute_keywords(device):
     for f, msg in cases:
         with pytest.raises(TypeError, match=f"^{re.escape(msg)}$"):
             f()
-
-
-def test_unflatten(device):
-    x = C.arange(12.0, device=device).reshape(2, 6)
-    y = x.unflatten(1, (2, 3))
-    assert y.shape == (2, 2, 3) and y.tolist() == x.reshape(2, 2, 3).tolist()
-    assert y._base is x._base  # a view (of the arange, as x is)
-    assert x.unflatten(-1, (3, -1)).shape == (2, 3, 2)
-    assert C.unflatten(x, 0, [1, 2]).shape == (1, 2, 6)
-    t = x.t().unflatten(0, (2, 3))  # a view of strided memory
-    assert t.shape == (2, 3, 2) and not t.is_contiguous()
-    assert t.tolist() == np.arange(12.0).reshape(2, 6).T.reshape(2, 3, 2).tolist()
-    with err(
-        RuntimeError,
-        "unflatten: Provided sizes [4, 2] don't multiply up to the size of dim 1 (6) in the "
-        "input tensor",
-    ):
-        x.unflatten(1, (4, 2))
-    with err(RuntimeError, "unflatten: sizes must be non-empty"):
-        x.unflatten(1, ())
-    with err(RuntimeError, "only one dimension can be inferred"):
-        x.unflatten(1, (-1, -1))
-    with err(IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got 5)"):
-        x.unflatten(5, (2, 3))
-    with err(
-        TypeError, "unflatten(): argument 'sizes' (position 2) must be tuple of ints, not int"
-    ):
-        x.unflatten(1, 6)
-    w = C.ones(2, 6, device=device, requires_grad=True)
-    w.unflatten(1, (2, 3)).sum().backward()
-    assert w.grad.tolist() == [[1.0] * 6] * 2

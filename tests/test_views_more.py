@@ -6,6 +6,7 @@ behaviour."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -231,3 +232,38 @@ def test_as_strided_checks_bounds_on_views():
     assert v.as_strided((2,), (1,), 4).tolist() == [4.0, 5.0]
     with pytest.raises(RuntimeError, match="^setStorage: sizes \\[2\\], strides \\[1\\], "):
         v.as_strided((2,), (1,), 5)
+
+
+def _err(exc, msg):
+    return pytest.raises(exc, match="^" + re.escape(msg) + "$")
+
+
+def test_unflatten(device):
+    x = C.arange(12.0, device=device).reshape(2, 6)
+    y = x.unflatten(1, (2, 3))
+    assert y.shape == (2, 2, 3) and y.tolist() == x.reshape(2, 2, 3).tolist()
+    assert y._base is x._base  # a view (of the arange, as x is)
+    assert x.unflatten(-1, (3, -1)).shape == (2, 3, 2)
+    assert C.unflatten(x, 0, [1, 2]).shape == (1, 2, 6)
+    t = x.t().unflatten(0, (2, 3))  # a view of strided memory
+    assert t.shape == (2, 3, 2) and not t.is_contiguous()
+    assert t.tolist() == np.arange(12.0).reshape(2, 6).T.reshape(2, 3, 2).tolist()
+    with _err(
+        RuntimeError,
+        "unflatten: Provided sizes [4, 2] don't multiply up to the size of dim 1 (6) in the "
+        "input tensor",
+    ):
+        x.unflatten(1, (4, 2))
+    with _err(RuntimeError, "unflatten: sizes must be non-empty"):
+        x.unflatten(1, ())
+    with _err(RuntimeError, "only one dimension can be inferred"):
+        x.unflatten(1, (-1, -1))
+    with _err(IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got 5)"):
+        x.unflatten(5, (2, 3))
+    with _err(
+        TypeError, "unflatten(): argument 'sizes' (position 2) must be tuple of ints, not int"
+    ):
+        x.unflatten(1, 6)
+    w = C.ones(2, 6, device=device, requires_grad=True)
+    w.unflatten(1, (2, 3)).sum().backward()
+    assert w.grad.tolist() == [[1.0] * 6] * 2

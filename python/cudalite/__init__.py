@@ -27,7 +27,7 @@ from cudalite._memory_format import (
     memory_format,
     preserve_format,
 )
-from cudalite import _tensor, _tensor_math, _tensor_random, _resize, _legacy
+from cudalite import _tensor, _tensor_math, _tensor_new, _tensor_random, _resize, _legacy
 from cudalite import _strided, _tensor_views, _layout
 from cudalite._layout import layout, strided
 from cudalite._strided import empty_strided

@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import builtins
-import math
-import operator
 import warnings
 
 from cudalite import _C, _arg_parser, _indexing, _ops, _reductions
@@ -331,30 +329,6 @@ def index_put_(self, indices, values, accumulate=False):
 
 
 # Shapes.
-
-
-@method
-def unflatten(self, dim, sizes):
-    """A view with dim ``dim`` split into ``sizes`` (one of them may be -1)."""
-    d = _C._wrap_dim(dim, self.dim())
-    sizes = [operator.index(s) for s in sizes]  # not ints: worded by Note [Argument errors]
-    if not sizes:
-        raise RuntimeError("unflatten: sizes must be non-empty")
-    if sizes.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
-    n = self.shape[d] if self.dim() else 1
-    known = 1
-    for s in sizes:
-        known *= s if s != -1 else 1
-    if -1 in sizes and known != 0 and n % known == 0:
-        sizes[sizes.index(-1)] = n // known
-    if -1 in sizes or math.prod(sizes) != n:
-        raise RuntimeError(
-            f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim {d} "
-            f"({n}) in the input tensor"
-        )
-    shape = list(self.shape)
-    return self.view(shape[:d] + sizes + shape[d + 1 :])
 
 
 @method

@@ -1,6 +1,6 @@
 """Tensor's views made by strides, ``diagonal``, ``movedim`` / ``moveaxis`` and ``unfold``,
-and two helpers torch groups with them, ``type_as`` and ``sum_to_size``, with torch's
-argument parsing and errors.
+two helpers torch groups with them, ``type_as`` and ``sum_to_size``, and ``unflatten``, with
+torch's argument parsing and errors.
 
 The views are built on the C++ ``as_strided`` and ``permute`` (which make them views of the
 tensor's base, ``_base``); autograd records them in autograd/functions/views_strided.py.
@@ -9,6 +9,9 @@ Each view is split into the parsing of its arguments (``*_args``) and the view i
 """
 
 from __future__ import annotations
+
+import math
+import operator
 
 from cudalite import _C
 from cudalite._arg_parser import Parser
@@ -253,3 +256,27 @@ def sum_to_size(self, *args, **kwargs):
     dims += [i for i in range(lead, len(shape)) if size[i - lead] == 1 and shape[i] != 1]
     t = self.sum(dims, keepdim=True) if dims else self
     return t.view(size) if lead else t
+
+
+@method
+def unflatten(self, dim, sizes):
+    """A view with dim ``dim`` split into ``sizes`` (one of them may be -1)."""
+    d = _C._wrap_dim(dim, self.dim())
+    sizes = [operator.index(s) for s in sizes]  # not ints: worded by Note [Argument errors]
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    if sizes.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    n = self.shape[d] if self.dim() else 1
+    known = 1
+    for s in sizes:
+        known *= s if s != -1 else 1
+    if -1 in sizes and known != 0 and n % known == 0:
+        sizes[sizes.index(-1)] = n // known
+    if -1 in sizes or math.prod(sizes) != n:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim {d} "
+            f"({n}) in the input tensor"
+        )
+    shape = list(self.shape)
+    return self.view(shape[:d] + sizes + shape[d + 1 :])
