@@ -58,6 +58,8 @@ def _index_item(rng, size, allow_tensor, device):
         # device (which ends the process's CUDA context) instead of raising.
         wide = rng.random() < 0.1 and device != "cuda"
         idx = [int(x) for x in rng.integers(-size - 1 if wide else -size, max(size, 1), n)]
+        if device == "cuda" and size == 0:
+            idx = []  # every index is out of range there
         if rng.random() < 0.5:
             return idx, idx, f"{idx}"
         t = torch.tensor(idx, dtype=torch.int64, device=device)
@@ -258,6 +260,8 @@ def _case(rng, device):
         size = a.t.shape[d] if nd else 1
         wide = 1 if rng.random() < 0.1 and device != "cuda" else 0  # (as in _index_item)
         idx = [int(x) for x in rng.integers(0, max(size, 1) + wide, int(rng.integers(0, 5)))]
+        if device == "cuda" and size == 0:
+            idx = []
         it = torch.tensor(idx, dtype=torch.int64, device=device)
         ic = cudalite.tensor(idx, dtype=cudalite.int64, device=device)
         return (
