@@ -517,6 +517,8 @@ def test_index_select_errors_and_zero_dim(device):
     for idx in ([0], [-1]):
         with err(RuntimeError, "index_select(): self indexing axis dim should be positive"):
             e.index_select(0, T(idx, device))
+    with err(IndexError, "index out of range in self"):  # one dim: torch checks the indices
+        C.zeros(0, device=device).index_select(-1, T([0, 0, 0], device))
 
 
 # Ints and slices are indexed in C++ (Note [Basic indexing in C++]); everything else, and

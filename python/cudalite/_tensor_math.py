@@ -307,6 +307,8 @@ def index_select(self, dim, index):
             f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)"
         )
     if size == 0 and index.numel():
+        if self.dim() == 1:  # torch's 1-D kernel checks the indices first
+            raise IndexError("index out of range in self")
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
     # Unlike indexing, index_select takes no negative indices (one check, one synchronisation).
     flat = index.reshape(-1)
