@@ -8,6 +8,7 @@ import inspect
 import re
 import subprocess
 import sys
+import warnings
 
 import pytest
 
@@ -378,3 +379,56 @@ def test_wrappers_print_and_pickle_like_functions():
     assert pickle.loads(pickle.dumps(C.Tensor.matmul)) is C.Tensor.matmul
     clamp0 = pickle.loads(pickle.dumps(functools.partial(C.clamp, min=0)))
     assert clamp0(C.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]
+
+
+def test_deprecated_scalar_first_overloads(x):
+    """torch's deprecated argument orders (Note [Deprecated overloads]) compute what the new
+    order does; arguments that fit neither get torch's errors, without the deprecated ones."""
+    y = C.ones(2, 3, device=x.device)
+    m, a, b = (C.full((2, 2), v, device=x.device) for v in (1.0, 2.0, 3.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert x.add(2, y).tolist() == (x + 2).tolist() == C.add(x, 2, y).tolist()
+        assert x.sub(2, y).tolist() == (x - 2).tolist() == C.sub(x, 2, y).tolist()
+        assert x.add(2, other=y).tolist() == (x + 2).tolist()
+        assert C.add(x, 2, 3).tolist() == (x + 6).tolist() and x.sub_(1, 2) is x
+        out = C.empty(2, 3, device=x.device)
+        assert C.sub(x, 2, y, out=out) is out and out.tolist() == (x - 2).tolist()
+        z = x.clone()
+        assert z.add_(-0.5, y) is z and z.tolist() == (x - 0.5).tolist()
+        assert C.addmm(2, m, 3, a, b).tolist() == [[38.0] * 2] * 2 == m.addmm(2, 3, a, b).tolist()
+        assert C.addmm(2, m, a, b).tolist() == [[14.0] * 2] * 2 == m.addmm(2, a, b).tolist()
+        w = C.ones(2, 3, device=x.device, requires_grad=True)
+        x.add(3, w).sum().backward()
+        assert w.grad.tolist() == [[3.0] * 3] * 2
+        with pytest.raises(RuntimeError, match="must match the size of tensor b"):
+            x.add(2, C.ones(4, device=x.device))
+        with err(RuntimeError, "result type Float can't be cast to the desired output type Long"):
+            C.ones(2, dtype=C.int64, device=x.device).add_(2, C.ones(2, device=x.device))
+    with err(TypeError, "add() takes 1 positional argument but 2 were given"):
+        x.add(2, "a")
+    with err(TypeError, "sub() takes 1 positional argument but 2 were given"):
+        x.sub(y, 2)
+    with err(TypeError, "add() takes 2 positional arguments but 3 were given"):
+        C.add(x, y, 2)
+    with pytest.raises(TypeError, match=r"^add_\(\) received an invalid combination of arg"):
+        x.add_()
+
+
+def test_deprecated_overload_warns_once_as_torch():
+    code = (
+        "import warnings, cudalite as C\n"
+        "warnings.simplefilter('always')\n"
+        "x = C.ones(2)\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    x.add(2, x); x.sub_(2, x); C.add(x, 2, x)\n"
+        "print(len(w), w[0].category.__name__, w[0].filename, repr(str(w[0].message)))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    msg = (
+        "This overload of add is deprecated:\\n\\tadd(Number alpha, Tensor other)\\nConsider "
+        "using one of the following signatures instead:\\n\\tadd(Tensor other, *, Number alpha "
+        "= 1)"
+    )
+    assert r.stdout.strip() == f"1 UserWarning <string> '{msg}'"

@@ -66,7 +66,8 @@ def test_arithmetic_entry_points_argument_errors(device):
     keep their Python types; a Parameter (a Tensor subclass) takes the same path."""
     t = C.tensor([1.0, 2.0], device=device)
     with pytest.raises(
-        TypeError, match='add_\\(\\) missing 1 required positional arguments: "other"'
+        TypeError,
+        match="add_\\(\\) received an invalid combination of arguments - got \\(\\), but expected",
     ):
         t.add_()
     with pytest.raises(TypeError, match="positional argument"):

@@ -267,3 +267,66 @@ def test_unflatten(device):
     w = C.ones(2, 6, device=device, requires_grad=True)
     w.unflatten(1, (2, 3)).sum().backward()
     assert w.grad.tolist() == [[1.0] * 6] * 2
+
+
+def _dtype_err(msg):
+    return pytest.raises(RuntimeError, match="^" + re.escape(msg) + "$")
+
+
+def test_view_dtype_of_another_element_size(device):
+    """x.view(dtype) reads the same bytes as a dtype of another size: the last dimension (of
+    stride 1) scales, the other strides and the offset follow; torch's checks and values."""
+    x = C.arange(12, dtype=C.float32, device=device).reshape(3, 4)
+    assert x.view(C.uint8).shape == (3, 16) and x.view(C.uint8).stride() == (16, 1)
+    assert x.view(C.int16)[0].tolist() == [0, 0, 0, 16256, 0, 16384, 0, 16448]
+    d = x.view(C.float64)
+    assert d.shape == (3, 2) and d.stride() == (2, 1) and d.dtype is C.float64
+    assert d[0].tolist() == [0.0078125, 32.00000762939453]
+    assert x.view(C.int8).view(C.float32).equal(x)
+    s = x[:, 1:].view(C.int16)
+    assert s.shape == (3, 6) and s.stride() == (8, 1) and s.storage_offset() == 2
+    b = C.arange(24, dtype=C.int8, device=device).reshape(2, 3, 4)
+    u = b[:, 1:, :].view(C.int32)
+    assert (u.shape, u.stride(), u.storage_offset()) == ((2, 2, 1), (3, 1, 1), 1)
+    assert u.flatten().tolist() == [117835012, 185207048, 319951120, 387323156]
+    u = b[:, ::2, :].view(C.int32)
+    assert (u.shape, u.stride()) == ((2, 2, 1), (3, 2, 1))
+    assert u.flatten().tolist() == [50462976, 185207048, 252579084, 387323156]
+    one = [False] * 6 + [True] * 2  # 1.0's bytes, little-endian
+    assert C.ones(2, dtype=C.float64, device=device).view(C.bool).tolist() == one * 2
+    e = C.ones(2, 4, dtype=C.int16, device=device)[:, :0].view(C.int64)
+    assert e.shape == (2, 0) and e.stride() == (1, 1)
+    # The same memory, the same version counter; not an autograd view.
+    y = C.arange(4, dtype=C.int32, device=device)
+    z = y.view(C.int8)
+    z[0] = 7
+    assert y.tolist() == [7, 1, 2, 3] and y._version == z._version == 1
+    w = C.ones(2, 4, device=device, requires_grad=True).view(C.float16)
+    assert not w.requires_grad and w.grad_fn is None and w._base is None and not w._is_view()
+
+
+def test_view_dtype_errors(device):
+    x = C.arange(12, dtype=C.float32, device=device).reshape(3, 4)
+    sizes = "(different element sizes)"
+    with _dtype_err(
+        f"self.size(-1) must be divisible by 2 to view Float as Double {sizes}, but got 3"
+    ):
+        x[:, :3].view(C.float64)
+    with _dtype_err(f"self.stride(-1) must be 1 to view Float as Short {sizes}, but got 4"):
+        x.t().view(C.int16)
+    with _dtype_err(f"self.dim() cannot be 0 to view Float as Half {sizes}"):
+        C.tensor(1.0, device=device).view(C.float16)
+    b = C.arange(6, dtype=C.int8, device=device)
+    with _dtype_err(
+        f"self.storage_offset() must be divisible by 4 to view Char as Int {sizes}, but got 1"
+    ):
+        b[1:5].view(C.int32)
+    with _dtype_err(
+        f"self.stride(0) must be divisible by 2 to view Char as Short {sizes}, but got 3"
+    ):
+        b.as_strided((2, 2), (3, 1)).view(C.int16)
+    with _dtype_err(f"self.stride(-1) must be 1 to view Int as Long {sizes}, but got 2"):
+        C.ones(4, 2, dtype=C.int32, device=device).t().view(C.int64)
+    with _dtype_err(f"self.size(-1) must be divisible by 2 to view Int as Long {sizes}, but got 1"):
+        C.ones(3, 1, dtype=C.int32, device=device)[::2].view(C.int64)
+    assert x.tolist() == C.arange(12.0).reshape(3, 4).tolist()

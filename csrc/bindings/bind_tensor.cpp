@@ -66,12 +66,7 @@ Shape dims_from_args(const py::args& args) { return shape_from_args(args); }
 // x.view(*shape) or x.view(dtype): a view, or the same bytes read as another dtype.
 py::object view_args(const Tensor& t, py::args a) {
   if (a.size() == 1 && (py::isinstance<DType>(a[0]))) {
-    ScalarType dt = to_dtype(a[0]);
-    CL_CHECK(itemsize(dt) == t->element_size(),
-             "view(dtype): only dtypes of the same size are supported");
-    auto v = alias(t);
-    v->dtype = dt;
-    return py::cast(v);
+    return py::cast(view_dtype(t, to_dtype(a[0])));
   }
   return py::cast(view_of(t, view(t, shape_from_args(a))));
 }

@@ -127,6 +127,45 @@ void check_as_strided(const Tensor& t, const Shape& sizes, const Shape& strides,
 
 Tensor alias(const Tensor& t) { return as_strided(t, t->sizes, t->strides, t->offset); }
 
+Tensor view_dtype(const Tensor& t, ScalarType dtype) {
+  const int64_t from = int64_t(t->element_size()), to = int64_t(itemsize(dtype));
+  auto v = alias(t);
+  v->dtype = dtype;
+  if (from == to) return v;
+  auto what = [&] {
+    return detail::str(" to view ", dtype_short_name(t->dtype), " as ", dtype_short_name(dtype),
+                       " (different element sizes)");
+  };
+  CL_CHECK(t->dim() > 0, "self.dim() cannot be 0", what());
+  const size_t last = t->sizes.size() - 1;
+  if (from > to) {  // each element becomes `ratio` elements along the last dimension
+    const int64_t ratio = from / to;
+    CL_CHECK(t->strides[last] == 1, "self.stride(-1) must be 1", what(), ", but got ",
+             t->strides[last]);
+    for (size_t d = 0; d < last; ++d) v->strides[d] *= ratio;
+    v->sizes[last] *= ratio;
+    v->offset *= ratio;
+  } else {  // every `ratio` elements along the last dimension become one
+    const int64_t ratio = to / from;
+    CL_CHECK(t->sizes[last] % ratio == 0, "self.size(-1) must be divisible by ", ratio, what(),
+             ", but got ", t->sizes[last]);
+    CL_CHECK(t->offset % ratio == 0, "self.storage_offset() must be divisible by ", ratio, what(),
+             ", but got ", t->offset);
+    CL_CHECK(t->strides[last] == 1, "self.stride(-1) must be 1", what(), ", but got ",
+             t->strides[last]);
+    for (size_t d = 0; d < last; ++d) {
+      CL_CHECK(t->strides[d] % ratio == 0, "self.stride(", d, ") must be divisible by ", ratio,
+               what(), ", but got ", t->strides[d]);
+      v->strides[d] /= ratio;
+    }
+    v->sizes[last] /= ratio;
+    v->offset /= ratio;
+  }
+  v->strides[last] = 1;
+  v->refresh();
+  return v;
+}
+
 Shape infer_size(const Shape& sizes, int64_t numel) {
   Shape out = sizes;
   int64_t known = 1, infer = -1;

@@ -82,6 +82,9 @@ Tensor as_strided(const Tensor& t, const Shape& sizes, const Shape& strides, int
 // negative size, stride or offset, and every element inside t's storage.
 void check_as_strided(const Tensor& t, const Shape& sizes, const Shape& strides, int64_t offset);
 Tensor alias(const Tensor& t);
+// The same bytes read as another dtype (x.view(dtype)): of another element size, the last
+// dimension (which must have stride 1) scales by the ratio of the sizes; torch's checks.
+Tensor view_dtype(const Tensor& t, ScalarType dtype);
 Tensor view(const Tensor& t, Shape sizes);            // -1 inferred; torch's stride rules
 Tensor reshape(const Tensor& t, const Shape& sizes);  // view when possible, else copy
 Tensor permute(const Tensor& t, const Shape& dims);

@@ -232,7 +232,9 @@ def _split_params(text):
 class Signature:
     """One of torch's signatures (``FunctionSignature``)."""
 
-    def __init__(self, fmt):
+    def __init__(self, fmt, hidden=False):
+        # hidden: torch's deprecated signatures, matched but never named in its errors
+        self.hidden = hidden
         self.name, _, rest = fmt.partition("(")
         self.params = []
         kw_only = False
@@ -382,8 +384,8 @@ class Parser:
     """torch's ``PythonArgParser``: the first signature that matches wins; when none does,
     the error of the only plausible one (by argument count), else "invalid combination"."""
 
-    def __init__(self, *fmts):
-        self.signatures = [Signature(f) for f in fmts]
+    def __init__(self, *fmts, hidden=()):
+        self.signatures = [Signature(f, f in hidden) for f in fmts]
         self.name = self.signatures[0].name
 
     def parse(self, args, kwargs):
@@ -395,7 +397,7 @@ class Parser:
             if raw is not None:
                 return i, s.convert(raw)
         n = len(args) + len(kwargs)
-        plausible = [s for s in sigs if s.min_args <= n <= s.max_args]
+        plausible = [s for s in sigs if s.min_args <= n <= s.max_args and not s.hidden]
         if len(plausible) == 1:
             plausible[0].parse(args, kwargs, True)
         raise invalid_combination(self.name, args, kwargs)
