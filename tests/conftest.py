@@ -35,3 +35,13 @@ def to_np(t):
 def _default_dtype_guard():
     yield
     cudalite.set_default_dtype(cudalite.float32)
+
+
+def exact(msg):
+    """A pattern for exactly ``msg``; an "invalid combination of arguments" message given to
+    "expected one of:" also matches when torch's list of overloads follows (tested whole in
+    test_checked.py)."""
+    import re
+
+    tail = r"(\n[\s\S]*)?" if msg.endswith("expected one of:") else ""
+    return "^" + re.escape(msg) + tail + "$"

@@ -13,11 +13,12 @@ import warnings
 import pytest
 
 import cudalite as C
+from conftest import exact
 from cudalite import _signature_table, _signatures
 
 
 def err(exc, msg):
-    return pytest.raises(exc, match="^" + re.escape(msg) + "$")
+    return pytest.raises(exc, match=exact(msg))
 
 
 @pytest.fixture
@@ -432,3 +433,88 @@ def test_deprecated_overload_warns_once_as_torch():
         "= 1)"
     )
     assert r.stdout.strip() == f"1 UserWarning <string> '{msg}'"
+
+
+def test_invalid_combination_lists_torchs_overloads(x, monkeypatch):
+    """The whole "invalid combination" message: torch's texts of the overloads, and under
+    those whose argument count fits, why they did not match (torch's matching, quirks
+    included: python/cudalite/_invalid_args.py). Messages are torch 2.11's."""
+    from cudalite import _invalid_args
+
+    monkeypatch.setattr(_invalid_args.os, "isatty", lambda fd: False)
+    head = "received an invalid combination of arguments - got"
+    with err(
+        TypeError,
+        f"sum() {head} (int, dim=int), but expected one of:\n"
+        " * (*, torch.dtype dtype = None)\n"
+        "      didn't match because some of the keywords were incorrect: dim\n"
+        " * (tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None)\n"
+        " * (tuple of names dim, bool keepdim = False, *, torch.dtype dtype = None)\n",
+    ):
+        x.sum(0, dim=0)
+    with err(
+        TypeError,
+        f"view() {head} (shape=tuple, ), but expected one of:\n"
+        " * (torch.dtype dtype)\n"
+        "      didn't match because some of the keywords were incorrect: shape\n"
+        " * (tuple of ints size)\n"
+        "      didn't match because some of the keywords were incorrect: shape\n",
+    ):
+        x.view(shape=(6,))
+    with err(
+        TypeError,
+        f"std() {head} (float), but expected one of:\n"
+        " * (tuple of ints dim, bool unbiased = True, bool keepdim = False)\n"
+        " * (tuple of ints dim = None, *, Number correction = None, bool keepdim = False)\n"
+        " * (bool unbiased = True)\n"
+        "      didn't match because some of the arguments have invalid types: (!float!)\n"
+        " * (tuple of names dim, bool unbiased = True, bool keepdim = False)\n"
+        " * (tuple of names dim, *, Number correction = None, bool keepdim = False)\n",
+    ):
+        x.std(1.5)
+    with err(
+        TypeError,
+        f"clamp() {head} (str), but expected one of:\n"
+        " * (Tensor min = None, Tensor max = None)\n"
+        " * (Number min = None, Number max = None)\n",
+    ):
+        x.clamp("a")
+    # One overload (the others deprecated, so hidden): torch's single-line forms.
+    with err(
+        TypeError,
+        f"add() {head} (!int!, !Tensor!, !int!), but expected (Tensor other, *, Number alpha = 1)",
+    ):
+        x.add(2, x, 3)
+    with err(
+        TypeError,
+        f"addmm() {head} (Tensor), but expected (Tensor mat1, Tensor mat2, *, Number beta = 1, "
+        "Number alpha = 1)",
+    ):
+        x.addmm(x)
+    unrecognized = "add() received an invalid combination of arguments - got unrecognized"
+    with err(TypeError, f"{unrecognized} keyword arguments: alpha"):
+        x.add(2, x, alpha=3)
+    with err(TypeError, f"{unrecognized} keyword arguments: other, alpha"):
+        x.add(x, alpha=2, other=x)
+    # Mismatches are coloured where both stdout and stderr are terminals.
+    monkeypatch.setattr(_invalid_args.os, "isatty", lambda fd: True)
+    red = "\33[31;1m!int!\33[0m".replace("!", "")
+    with pytest.raises(TypeError, match=re.escape(f"got ({red}, ")):
+        x.add(2, x, 3)
+
+
+def test_tensor_sequences_are_tuples_or_lists(x):
+    with err(
+        TypeError, "stack(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
+    ):
+        C.stack(x)
+    with err(
+        TypeError, "cat(): argument 'tensors' (position 1) must be tuple of Tensors, not NoneType"
+    ):
+        C.cat(None)
+    with err(
+        TypeError,
+        "stack(): argument 'tensors' (position 1) must be tuple of Tensors, not list_iterator",
+    ):
+        C.stack(iter([x, x]))
+    assert C.cat((x,)).shape == (2, 3) and C.stack([x, x], 1).shape == (2, 2, 3)

@@ -5,17 +5,16 @@ autograd through a layout change. CPU and CUDA."""
 from __future__ import annotations
 
 import pickle
-import re
 
 import numpy as np
 import pytest
 
 import cudalite as C
-from conftest import requires_cuda, to_np
+from conftest import exact, requires_cuda, to_np
 
 
 def err(exc, msg):
-    return pytest.raises(exc, match=f"^{re.escape(msg)}$")
+    return pytest.raises(exc, match=exact(msg))
 
 
 def nchw(device, shape=(2, 3, 4, 5)):

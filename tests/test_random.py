@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import cudalite as C
-from conftest import requires_cuda, to_np
+from conftest import exact, requires_cuda, to_np
 
 N = 100_000
 
@@ -20,7 +20,7 @@ def _restore_seed():
 
 
 def err(exc, msg):
-    return pytest.raises(exc, match=f"^{re.escape(msg)}$")
+    return pytest.raises(exc, match=exact(msg))
 
 
 @pytest.mark.parametrize(
@@ -325,7 +325,7 @@ def test_factories_out_errors_and_empty(device):
         lambda: C.linspace(0, 1, 3, out=o, dtype=C.float32),
         lambda: C.eye(3, out=o, dtype=C.float32),
     ):
-        with pytest.raises(RuntimeError, match=f"^{re.escape(msg)}$"):
+        with pytest.raises(RuntimeError, match=exact(msg)):
             call()
     assert C.zeros(3, out=o, dtype=C.int64) is o
     assert C.empty(2, 2, out=o) is o and o.shape == (2, 2) and o.dtype is C.int64
@@ -342,7 +342,7 @@ def test_factories_out_errors_and_empty(device):
         "aten::zeros(): functions with out=... arguments don't support automatic "
         "differentiation, but one of the arguments requires grad."
     )
-    with pytest.raises(RuntimeError, match=f"^{re.escape(msg)}$"):
+    with pytest.raises(RuntimeError, match=exact(msg)):
         C.zeros(3, out=C.ones(3, requires_grad=True))
     with C.no_grad():
         C.zeros(3, out=C.ones(3, requires_grad=True))

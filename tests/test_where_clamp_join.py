@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import cudalite as C
-from conftest import to_np
+from conftest import exact, to_np
 
 
 def err(exc, msg):
-    return pytest.raises(exc, match=f"^{re.escape(msg)}$")
+    return pytest.raises(exc, match=exact(msg))
 
 
 # ---- where ----

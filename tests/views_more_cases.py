@@ -530,8 +530,8 @@ def outcome(M, env, expr):
     """What ``expr`` gives: ('ok', dtype, shape, strides, offset, the input it is, the input
     whose base is its base, values or the storage size, requires_grad) or ('err', exception
     type, message). An "invalid
-    combination of arguments" message is cut after "expected one of:" (cudalite's stops
-    there)."""
+    combination of arguments" message is cut after "expected one of:" (the list that follows
+    is tested in test_checked.py)."""
     try:
         r = eval(expr, env)  # noqa: S307 - the cases are this file's own expressions
     except Exception as e:  # noqa: BLE001 - the type and message are the outcome

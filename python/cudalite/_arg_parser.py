@@ -9,8 +9,9 @@ which also takes the ints as varargs when it is the only positional parameter),
 keyword-only parameters. ``Parser(*signatures).parse(args, kwargs)`` returns the index of
 the signature that matched and its values, in the signature's order (defaults filled in).
 
-As elsewhere in cudalite, the "received an invalid combination of arguments" message stops
-at "but expected one of:" (torch goes on to list its overloads).
+The "received an invalid combination of arguments" message lists torch's overloads when
+the parser is given torch's texts of them (``_invalid_args``); without, it stops at "but
+expected one of:".
 """
 
 from __future__ import annotations
@@ -384,9 +385,13 @@ class Parser:
     """torch's ``PythonArgParser``: the first signature that matches wins; when none does,
     the error of the only plausible one (by argument count), else "invalid combination"."""
 
-    def __init__(self, *fmts, hidden=()):
+    def __init__(self, *fmts, hidden=(), texts=None, single=False):
         self.signatures = [Signature(f, f in hidden) for f in fmts]
         self.name = self.signatures[0].name
+        self.texts = texts  # torch's texts of the signatures, for its whole message
+        # torch's parser has one signature where this one has several (type stubs that
+        # spell out one signature's forms): its errors are that signature's
+        self.single = single
 
     def parse(self, args, kwargs):
         sigs = self.signatures
@@ -397,19 +402,68 @@ class Parser:
             if raw is not None:
                 return i, s.convert(raw)
         n = len(args) + len(kwargs)
+        if self.texts is not None:  # torch's own overloads decide, as in torch
+            sigs = [Signature(from_text(self.name, t)) for t in self.texts]
         plausible = [s for s in sigs if s.min_args <= n <= s.max_args and not s.hidden]
-        if len(plausible) == 1:
+        if len(plausible) == 1 or (self.single and plausible):
             plausible[0].parse(args, kwargs, True)
-        raise invalid_combination(self.name, args, kwargs)
+        if self.single:
+            next(s for s in sigs if not s.hidden).parse(args, kwargs, True)
+        raise invalid_combination(self.name, args, kwargs, self.texts)
 
 
-def invalid_combination(name, args, kwargs):
-    """torch's TypeError when no signature matches (its first line: see the module's note);
-    the keywords are listed as torch lists them, the last given first."""
-    got = [tp_name(a) for a in args]
-    got += [f"{k}={tp_name(v)}" for k, v in reversed(list(kwargs.items()))]
-    text = ", ".join(got) + (", " if kwargs and not args else "")
+# torch's printed parameter types -> this parser's
+_TEXT_TYPES = {
+    "tuple of ints": "int[]",
+    "tuple of names": "Dimname[]",
+    "tuple of Tensors": "Tensor[]",
+    "name": "Dimname",
+    "torch.dtype": "ScalarType",
+    "torch.device": "Device",
+    "torch.layout": "Layout",
+    "torch.memory_format": "MemoryFormat",
+    "torch.Generator": "Generator",
+}
+
+
+# The ops whose Tensor parameters torch's parser lets take a Python number
+# (should_allow_numbers_as_tensors).
+_NUMBERS_AS_TENSORS = frozenset(
+    f"{op}{suffix}"
+    for op in ("add", "div", "divide", "mul", "multiply", "sub", "subtract", "true_divide")
+    for suffix in ("", "_")
+) | {"to", "copy_", "copysign", "copysign_", "floor_divide", "floor_divide_"}
+
+
+def from_text(name, text):
+    """A signature in this parser's notation from torch's printed one ("(Tensor other, *,
+    Number alpha = 1)", _signature_texts.py)."""
+    tensor = "Tensor|Number" if name in _NUMBERS_AS_TENSORS else "Tensor"
+    params = []
+    for p in text[1:-1].split(", ") if text != "no arguments" else []:
+        if p == "*":
+            params.append(p)
+            continue
+        decl, eq, default = p.partition(" = ")
+        typ, _, pname = decl.rpartition(" ")
+        typ = tensor if typ == "Tensor" else _TEXT_TYPES.get(typ, typ)
+        if eq and default == "None":
+            params.append(f"{typ}? {pname}=None")
+        else:
+            params.append(f"{typ} {pname}" + (f"={default}" if eq else ""))
+    return f"{name}({', '.join(params)})"
+
+
+def invalid_combination(name, args, kwargs, options=None):
+    """torch's TypeError when no signature matches: whole when ``options`` (torch's texts of
+    the signatures, ``_signature_texts.py``) are given, else its first line (see the module's
+    note). The keywords are listed as torch lists them, the last given first."""
+    from cudalite import _invalid_args
+
+    kwargs = dict(reversed(list(kwargs.items())))
+    if options:
+        return TypeError(_invalid_args.format_invalid_args(name, args, kwargs, options))
     return TypeError(
-        f"{name}() received an invalid combination of arguments - got ({text}), but "
-        "expected one of:"
+        f"{name}() received an invalid combination of arguments - got "
+        f"({_invalid_args.given(args, kwargs)}), but expected one of:"
     )

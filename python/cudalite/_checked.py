@@ -45,7 +45,13 @@ def _parser(kind, name):
         if key in _DEPRECATED:  # Note [Deprecated overloads]
             sigs += [fmt for fmt, *_ in _DEPRECATED[key] if fmt not in sigs]
             hidden = [f for f in sigs if _SCALAR_FIRST.search(f)]
-        p = _parsers[key] = _arg_parser.Parser(*sigs, hidden=hidden)
+        from cudalite import _signature_texts as tx
+
+        texts = (tx.METHOD_TEXTS if kind == "m" else tx.FUNCTION_TEXTS).get(name)
+        # No texts: torch's parser has a single signature (its errors never list one).
+        p = _parsers[key] = _arg_parser.Parser(
+            *sigs, hidden=hidden, texts=texts, single=texts is None
+        )
     return p
 
 
@@ -67,12 +73,8 @@ def _unpack_int_lists(sig, raw):
             sig._int_list(p, v)
 
 
-def reject(kind, name, args, kwargs, exc=None):
-    """Raises torch's error when no signature of ``name`` accepts ``args`` and ``kwargs``
-    (``kind`` "m": a Tensor method, ``args`` starting with self; "f": a function): its
-    TypeError, or the RuntimeError torch raises for a dimension name where the call failed
-    otherwise (``exc``, the original error, not a RuntimeError)."""
-    parser = _parser(kind, name)
+def _as_called(kind, name, args, kwargs):
+    """The arguments as the caller gave them (without self)."""
     call_args = args[1:] if kind == "m" else args
     # Methods that forward to functions pass their unset parameters as _Absent markers.
     if any(isinstance(a, _Absent) for a in call_args):
@@ -82,6 +84,38 @@ def reject(kind, name, args, kwargs, exc=None):
     known, nullable = _param_names(kind, name)
     if any(_forwarded(k, v, known, nullable) for k, v in kwargs.items()):
         kwargs = {k: v for k, v in kwargs.items() if not _forwarded(k, v, known, nullable)}
+    return call_args, kwargs
+
+
+def complete_combination(kind, name, args, kwargs, exc):
+    """An "invalid combination of arguments" TypeError that a function raised itself, with
+    its first line only: raises torch's whole message in its place, where torch's texts of
+    the overloads are known."""
+    texts = _parser(kind, name).texts
+    if not texts:
+        return
+    from cudalite import _invalid_args
+
+    call_args, kwargs = _as_called(kind, name, args, kwargs)
+    kwargs = dict(reversed(list(kwargs.items())))  # as torch lists them
+    # The function's own list of the arguments, where it names keywords that the cleaning
+    # above took for forwarded Nones (memory_format=None given to a factory).
+    m = re.search(r"arguments - got \((.*)\), but expected one of:$", str(exc))
+    got = None
+    if m and len(texts) > 1 and m.group(1).count("=") > len(kwargs):
+        got = m.group(1)
+    e = TypeError(_invalid_args.format_invalid_args(name, call_args, kwargs, texts, got))
+    e._cl_checked = True
+    raise e from None
+
+
+def reject(kind, name, args, kwargs, exc=None):
+    """Raises torch's error when no signature of ``name`` accepts ``args`` and ``kwargs``
+    (``kind`` "m": a Tensor method, ``args`` starting with self; "f": a function): its
+    TypeError, or the RuntimeError torch raises for a dimension name where the call failed
+    otherwise (``exc``, the original error, not a RuntimeError)."""
+    parser = _parser(kind, name)
+    call_args, kwargs = _as_called(kind, name, args, kwargs)
     try:
         for sig in parser.signatures:
             raw = sig.parse(call_args, kwargs, False)
@@ -318,9 +352,20 @@ def _wrap(fn, kind, name):
                 if getattr(e, "_cl_checked", False):  # word it with the caller's names
                     reject(kind, name, args, kwargs, e)
                 raise
+        if (
+            type(exc) is TypeError
+            and not getattr(exc, "_cl_checked", False)
+            and "() received an invalid combination of arguments" in str(exc)
+        ):
+            complete_combination(kind, name, args, kwargs, exc)
         # An inner wrapper's error is checked again here: an outer wrapper (autograd's
         # methods) sees the arguments as the caller wrote them.
-        if getattr(exc, "_cl_checked", False) or not _deliberate(exc, name):
+        if (
+            getattr(exc, "_cl_checked", False)
+            or not _deliberate(exc, name)
+            # Python's words are torch's for a single signature, not for overloads
+            or ("got multiple values for argument" in str(exc) and _parser(kind, name).texts)
+        ):
             reject(kind, name, args, kwargs, exc)
 
     # __name__, __doc__...: fn's; __wrapped__: fn; pickled as a lookup by name

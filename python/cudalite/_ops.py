@@ -443,9 +443,17 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 # ---- joining ----
 
 
+def _tensor_sequence(tensors):
+    """A tuple or list, as torch's parser takes for tensors (not a tensor, nor an iterator):
+    anything else raises a TypeError that the argument check words as torch's."""
+    if not isinstance(tensors, (tuple, list)):
+        raise TypeError("tensors must be a tuple or list of tensors")
+    return list(tensors)
+
+
 def cat(tensors, dim=0, *, out=None):
     """Concatenates tensors along an existing dim."""
-    tensors = list(tensors)
+    tensors = _tensor_sequence(tensors)
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(
@@ -469,7 +477,7 @@ concat = concatenate = cat
 
 def stack(tensors, dim=0, *, out=None):
     """Joins tensors of equal size along a new dim."""
-    tensors = list(tensors)
+    tensors = _tensor_sequence(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     shape = tuple(tensors[0].shape)

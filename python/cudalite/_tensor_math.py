@@ -484,6 +484,11 @@ def unbind(self, dim=0):
     return tuple(self.select(dim, i) for i in range(self.shape[dim]))
 
 
+# The overloads of the function torch's Python split calls (torch._VF.split), as listed.
+_SPLIT_TEXTS = [
+    "(Tensor input, int split_size, int dim = 0)",
+    "(Tensor input, tuple of ints split_size, int dim = 0)",
+]
 _SPLIT_WITH_SIZES = _arg_parser.Parser(
     "split_with_sizes(Tensor self, int[] split_sizes, int dim=0)"
 )
@@ -509,7 +514,9 @@ def split(self, split_size, dim=0):
         # torch's Python split hands anything but an int to split_with_sizes: its parser's
         # TypeErrors (a bool is neither: "split() received an invalid combination").
         if isinstance(split_size, bool):
-            raise _arg_parser.invalid_combination("split", (self, split_size, dim), {})
+            raise _arg_parser.invalid_combination(
+                "split", (self, split_size, dim), {}, _SPLIT_TEXTS
+            )
         _SPLIT_WITH_SIZES.parse((self, split_size, dim), {})
         sizes = list(split_size)
         if sum(sizes) != n:
