@@ -145,7 +145,8 @@ void bind_ops(py::module_& m) {
       py::arg("op"), py::arg("a"), py::arg("out") = py::none(), py::arg("bump_version") = true);
   m.def("_where", [](const Tensor& c, py::handle a, py::handle b) {
     auto oa = to_operand(a), ob = to_operand(b);
-    if (!oa || !ob) throw TypeError("where(): expected Tensor or Number arguments");
+    if (!oa || !ob)
+      throw TypeError("expected Tensor or Number arguments to where()");  // worded by _checked
     return where(c, *oa, *ob);
   });
   m.def(
@@ -167,7 +168,7 @@ void bind_ops(py::module_& m) {
       "_result_type",
       [](py::handle a, py::handle b) {
         auto oa = to_operand(a), ob = to_operand(b);
-        CL_CHECK_TYPE(oa && ob, "result_type(): expected Tensor or Number arguments");
+        CL_CHECK_TYPE(oa && ob, "expected Tensor or Number arguments to result_type()");
         return dtype_object(result_type({&*oa, &*ob}));
       },
       py::return_value_policy::reference);

@@ -395,7 +395,7 @@ class Parser:
 
     def parse(self, args, kwargs):
         sigs = self.signatures
-        if len(sigs) == 1:
+        if len(sigs) == 1 and not self.texts:  # (torch's may have several)
             return 0, sigs[0].convert(sigs[0].parse(args, kwargs, True))
         for i, s in enumerate(sigs):
             raw = s.parse(args, kwargs, False)

@@ -130,7 +130,12 @@ def reject(kind, name, args, kwargs, exc=None):
         raise e from None
     except Exception:  # a value the parser cannot read: the original error stands
         return
-    if not isinstance(exc, RuntimeError) or getattr(exc, "_cl_checked", False):
+    # (pybind11's "Unable to cast" RuntimeError is a failed argument conversion)
+    if (
+        not isinstance(exc, RuntimeError)
+        or getattr(exc, "_cl_checked", False)
+        or str(exc).startswith("Unable to cast Python instance")
+    ):
         try:
             _check_names(name, sig, raw, args)
         except RuntimeError as e:
@@ -423,3 +428,9 @@ def install():
         fn = g.get(name)
         if isinstance(fn, types.FunctionType) and takes_arguments:
             g[name] = _wrap(fn, "f", name)
+    # empty, zeros and ones are C functions that hand their uncommon calls to Python ones
+    # (Note [empty in one call]): those are wrapped, the C fast path pays nothing.
+    from cudalite import _creation
+
+    for name, slow in _creation.FACTORY_SLOW.items():
+        _C._set_factory_slow(name, _wrap(slow, "f", name))

@@ -277,7 +277,9 @@ def _ones(
 
 # empty, zeros and ones take their common calls in C (Note [empty in one call]) and hand the
 # others to these general paths, named as the public functions in argument errors.
-for _name, _slow in (("empty", _empty), ("zeros", _zeros), ("ones", _ones)):
+# (_checked.install() sets them again, wrapped for torch's whole argument errors.)
+FACTORY_SLOW = {"empty": _empty, "zeros": _zeros, "ones": _ones}
+for _name, _slow in FACTORY_SLOW.items():
     _slow.__name__ = _slow.__qualname__ = _name
     _C._set_factory_slow(_name, _slow)
 empty, zeros, ones = _C.empty, _C.zeros, _C.ones
@@ -311,8 +313,11 @@ def _num(x):
     return x.item() if isinstance(x, Tensor) else x
 
 
+_NO_START = object()
+
+
 def arange(
-    start=0,
+    start=_NO_START,
     end=None,
     step=1,
     *,
@@ -326,6 +331,10 @@ def arange(
     """Values from ``start`` to ``end`` (exclusive) spaced by ``step``."""
     from cudalite import get_default_dtype, int64
 
+    if start is _NO_START:  # arange(end=5) or, no end either, torch's TypeError
+        if end is None:
+            raise TypeError("arange() missing 1 required positional argument: 'end'")
+        start = 0
     if memory_format is not _NO_FORMAT:
         given = (start,) if end is None else (start, end, step)
         raise _no_format("arange", given, memory_format, out=out, dtype=dtype)

@@ -217,6 +217,8 @@ def randperm(
 def normal(mean, std, size=None, *, generator=None, dtype=None, device=None):
     """Normal random numbers with the given mean and std (numbers) and size."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        if size is not None:  # a size only with numbers: torch's TypeError (Argument errors)
+            raise TypeError("normal takes a size only with a float mean and std")
         m = mean if isinstance(mean, Tensor) else None
         s = std if isinstance(std, Tensor) else None
         ref = m if m is not None else s
