@@ -518,3 +518,21 @@ def test_tensor_sequences_are_tuples_or_lists(x):
     ):
         C.stack(iter([x, x]))
     assert C.cat((x,)).shape == (2, 3) and C.stack([x, x], 1).shape == (2, 2, 3)
+
+
+def test_calls_torch_refuses(x):
+    """Calls that cudalite used to accept or word its own way, as torch 2.11 refuses them."""
+    combo = "() received an invalid combination of arguments - got ({}), but expected one of:"
+    with pytest.raises(TypeError, match=exact("arange" + combo.format(""))):
+        C.arange()
+    assert C.arange(end=3).tolist() == [0, 1, 2]
+    with pytest.raises(TypeError, match=exact("normal" + combo.format("Tensor, float, float"))):
+        C.normal(x, 1.5, 1.5)
+    with pytest.raises(TypeError, match=exact("normal" + combo.format("Tensor, Tensor, str"))):
+        C.normal(x, x, "a")
+    with pytest.raises(TypeError, match=exact("where" + combo.format("Tensor, float"))):
+        C.where(x > 0, 1.5)
+    with pytest.raises(TypeError, match=exact("result_type" + combo.format("Tensor, str"))):
+        C.result_type(x, "a")
+    with err(RuntimeError, "Name 'a' not found in Tensor[None, None]."):
+        x.squeeze("a")
