@@ -29,6 +29,7 @@ import re
 import types
 
 from cudalite import _C, _arg_parser, _signatures
+from cudalite import _deprecated_overloads as _deprecated
 from cudalite._reductions import _Absent
 
 _parsers = {}
@@ -42,9 +43,9 @@ def _parser(kind, name):
 
         sigs = list((t.METHODS if kind == "m" else t.FUNCTIONS)[name])
         hidden = ()
-        if key in _DEPRECATED:  # Note [Deprecated overloads]
-            sigs += [fmt for fmt, *_ in _DEPRECATED[key] if fmt not in sigs]
-            hidden = [f for f in sigs if _SCALAR_FIRST.search(f)]
+        if key in _deprecated.DEPRECATED:  # Note [Deprecated overloads]
+            sigs += [fmt for fmt, *_ in _deprecated.DEPRECATED[key] if fmt not in sigs]
+            hidden = [f for f in sigs if _deprecated.SCALAR_FIRST.search(f)]
         from cudalite import _signature_texts as tx
 
         texts = (tx.METHOD_TEXTS if kind == "m" else tx.FUNCTION_TEXTS).get(name)
@@ -230,123 +231,10 @@ def _numpy_names(kind, name, exc, kwargs):
     return out if out.keys() != kwargs.keys() else None
 
 
-# Note [Deprecated overloads]
-# torch still takes a few old argument orders with the scalar first (tools/autograd/
-# deprecated.yaml): ``x.add_(-lr, grad)``, common in old training loops, ``torch.add(x, 2, y)``
-# (x + 2 * y), ``torch.addmm(beta, m, alpha, a, b)``. Such a call fails here as soon as Python
-# binds its arguments, so the new order costs nothing to calls in the usual one: on the
-# failure, the arguments are matched against the deprecated signatures, and when one accepts
-# them the call is made again in the new order, after torch's UserWarning (once per process,
-# as torch's TORCH_WARN_ONCE; without its "Triggered internally at" line, which names a file
-# of torch's).
-def _alpha_first(n, kind):
-    """add/sub and their in-place forms: (alpha, other) -> (other, alpha=alpha)."""
-    if kind == "m":
-        return [
-            (
-                f"{n}(Number alpha, Tensor|Number other)",
-                f"{n}(Number alpha, Tensor other)",
-                [f"{n}(Tensor other, *, Number alpha = 1)"],
-                lambda a, other: ((other,), {"alpha": a}),
-            )
-        ]
-    return [
-        (
-            f"{n}(Tensor input, Number alpha, Tensor|Number other, *, Tensor? out=None)",
-            f"{n}(Tensor input, Number alpha, Tensor other, *, Tensor out = None)",
-            [f"{n}(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)"],
-            lambda x, a, other, out: ((x, other), {"alpha": a, "out": out}),
-        )
-    ]
-
-
-_ADDMM_NEW = "addmm(Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1"
-_DEPRECATED = {
-    **{("m", n): _alpha_first(n, "m") for n in ("add", "add_", "sub", "sub_")},
-    **{("f", n): _alpha_first(n, "f") for n in ("add", "sub")},
-    ("f", "addmm"): [
-        (
-            "addmm(Number beta, Tensor input, Number alpha, Tensor mat1, Tensor mat2, *, "
-            "Tensor? out=None)",
-            "addmm(Number beta, Tensor input, Number alpha, Tensor mat1, Tensor mat2, *, "
-            "Tensor out = None)",
-            [
-                _ADDMM_NEW + ", Tensor out = None)",
-                _ADDMM_NEW.replace("mat2,", "mat2, torch.dtype out_dtype,")
-                + ", Tensor out = None)",
-            ],
-            lambda b, x, a, m1, m2, out: ((x, m1, m2), {"beta": b, "alpha": a, "out": out}),
-        ),
-        (
-            "addmm(Number beta, Tensor input, Tensor mat1, Tensor mat2, *, Tensor? out=None)",
-            "addmm(Number beta, Tensor input, Tensor mat1, Tensor mat2, *, Tensor out = None)",
-            [
-                _ADDMM_NEW + ", Tensor out = None)",
-                _ADDMM_NEW.replace("mat2,", "mat2, torch.dtype out_dtype,")
-                + ", Tensor out = None)",
-            ],
-            lambda b, x, m1, m2, out: ((x, m1, m2), {"beta": b, "out": out}),
-        ),
-    ],
-    ("m", "addmm"): [
-        (
-            "addmm(Number beta, Number alpha, Tensor mat1, Tensor mat2)",
-            "addmm(Number beta, Number alpha, Tensor mat1, Tensor mat2)",
-            ["addmm(Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1)"],
-            lambda b, a, m1, m2: ((m1, m2), {"beta": b, "alpha": a}),
-        ),
-        (
-            "addmm(Number beta, Tensor mat1, Tensor mat2)",
-            "addmm(Number beta, Tensor mat1, Tensor mat2)",
-            ["addmm(Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1)"],
-            lambda b, m1, m2: ((m1, m2), {"beta": b}),
-        ),
-    ],
-}
-# A deprecated signature: the scalar before the tensors (after self/input, if named).
-_SCALAR_FIRST = re.compile(r"^\w+\((Tensor (self|input), )?Number (alpha|beta|value)\b")
-_deprecated_parsed = {}
-_deprecation_warned = False
-
-
-def _deprecated_call(kind, name, args, kwargs):
-    """The arguments in the new order (args, kwargs) when the call fits one of the deprecated
-    signatures of ``name``, else None; warns as torch does (Note [Deprecated overloads])."""
-    global _deprecation_warned
-    forms = _DEPRECATED.get((kind, name))
-    if forms is None:
-        return None
-    call_args = args[1:] if kind == "m" else args
-    for i, (fmt, shown, alternatives, reorder) in enumerate(forms):
-        sig = _deprecated_parsed.get((kind, name, i))
-        if sig is None:
-            sig = _deprecated_parsed[(kind, name, i)] = _arg_parser.Signature(fmt)
-        try:
-            raw = sig.parse(call_args, kwargs, False)
-        except Exception:
-            raw = None
-        if raw is None:
-            continue
-        new_args, new_kwargs = reorder(*(None if v is _arg_parser._MISSING else v for v in raw))
-        new_kwargs = {k: v for k, v in new_kwargs.items() if v is not None}
-        if not _deprecation_warned:
-            _deprecation_warned = True
-            import warnings
-
-            warnings.warn(
-                f"This overload of {name} is deprecated:\n\t{shown}\nConsider using one of the "
-                "following signatures instead:\n\t" + "\n\t".join(alternatives),
-                UserWarning,
-                stacklevel=3,
-            )
-        return (args[:1] if kind == "m" else ()) + new_args, new_kwargs
-    return None
-
-
 def _wrap(fn, kind, name):
     def on_error(exc, args, kwargs):
-        if type(exc) is TypeError and (kind, name) in _DEPRECATED:
-            call = _deprecated_call(kind, name, args, kwargs)
+        if type(exc) is TypeError and (kind, name) in _deprecated.DEPRECATED:
+            call = _deprecated.call(kind, name, args, kwargs)
             if call is not None:
                 return (checked(*call[0], **call[1]),)
         renamed = _numpy_names(kind, name, exc, kwargs)
