@@ -389,6 +389,7 @@ class Parser:
         self.signatures = [Signature(f, f in hidden) for f in fmts]
         self.name = self.signatures[0].name
         self.texts = texts  # torch's texts of the signatures, for its whole message
+        self._text_sigs = None  # those texts parsed, on the first failure that needs them
         # torch's parser has one signature where this one has several (type stubs that
         # spell out one signature's forms): its errors are that signature's
         self.single = single
@@ -403,7 +404,9 @@ class Parser:
                 return i, s.convert(raw)
         n = len(args) + len(kwargs)
         if self.texts is not None:  # torch's own overloads decide, as in torch
-            sigs = [Signature(from_text(self.name, t)) for t in self.texts]
+            if self._text_sigs is None:
+                self._text_sigs = [Signature(from_text(self.name, t)) for t in self.texts]
+            sigs = self._text_sigs
         plausible = [s for s in sigs if s.min_args <= n <= s.max_args and not s.hidden]
         if len(plausible) == 1 or (self.single and plausible):
             plausible[0].parse(args, kwargs, True)

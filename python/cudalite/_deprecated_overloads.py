@@ -38,7 +38,12 @@ def _alpha_first(n, kind):
     ]
 
 
-_ADDMM_NEW = "addmm(Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1"
+_ADDMM_NEW = [
+    "addmm(Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1, "
+    "Tensor out = None)",
+    "addmm(Tensor input, Tensor mat1, Tensor mat2, torch.dtype out_dtype, *, Number beta = 1, "
+    "Number alpha = 1, Tensor out = None)",
+]
 DEPRECATED = {
     **{("m", n): _alpha_first(n, "m") for n in ("add", "add_", "sub", "sub_")},
     **{("f", n): _alpha_first(n, "f") for n in ("add", "sub")},
@@ -48,21 +53,13 @@ DEPRECATED = {
             "Tensor? out=None)",
             "addmm(Number beta, Tensor input, Number alpha, Tensor mat1, Tensor mat2, *, "
             "Tensor out = None)",
-            [
-                _ADDMM_NEW + ", Tensor out = None)",
-                _ADDMM_NEW.replace("mat2,", "mat2, torch.dtype out_dtype,")
-                + ", Tensor out = None)",
-            ],
+            _ADDMM_NEW,
             lambda b, x, a, m1, m2, out: ((x, m1, m2), {"beta": b, "alpha": a, "out": out}),
         ),
         (
             "addmm(Number beta, Tensor input, Tensor mat1, Tensor mat2, *, Tensor? out=None)",
             "addmm(Number beta, Tensor input, Tensor mat1, Tensor mat2, *, Tensor out = None)",
-            [
-                _ADDMM_NEW + ", Tensor out = None)",
-                _ADDMM_NEW.replace("mat2,", "mat2, torch.dtype out_dtype,")
-                + ", Tensor out = None)",
-            ],
+            _ADDMM_NEW,
             lambda b, x, m1, m2, out: ((x, m1, m2), {"beta": b, "out": out}),
         ),
     ],
