@@ -107,11 +107,28 @@ void bind_ops(py::module_& m) {
         return py::hash(py::int_(reinterpret_cast<uintptr_t>(self.ptr())));
       });
 
-  py::list bnames, unames;
-  for (int i = 0; i <= int(BinaryOp::LogicalXor); ++i) bnames.append(binary_op_name(BinaryOp(i)));
-  for (int i = 0; i <= int(UnaryOp::IsFinite); ++i) unames.append(unary_op_name(UnaryOp(i)));
+  // The op registry's rows (ops/ops.def) for the Python layer (cudalite/_op_registry.py).
+  py::list bnames, unames, rows;
+  auto row = [&](const OpInfo& o, int arity, int index) {
+    static const char* kResult[] = {"same", "bool", "float"};
+    static const char* kLoop[] = {"all", "floating", "integral", "not_bool"};
+    using namespace op_flags;
+    rows.append(py::make_tuple(o.name, arity, index, kResult[int(o.result)], kLoop[int(o.loop)],
+                               bool(o.flags & Inplace), bool(o.flags & Grad),
+                               bool(o.flags & TensorOnly), bool(o.flags & Custom),
+                               bool(o.flags & IntIdentity), o.aliases, o.numpy));
+  };
+  for (int i = 0; i < kNumBinaryOps; ++i) {
+    bnames.append(binary_op_name(BinaryOp(i)));
+    row(op_info(BinaryOp(i)), 2, i);
+  }
+  for (int i = 0; i < kNumUnaryOps; ++i) {
+    unames.append(unary_op_name(UnaryOp(i)));
+    row(op_info(UnaryOp(i)), 1, i);
+  }
   m.attr("_binary_op_names") = bnames;
   m.attr("_unary_op_names") = unames;
+  m.attr("_op_info") = py::tuple(rows);
   m.def("_set_grad_enabled", &set_grad_enabled);
   m.def("_is_grad_enabled", &grad_enabled);
   m.def(

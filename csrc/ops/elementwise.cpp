@@ -12,22 +12,37 @@
 
 namespace cl {
 
-const char* binary_op_name(BinaryOp op) {
-  static constexpr const char* kNames[] = {
-      "add",         "sub",         "mul",        "div",        "floor_divide", "remainder",
-      "pow",         "maximum",     "minimum",    "atan2",      "eq",           "ne",
-      "lt",          "le",          "gt",         "ge",         "bitwise_and",  "bitwise_or",
-      "bitwise_xor", "logical_and", "logical_or", "logical_xor"};
-  return kNames[int(op)];
-}
+namespace {
+using namespace op_flags;
+constexpr OpInfo kBinaryOps[] = {
+#define CL_BINARY_OP(Enum, name, result, loop, flags, aliases, numpy) \
+  {name, OpResult::result, OpLoop::loop, uint32_t(flags), aliases, numpy},
+#include "ops/ops.def"
+#undef CL_BINARY_OP
+};
+constexpr OpInfo kUnaryOps[] = {
+#define CL_UNARY_OP(Enum, name, result, loop, flags, aliases, numpy) \
+  {name, OpResult::result, OpLoop::loop, uint32_t(flags), aliases, numpy},
+#include "ops/ops.def"
+#undef CL_UNARY_OP
+};
+}  // namespace
 
-const char* unary_op_name(UnaryOp op) {
-  static constexpr const char* kNames[] = {
-      "neg",   "abs",   "sign",  "relu",    "bitwise_not", "logical_not", "square", "exp",
-      "log",   "log2",  "log10", "log1p",   "expm1",       "sqrt",        "rsqrt",  "sin",
-      "cos",   "tan",   "tanh",  "sigmoid", "erf",         "reciprocal",  "floor",  "ceil",
-      "round", "trunc", "isnan", "isinf",   "isfinite"};
-  return kNames[int(op)];
+const OpInfo& op_info(BinaryOp op) { return kBinaryOps[int(op)]; }
+const OpInfo& op_info(UnaryOp op) { return kUnaryOps[int(op)]; }
+
+bool loop_takes(OpLoop loop, ScalarType t) {
+  switch (loop) {
+    case OpLoop::All:
+      return true;
+    case OpLoop::Floating:
+      return is_floating(t);
+    case OpLoop::Integral:
+      return !is_floating(t);
+    case OpLoop::NotBool:
+      return t != ScalarType::Bool;
+  }
+  return false;
 }
 
 ScalarType result_type(Span<const Operand*> ops) {
@@ -170,10 +185,6 @@ Tensor run_into(const Tensor& out_in, const Shape& shape, ScalarType produced, D
   return out_in;
 }
 
-bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::Ge; }
-bool is_logical(BinaryOp op) { return op >= BinaryOp::LogicalAnd; }
-bool is_bitwise(BinaryOp op) { return op >= BinaryOp::BitAnd && op <= BinaryOp::BitXor; }
-
 std::string not_implemented(const char* name, Device dev, ScalarType t) {
   return detail::str("\"", name, dev.is_cuda() ? "_cuda" : "_cpu", "\" not implemented for '",
                      dtype_short_name(t), "'");
@@ -208,17 +219,18 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
   ScalarType rt = result_type({&a, &b});
   ScalarType ct = rt;        // dtype the loop computes in
   ScalarType produced = rt;  // dtype the loop writes
-  if (op == BinaryOp::Div || op == BinaryOp::Atan2) {
+  const OpInfo& info = op_info(op);
+  if (info.result == OpResult::Float) {
     if (!is_floating(rt)) ct = produced = get_default_dtype();
-  } else if (is_comparison(op) || is_logical(op)) {
+  } else if (info.result == OpResult::Bool) {
     produced = ScalarType::Bool;
-  } else if (is_bitwise(op)) {
-    CL_CHECK_AS(NotImplementedError, !is_floating(rt),
-                not_implemented(binary_op_name(op), dev, rt));
+  }
+  if (info.loop == OpLoop::Integral) {
     // torch's CUDA kernels run in a floating out='s dtype, which has no bitwise kernel.
     CL_CHECK_AS(NotImplementedError, !(out && dev.is_cuda() && is_floating(out->dtype)),
-                not_implemented(binary_op_name(op), dev, out ? out->dtype : rt));
-  } else if (op == BinaryOp::Sub) {
+                not_implemented(info.name, dev, out ? out->dtype : rt));
+  }
+  if (op == BinaryOp::Sub) {
     // torch's sub_check: a Python True counts as a bool operand too.
     auto is_bool = [](const Operand& o) {
       return o.is_scalar ? o.scalar.is_bool() : o.tensor->dtype == ScalarType::Bool;
@@ -238,6 +250,7 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
     throw NotImplementedError(
         not_implemented(op == BinaryOp::FloorDiv ? "div_floor" : "remainder", dev, rt));
   }
+  CL_CHECK_AS(NotImplementedError, loop_takes(info.loop, ct), not_implemented(info.name, dev, ct));
   if (op == BinaryOp::Div && b.is_scalar && !a.is_scalar && dev.is_cuda() && is_floating(ct)) {
     // The reciprocal of the number as given (a double), rounded once where the loop reads it.
     return binary(BinaryOp::Mul, a, Operand(Scalar(1.0 / b.scalar.to_double())), out);
@@ -299,9 +312,9 @@ Tensor unary(UnaryOp op, const Tensor& a, const Tensor& out) {
   check_same_device({&a, &out});
   Device dev = a->device();
   ScalarType ct = a->dtype, produced = a->dtype;
-  bool float_result = op >= UnaryOp::Exp && op <= UnaryOp::Trunc;
-  bool identity = (op >= UnaryOp::Floor && op <= UnaryOp::Trunc && !is_floating(ct) &&
-                   ct != ScalarType::Bool) ||
+  const OpInfo& info = op_info(op);
+  bool int_identity = info.flags & op_flags::IntIdentity;
+  bool identity = (int_identity && !is_floating(ct) && ct != ScalarType::Bool) ||
                   (op == UnaryOp::Abs && ct == ScalarType::Bool && dev.is_cuda());
   if (identity) {
     // Rounding an integer is the identity, and so is abs of a bool (torch has it on CUDA only).
@@ -317,22 +330,20 @@ Tensor unary(UnaryOp op, const Tensor& a, const Tensor& out) {
     // torch has no bool kernels for these; square is pow(x, 2), which promotes to int64.
     CL_CHECK(op != UnaryOp::Relu, "Boolean inputs not supported for relu");
     if (op == UnaryOp::Abs) throw NotImplementedError(not_implemented("abs", dev, ct));  // CPU
-    if (op >= UnaryOp::Floor && op <= UnaryOp::Trunc) {
-      std::string name = std::string(unary_op_name(op)) + (dev.is_cuda() ? "" : "_vml");
+    if (int_identity) {
+      std::string name = std::string(info.name) + (dev.is_cuda() ? "" : "_vml");
       throw NotImplementedError(not_implemented(name.c_str(), dev, ct));
     }
     if (op == UnaryOp::Square) ct = produced = ScalarType::Int64;
   }
-  if (float_result && !is_floating(ct)) ct = produced = get_default_dtype();
-  if (op >= UnaryOp::IsNan || op == UnaryOp::LogicalNot) produced = ScalarType::Bool;
+  if (info.result == OpResult::Float && !is_floating(ct)) ct = produced = get_default_dtype();
+  if (info.result == OpResult::Bool) produced = ScalarType::Bool;
   if (op == UnaryOp::Neg && ct == ScalarType::Bool) {
     CL_THROW(
         "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
         "to invert a mask, use the `~` or `logical_not()` operator instead.");
   }
-  if (op == UnaryOp::BitNot) {
-    CL_CHECK_AS(NotImplementedError, !is_floating(ct), not_implemented("bitwise_not", dev, ct));
-  }
+  CL_CHECK_AS(NotImplementedError, loop_takes(info.loop, ct), not_implemented(info.name, dev, ct));
   Keep keep;
   Operand oa(a);
   IterInput in = as_input(oa, ct, dev, keep);

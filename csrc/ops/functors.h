@@ -139,6 +139,12 @@ struct Atan2 {
     return std::atan2(a, b);
   }
 };
+struct Hypot {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b) const {
+    return std::hypot(a, b);
+  }
+};
 
 #define CL_CMP_FUNCTOR(Name, expr)                   \
   struct Name {                                      \
@@ -256,6 +262,7 @@ CL_FLOAT_UNARY(Tan, std::tan(a))
 CL_FLOAT_UNARY(Tanh, std::tanh(a))
 CL_FLOAT_UNARY(Sigmoid, T(1) / (T(1) + std::exp(-a)))
 CL_FLOAT_UNARY(Erf, std::erf(a))
+CL_FLOAT_UNARY(Erfc, std::erfc(a))
 CL_FLOAT_UNARY(Reciprocal, T(1) / a)
 CL_FLOAT_UNARY(Floor, std::floor(a))
 CL_FLOAT_UNARY(Ceil, std::ceil(a))

@@ -19,40 +19,29 @@ struct Identity {
   }
 };
 
+// Whether an op's loop exists for input type T: the compile-time twin of ops.h loop_takes.
+template <OpLoop loop, class T>
+constexpr bool loop_instantiated() {
+  if constexpr (loop == OpLoop::Floating) return !std::is_integral_v<T>;
+  if constexpr (loop == OpLoop::Integral) return std::is_integral_v<T>;
+  if constexpr (loop == OpLoop::NotBool) return !std::is_same_v<T, bool>;
+  return true;
+}
+template <OpResult result, class T>
+using op_result_t = std::conditional_t<result == OpResult::Bool, bool, T>;
+
+// One case per row of ops/ops.def: the row's functor, for the dtypes of its loop class (the
+// entry points in elementwise.cpp raise for the others before getting here).
 template <class T, class L>
 void binary_typed(const ElementwiseIter& it, BinaryOp op, const L& launch) {
-  constexpr bool integral = std::is_integral_v<T>;
   switch (op) {
-#define CL_SAME(OP)                             \
-  case BinaryOp::OP:                            \
-    launch.template run<T, T, 2>(it, fn::OP{}); \
+#define CL_BINARY_OP(Enum, name, result, loop, ...)                                \
+  case BinaryOp::Enum:                                                             \
+    if constexpr (loop_instantiated<OpLoop::loop, T>())                            \
+      launch.template run<op_result_t<OpResult::result, T>, T, 2>(it, fn::Enum{}); \
     break;
-#define CL_BOOL(OP)                                \
-  case BinaryOp::OP:                               \
-    launch.template run<bool, T, 2>(it, fn::OP{}); \
-    break;
-    CL_SAME(Add)
-    CL_SAME(Sub)
-    CL_SAME(Mul) CL_SAME(FloorDiv) CL_SAME(Rem) CL_SAME(Pow) CL_SAME(Maximum) CL_SAME(Minimum)
-        CL_BOOL(Eq) CL_BOOL(Ne) CL_BOOL(Lt) CL_BOOL(Le) CL_BOOL(Gt) CL_BOOL(Ge) CL_BOOL(LogicalAnd)
-            CL_BOOL(LogicalOr) CL_BOOL(LogicalXor)
-#undef CL_SAME
-#undef CL_BOOL
-                case BinaryOp::Div : if constexpr (!integral)
-                                         launch.template run<T, T, 2>(it, fn::Div{});
-    break;
-    case BinaryOp::Atan2:
-      if constexpr (!integral) launch.template run<T, T, 2>(it, fn::Atan2{});
-      break;
-    case BinaryOp::BitAnd:
-      if constexpr (integral) launch.template run<T, T, 2>(it, fn::BitAnd{});
-      break;
-    case BinaryOp::BitOr:
-      if constexpr (integral) launch.template run<T, T, 2>(it, fn::BitOr{});
-      break;
-    case BinaryOp::BitXor:
-      if constexpr (integral) launch.template run<T, T, 2>(it, fn::BitXor{});
-      break;
+#include "ops/ops.def"
+#undef CL_BINARY_OP
   }
 }
 
@@ -64,36 +53,14 @@ void dispatch_binary(const ElementwiseIter& it, BinaryOp op, const L& launch) {
 
 template <class T, class L>
 void unary_typed(const ElementwiseIter& it, UnaryOp op, const L& launch) {
-  constexpr bool integral = std::is_integral_v<T>;
   switch (op) {
-#define CL_SAME(OP)                             \
-  case UnaryOp::OP:                             \
-    launch.template run<T, T, 1>(it, fn::OP{}); \
+#define CL_UNARY_OP(Enum, name, result, loop, ...)                                 \
+  case UnaryOp::Enum:                                                              \
+    if constexpr (loop_instantiated<OpLoop::loop, T>())                            \
+      launch.template run<op_result_t<OpResult::result, T>, T, 1>(it, fn::Enum{}); \
     break;
-#define CL_BOOL(OP)                                \
-  case UnaryOp::OP:                                \
-    launch.template run<bool, T, 1>(it, fn::OP{}); \
-    break;
-#define CL_FLOAT(OP)                                                     \
-  case UnaryOp::OP:                                                      \
-    if constexpr (!integral) launch.template run<T, T, 1>(it, fn::OP{}); \
-    break;
-    CL_SAME(Abs)
-    CL_SAME(Sign)
-    CL_SAME(Relu) CL_SAME(Square) CL_BOOL(LogicalNot) CL_BOOL(IsNan) CL_BOOL(IsInf)
-        CL_BOOL(IsFinite) CL_FLOAT(Exp) CL_FLOAT(Log) CL_FLOAT(Log2) CL_FLOAT(Log10) CL_FLOAT(Log1p)
-            CL_FLOAT(Expm1) CL_FLOAT(Sqrt) CL_FLOAT(Rsqrt) CL_FLOAT(Sin) CL_FLOAT(Cos) CL_FLOAT(Tan)
-                CL_FLOAT(Tanh) CL_FLOAT(Sigmoid) CL_FLOAT(Erf) CL_FLOAT(Reciprocal) CL_FLOAT(Floor)
-                    CL_FLOAT(Ceil) CL_FLOAT(Round) CL_FLOAT(Trunc)
-#undef CL_SAME
-#undef CL_BOOL
-#undef CL_FLOAT
-                        case UnaryOp::Neg : if constexpr (!std::is_same_v<T, bool>)
-                                                launch.template run<T, T, 1>(it, fn::Neg{});
-    break;
-    case UnaryOp::BitNot:
-      if constexpr (integral) launch.template run<T, T, 1>(it, fn::BitNot{});
-      break;
+#include "ops/ops.def"
+#undef CL_UNARY_OP
   }
 }
 

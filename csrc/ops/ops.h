@@ -15,63 +15,50 @@ namespace cl {
 
 class Generator;  // ops/generator.h
 
+// The elementwise ops: one row each in ops/ops.def (Note [The op registry]).
 enum class BinaryOp : int8_t {
-  Add,
-  Sub,
-  Mul,
-  Div,
-  FloorDiv,
-  Rem,
-  Pow,
-  Maximum,
-  Minimum,
-  Atan2,
-  Eq,
-  Ne,
-  Lt,
-  Le,
-  Gt,
-  Ge,  // -> bool
-  BitAnd,
-  BitOr,
-  BitXor,  // integral and bool only
-  LogicalAnd,
-  LogicalOr,
-  LogicalXor,  // -> bool
+#define CL_BINARY_OP(Enum, ...) Enum,
+#include "ops/ops.def"
+#undef CL_BINARY_OP
 };
 enum class UnaryOp : int8_t {
-  Neg,
-  Abs,
-  Sign,
-  Relu,
-  BitNot,
-  LogicalNot,
-  Square,  // keep the dtype (LogicalNot: bool)
-  Exp,
-  Log,
-  Log2,
-  Log10,
-  Log1p,
-  Expm1,
-  Sqrt,
-  Rsqrt,
-  Sin,
-  Cos,
-  Tan,
-  Tanh,
-  Sigmoid,
-  Erf,
-  Reciprocal,
-  Floor,
-  Ceil,
-  Round,
-  Trunc,  // floating results
-  IsNan,
-  IsInf,
-  IsFinite,  // -> bool
+#define CL_UNARY_OP(Enum, ...) Enum,
+#include "ops/ops.def"
+#undef CL_UNARY_OP
 };
-const char* binary_op_name(BinaryOp op);
-const char* unary_op_name(UnaryOp op);
+inline constexpr int kNumBinaryOps = 0
+#define CL_BINARY_OP(...) +1
+#include "ops/ops.def"
+#undef CL_BINARY_OP
+    ;
+inline constexpr int kNumUnaryOps = 0
+#define CL_UNARY_OP(...) +1
+#include "ops/ops.def"
+#undef CL_UNARY_OP
+    ;
+
+// What an op's row says (ops/ops.def has the meaning of each column).
+enum class OpResult : uint8_t { Same, Bool, Float };
+enum class OpLoop : uint8_t { All, Floating, Integral, NotBool };
+namespace op_flags {
+enum : uint32_t { Inplace = 1, Grad = 2, TensorOnly = 4, Custom = 8, IntIdentity = 16 };
+}
+struct OpInfo {
+  const char* name;
+  OpResult result;
+  OpLoop loop;
+  uint32_t flags;
+  const char* aliases;  // space-separated
+  const char* numpy;    // a NumPy expression of x (and y), for the tests
+};
+const OpInfo& op_info(BinaryOp op);
+const OpInfo& op_info(UnaryOp op);
+inline const char* binary_op_name(BinaryOp op) { return op_info(op).name; }
+inline const char* unary_op_name(UnaryOp op) { return op_info(op).name; }
+
+// Whether an op's loop exists for inputs of dtype `t` (at run time; op_table.h decides the
+// same at compile time).
+bool loop_takes(OpLoop loop, ScalarType t);
 
 // A tensor or a Python number.
 struct Operand {

@@ -90,7 +90,7 @@ def _dtype_from_name(name):
 # Autograd wraps the differentiable ops defined above, so it is wired in last.
 from cudalite.autograd import _install as _autograd_install  # noqa: E402
 
-_autograd_install.install()
+_autograd_install.install(globals())
 
 from cudalite import _checked  # noqa: E402
 

@@ -10,73 +10,16 @@ from cudalite import _C, _linalg
 from cudalite._C import Tensor
 from cudalite._lazy import is_np_number, np_number_types
 from cudalite._linalg import addmm, bmm, dot, matmul, mm, mv
+from cudalite._op_registry import BINARY, OPS, UNARY
 
-BINARY = {name: i for i, name in enumerate(_C._binary_op_names)}
-UNARY = {name: i for i, name in enumerate(_C._unary_op_names)}
-
+# Written here by hand; the registry's functions are added below.
 __all__ = [
     "add",
     "sub",
     "subtract",
-    "mul",
-    "multiply",
     "div",
     "divide",
     "true_divide",
-    "floor_divide",
-    "remainder",
-    "pow",
-    "maximum",
-    "minimum",
-    "atan2",
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-    "greater",
-    "less",
-    "greater_equal",
-    "less_equal",
-    "not_equal",
-    "bitwise_and",
-    "bitwise_or",
-    "bitwise_xor",
-    "bitwise_not",
-    "logical_and",
-    "logical_or",
-    "logical_xor",
-    "logical_not",
-    "neg",
-    "negative",
-    "abs",
-    "absolute",
-    "sign",
-    "relu",
-    "square",
-    "exp",
-    "log",
-    "log2",
-    "log10",
-    "log1p",
-    "expm1",
-    "sqrt",
-    "rsqrt",
-    "sin",
-    "cos",
-    "tan",
-    "tanh",
-    "sigmoid",
-    "erf",
-    "reciprocal",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "isnan",
-    "isinf",
-    "isfinite",
     "where",
     "clamp",
     "clip",
@@ -101,7 +44,7 @@ __all__ = [
 _NUMBER = (bool, int, float)
 # torch's ops that take no Python numbers, and those whose argument errors name the argument
 # (the others have several overloads and report "an invalid combination of arguments").
-_TENSOR_ONLY = {"maximum", "minimum", "atan2", "logical_and", "logical_or", "logical_xor"}
+_TENSOR_ONLY = {name for op in OPS if op.tensor_only for name in (op.name, *op.aliases)}
 _NAMED_ARG = _TENSOR_ONLY | {"add", "sub", "mul", "div"}
 
 
@@ -156,75 +99,29 @@ def _u(name):
     return fn
 
 
-mul = multiply = _b("mul")
+def _registry_functions():
+    """``cudalite.<name>`` for each op of the registry, and its aliases (one object)."""
+    fns = {}
+    for op in OPS:
+        if op.custom:
+            continue
+        fn = _b(op.name) if op.arity == 2 else _u(op.name)
+        for name in (op.name, *op.aliases):
+            fns[name] = fn
+    return fns
+
+
+_REGISTRY_FUNCTIONS = _registry_functions()
+globals().update(_REGISTRY_FUNCTIONS)
+__all__ += list(_REGISTRY_FUNCTIONS)
 true_divide = _b("div", "true_divide")
-floor_divide = _b("floor_divide")
-remainder = _b("remainder")
-pow = _b("pow")
-maximum, minimum, atan2 = _b("maximum"), _b("minimum"), _b("atan2")
-eq, ne, lt, le, gt, ge = (_b(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
-not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
-bitwise_and, bitwise_or, bitwise_xor = _b("bitwise_and"), _b("bitwise_or"), _b("bitwise_xor")
-logical_and, logical_or, logical_xor = _b("logical_and"), _b("logical_or"), _b("logical_xor")
-neg = negative = _u("neg")
-abs = absolute = _u("abs")
-(
-    sign,
-    relu,
-    square,
-    exp,
-    log,
-    log2,
-    log10,
-    log1p,
-    expm1,
-    sqrt,
-    rsqrt,
-    sin,
-    cos,
-    tan,
-    tanh,
-    sigmoid,
-    erf,
-    reciprocal,
-    floor,
-    ceil,
-    round,
-    trunc,
-    isnan,
-    isinf,
-    isfinite,
-) = (
-    _u(n)
-    for n in (
-        "sign",
-        "relu",
-        "square",
-        "exp",
-        "log",
-        "log2",
-        "log10",
-        "log1p",
-        "expm1",
-        "sqrt",
-        "rsqrt",
-        "sin",
-        "cos",
-        "tan",
-        "tanh",
-        "sigmoid",
-        "erf",
-        "reciprocal",
-        "floor",
-        "ceil",
-        "round",
-        "trunc",
-        "isnan",
-        "isinf",
-        "isfinite",
-    )
-)
-bitwise_not, logical_not = _u("bitwise_not"), _u("logical_not")
+
+
+def _raw(name, *args):
+    """The registry op ``name`` on ``args`` (never recorded by autograd)."""
+    if len(args) == 2:
+        return _C._binary(BINARY[name], args[0], args[1], None)
+    return _C._unary(UNARY[name], args[0], None)
 
 
 def _scaled(input, other, alpha):
@@ -350,9 +247,9 @@ def clamp_checked(input, min, max, out=None):
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         r = input
         if min is not None:
-            r = maximum(r, min)
+            r = _raw("maximum", r, min)
         if max is not None:
-            r = minimum(r, max)
+            r = _raw("minimum", r, max)
         if out is not None:
             _C._copy_(out, r, False)
             return out
@@ -422,17 +319,18 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if atol < 0:
         raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     a, b = input, other
-    close = eq(a, b)
+    close = _raw("eq", a, b)
     if equal_nan and a.dtype.is_floating_point:
-        close = close | (isnan(a) & isnan(b))
+        close = close | (_raw("isnan", a) & _raw("isnan", b))
     if rtol == 0 and atol == 0:
         return close
     if not a.dtype.is_floating_point:
         # As torch: integers and bools are compared in the default dtype (no wrap-around).
         a, b = a.to(_C.get_default_dtype()), b.to(_C.get_default_dtype())
     # Like torch, only a finite difference can be within tolerance (inf - -inf is not).
-    diff = abs(sub(a, b))
-    return close | (isfinite(diff) & le(diff, atol + abs(mul(b, rtol))))
+    diff = _raw("abs", sub(a, b))
+    within = _raw("le", diff, atol + _raw("abs", _raw("mul", b, rtol)))
+    return close | (_raw("isfinite", diff) & within)
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):

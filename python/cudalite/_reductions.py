@@ -288,10 +288,14 @@ def extreme_args(name, method, dim, keepdim, other, out):
     return None, dim, keepdim is not NO_KEEPDIM and keepdim
 
 
+_MAXIMUM = _C._binary_op_names.index("maximum")
+_MINIMUM = _C._binary_op_names.index("minimum")
+
+
 def _extreme(input, other, dim, keepdim, is_max):
     name = "max" if is_max else "min"
     if other is not None:
-        return _C._binary(7 if is_max else 8, input, other, None)
+        return _C._binary(_MAXIMUM if is_max else _MINIMUM, input, other, None)
     if dim is None:
         _check_nonempty(name, input, None)
         return _C._reduce(MAX if is_max else MIN, input, None, False, None)

@@ -7,45 +7,17 @@ import builtins
 import warnings
 
 from cudalite import _C, _arg_parser, _indexing, _ops, _reductions
+from cudalite._op_registry import OPS
 from cudalite._tensor import _methods, fast_methods, method
 
-# Elementwise: Tensor.exp() is cudalite.exp(self), and exp_() writes in place.
-# Every unary op of the core (csrc/ops/ops.h UnaryOp) is a method with an in-place form,
-# except the predicates, which have none.
-_UNARY_NO_INPLACE = ["isnan", "isinf", "isfinite"]
-_UNARY = [n for n in _C._unary_op_names if n not in _UNARY_NO_INPLACE]
-_BINARY = [
-    "mul",
-    "true_divide",
-    "floor_divide",
-    "remainder",
-    "pow",
-    "maximum",
-    "minimum",
-    "atan2",
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-    "bitwise_and",
-    "bitwise_or",
-    "bitwise_xor",
-    "logical_and",
-    "logical_or",
-    "logical_xor",
-]
-_ALIASES = {
-    "negative": "neg",
-    "absolute": "abs",
-    "multiply": "mul",
-    "greater": "gt",
-    "less": "lt",
-    "greater_equal": "ge",
-    "less_equal": "le",
-    "not_equal": "ne",
-}
+# Elementwise: Tensor.exp() is cudalite.exp(self), and exp_() writes in place: a method for
+# every op of the registry (Note [The op registry]), in place where its row says so. add, sub
+# and div take more arguments (their methods are below); true_divide is div without them.
+_UNARY = [op.name for op in OPS if op.arity == 1 and op.inplace]
+_UNARY_NO_INPLACE = [op.name for op in OPS if op.arity == 1 and not op.inplace]
+_BINARY = [op.name for op in OPS if op.arity == 2 and not op.custom] + ["true_divide"]
+_BINARY_INPLACE = {op.name for op in OPS if op.arity == 2 and op.inplace} | {"true_divide"}
+_ALIASES = {a: op.name for op in OPS if not op.custom for a in op.aliases}
 
 
 def _unary(name, inplace):
@@ -104,9 +76,12 @@ for _n in _UNARY_NO_INPLACE:
     _methods[_n] = _unary(_n, False)
 for _n in _BINARY:
     _methods[_n] = _binary(_n, False)
-    _methods[_n + "_"] = _binary(_n, True)
+    if _n in _BINARY_INPLACE:
+        _methods[_n + "_"] = _binary(_n, True)
 for _alias, _target in _ALIASES.items():
     _methods[_alias] = _methods[_target]
+    if _target + "_" in _methods:
+        _methods[_alias + "_"] = _methods[_target + "_"]
 
 
 # add_/sub_/mul_/div_ are C++ methods (bind_arith.cpp) that take the in-place dunder in one
@@ -146,16 +121,20 @@ def sub(self, other, *, alpha=1):
     return _ops.sub(self, other, alpha=alpha)
 
 
-_methods["subtract"] = _methods["sub"]
-
-
 @method
 def div(self, other, *, rounding_mode=None):
     _ops.check_args("div", self, other, True)
     return _ops.div(self, other, rounding_mode=rounding_mode)
 
 
-_methods["divide"] = _methods["div"]
+# The aliases of the hand-written ops (subtract, divide) and their in-place forms.
+_CUSTOM_INPLACE = {"add": add_, "sub": sub_, "div": div_}
+for _op in OPS:
+    if _op.custom:
+        for _alias in _op.aliases:
+            _methods[_alias] = _methods[_op.name]
+            if _op.inplace:
+                _methods[_alias + "_"] = _CUSTOM_INPLACE[_op.name]
 
 
 def _clamp_method(name, inplace):

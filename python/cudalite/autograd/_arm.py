@@ -53,9 +53,9 @@ def _unary_method(name):
 
 def _binary_method(name, opname):
     """``x.mul(y)`` / ``x.mul_(y)``: the foundation's method unless recording (argument
-    errors are the foundation's either way)."""
+    errors are the foundation's either way); ``f_`` is None for ops without an in-place form."""
     rec = pw.BINARY_RECORDERS[opname]
-    orig, orig_ = _tensor._methods[name], _tensor._methods[name + "_"]
+    orig, orig_ = _tensor._methods[name], _tensor._methods.get(name + "_")
     check = _ops.check_args
 
     def f(self, other):
@@ -71,7 +71,7 @@ def _binary_method(name, opname):
         return orig_(self, other)
 
     f.__name__, f_.__name__ = name, name + "_"
-    return f, f_
+    return f, (f_ if orig_ is not None else None)
 
 
 def _kw_method(name, opname):
@@ -242,7 +242,9 @@ def arm():
         if name in pw.UNARY_NODES or name == "square":
             armed[name], armed[name + "_"] = _unary_method(name)
     for name, opname in W.BINARY_FUNCTIONS.items():
-        armed[name], armed[name + "_"] = _binary_method(name, opname)
+        armed[name], f_ = _binary_method(name, opname)
+        if f_ is not None:
+            armed[name + "_"] = f_
     armed["add"], armed["add_"] = _kw_method("add", "add")
     armed["sub"], armed["sub_"] = _kw_method("sub", "sub")
     armed["div"], armed["div_"] = _kw_method("div", "div")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import warnings
 import weakref
 
-import cudalite
 from cudalite import _C, _ops, _tensor
 from cudalite._C import Tensor
 from cudalite.autograd import _wrappers as W
@@ -300,10 +299,9 @@ def _log_softmax(input, dim, dtype=None):
     return nn.log_softmax(input, dim, dtype)
 
 
-def install():
-    """Wires autograd into Tensor and the ``cudalite`` namespace."""
+def install(g):
+    """Wires autograd into Tensor and the ``cudalite`` namespace ``g`` (its globals)."""
     T = Tensor
-    g = cudalite.__dict__
     T._rg = False
     T._output_nr = 0
     T.requires_grad = property(_tensor._get_requires_grad, _set_requires_grad)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from cudalite import _C, _reductions
 from cudalite._C import Tensor
+from cudalite._op_registry import OPS
 from cudalite._reductions import NO_DIM, NO_KEEPDIM, NO_OTHER
 
 _ABSENT = {"NO_DIM": NO_DIM, "NO_KEEPDIM": NO_KEEPDIM, "NO_OTHER": NO_OTHER}
@@ -269,61 +270,17 @@ METHODS = {
     "type": ("self, dtype=None, non_blocking=False", "self, dtype, non_blocking", SELF),
 }
 
-# Elementwise ops with a derivative (pointwise.UNARY_NODES, and square).
-UNARY_FUNCTIONS = (
-    "neg",
-    "abs",
-    "sign",
-    "relu",
-    "square",
-    "exp",
-    "log",
-    "log2",
-    "log10",
-    "log1p",
-    "expm1",
-    "sqrt",
-    "rsqrt",
-    "sin",
-    "cos",
-    "tan",
-    "tanh",
-    "sigmoid",
-    "erf",
-    "reciprocal",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-)
+# The registry's differentiable elementwise ops (Note [The op registry]); add, sub and div
+# take more arguments and have their own wrappers.
+UNARY_FUNCTIONS = tuple(op.name for op in OPS if op.arity == 1 and op.grad)
 # function / method name -> the binary op it records
 BINARY_FUNCTIONS = {
-    "mul": "mul",
+    **{op.name: op.name for op in OPS if op.arity == 2 and op.grad and not op.custom},
     "true_divide": "div",
-    "pow": "pow",
-    "maximum": "maximum",
-    "minimum": "minimum",
-    "atan2": "atan2",
-    "remainder": "remainder",
-    "floor_divide": "floor_divide",
 }
-METHOD_ALIASES = {
-    "negative": "neg",
-    "absolute": "abs",
-    "__abs__": "abs",
-    "multiply": "mul",
-    "subtract": "sub",
-    "divide": "div",
-    "clip": "clamp",
-}
-FUNCTION_ALIASES = {
-    "negative": "neg",
-    "absolute": "abs",
-    "multiply": "mul",
-    "subtract": "sub",
-    "divide": "div",
-    "clip": "clamp",
-}
+_REGISTRY_ALIASES = {a: op.name for op in OPS if op.grad for a in op.aliases}
+METHOD_ALIASES = {**_REGISTRY_ALIASES, "__abs__": "abs", "clip": "clamp"}
+FUNCTION_ALIASES = {**_REGISTRY_ALIASES, "clip": "clamp"}
 
 # ---- top-level functions ----
 #

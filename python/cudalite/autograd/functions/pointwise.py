@@ -11,6 +11,7 @@ import math
 from cudalite._C import Tensor
 
 from cudalite import _C, _ops
+from cudalite.autograd import derivatives
 from cudalite.autograd.functions._common import (
     B,
     Node,
@@ -44,52 +45,12 @@ def _u(name, saved, formula):
     return type(name, (_Unary,), {"__slots__": (), "_saved": saved, "apply": apply})
 
 
-_LN2, _LN10 = math.log(2.0), math.log(10.0)
-_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-
-NegBackward0 = _u("NegBackward0", (), lambda n, g: -g)
-AbsBackward0 = _u("AbsBackward0", ("self_",), lambda n, g: g * n.self_.sign())
-ReluBackward0 = _u(
-    "ReluBackward0",
-    ("_result",),
-    lambda n, g: _where(n.result > 0, g, 0.0),  # torch's threshold
-)
-ExpBackward0 = _u("ExpBackward0", ("_result",), lambda n, g: g * n.result)
-LogBackward0 = _u("LogBackward0", ("self_",), lambda n, g: g / n.self_)
-Log2Backward0 = _u("Log2Backward0", ("self_",), lambda n, g: g / (n.self_ * _LN2))
-Log10Backward0 = _u("Log10Backward0", ("self_",), lambda n, g: g / (n.self_ * _LN10))
-Log1PBackward0 = _u("Log1PBackward0", ("self_",), lambda n, g: g / (n.self_ + 1))
-Expm1Backward0 = _u("Expm1Backward0", ("_result",), lambda n, g: g * (n.result + 1))
-SqrtBackward0 = _u("SqrtBackward0", ("_result",), lambda n, g: g / (2 * n.result))
-RsqrtBackward0 = _u("RsqrtBackward0", ("_result",), lambda n, g: g * n.result**3 * -0.5)
-SinBackward0 = _u("SinBackward0", ("self_",), lambda n, g: g * n.self_.cos())
-CosBackward0 = _u("CosBackward0", ("self_",), lambda n, g: g * -n.self_.sin())
-TanBackward0 = _u("TanBackward0", ("_result",), lambda n, g: g * (1 + n.result * n.result))
-TanhBackward0 = _u("TanhBackward0", ("_result",), lambda n, g: g * (1 - n.result * n.result))
-SigmoidBackward0 = _u(
-    "SigmoidBackward0", ("_result",), lambda n, g: g * (n.result * (1 - n.result))
-)
-ErfBackward0 = _u(
-    "ErfBackward0",
-    ("self_",),
-    lambda n, g: g * ((n.self_ * n.self_).neg().exp() * _TWO_OVER_SQRT_PI),
-)
-ReciprocalBackward0 = _u(
-    "ReciprocalBackward0", ("_result",), lambda n, g: g * -(n.result * n.result)
-)
-CloneBackward0 = _u("CloneBackward0", (), lambda n, g: g)
-AliasBackward0 = _u("AliasBackward0", (), lambda n, g: g)
-
-
 def _zero(n, g):
     return zeros_like(g)
 
 
-SignBackward0 = _u("SignBackward0", (), _zero)
-FloorBackward0 = _u("FloorBackward0", (), _zero)
-CeilBackward0 = _u("CeilBackward0", (), _zero)
-RoundBackward0 = _u("RoundBackward0", (), _zero)
-TruncBackward0 = _u("TruncBackward0", (), _zero)
+CloneBackward0 = _u("CloneBackward0", (), lambda n, g: g)
+AliasBackward0 = _u("AliasBackward0", (), lambda n, g: g)
 FillBackward0 = _u("FillBackward0", (), _zero)
 FillBackward2 = _u("FillBackward2", (), _zero)
 ZeroBackward0 = _u("ZeroBackward0", (), _zero)
@@ -97,32 +58,12 @@ UniformBackward0 = _u("UniformBackward0", (), _zero)
 NormalBackward0 = _u("NormalBackward0", (), _zero)
 RandomBackward0 = _u("RandomBackward0", (), _zero)
 
-# name -> (node class, saves "self_" / "result" / None)
+# The registry's unary ops: name -> node class, from their formulas.
 UNARY_NODES = {
-    "neg": NegBackward0,
-    "abs": AbsBackward0,
-    "sign": SignBackward0,
-    "relu": ReluBackward0,
-    "exp": ExpBackward0,
-    "log": LogBackward0,
-    "log2": Log2Backward0,
-    "log10": Log10Backward0,
-    "log1p": Log1PBackward0,
-    "expm1": Expm1Backward0,
-    "sqrt": SqrtBackward0,
-    "rsqrt": RsqrtBackward0,
-    "sin": SinBackward0,
-    "cos": CosBackward0,
-    "tan": TanBackward0,
-    "tanh": TanhBackward0,
-    "sigmoid": SigmoidBackward0,
-    "erf": ErfBackward0,
-    "reciprocal": ReciprocalBackward0,
-    "floor": FloorBackward0,
-    "ceil": CeilBackward0,
-    "round": RoundBackward0,
-    "trunc": TruncBackward0,
+    name: _u(derivatives.node_name(name), saved, formula)
+    for name, (saved, formula) in derivatives.UNARY.items()
 }
+globals().update({cls.__name__: cls for cls in UNARY_NODES.values()})
 
 
 def unary(name, x):
@@ -254,37 +195,36 @@ class PowBackward2(Node):
         return (g * self.result * math.log(self.base),)
 
 
-class MaximumBackward0(MulBackward0):
-    __slots__ = ()
-    _mask = staticmethod(lambda a, b: a > b)
+class _Binary(Node):
+    """A binary node from a formula of derivatives.BINARY."""
+
+    __slots__ = ("self_", "other", "_result", "m0", "m1")
 
     def apply(self, g):
         n = self._next
-        a, b = self.self_, self.other
-        half = g * 0.5
-        ga = gb = None
-        if n[0] is not None:
-            ga = fix(_where(a == b, half, _where(self._mask(a, b), g, 0.0)), self.m0)
-        if n[1] is not None:
-            gb = fix(_where(a == b, half, _where(self._mask(b, a), g, 0.0)), self.m1)
+        ga = fix(self._grad_self(g), self.m0) if n[0] is not None else None
+        gb = fix(self._grad_other(g), self.m1) if n[1] is not None else None
         return (ga, gb)
 
 
-class MinimumBackward0(MaximumBackward0):
-    __slots__ = ()
-    _mask = staticmethod(lambda a, b: a < b)
+def _b(name, saved, grad_self, grad_other):
+    return type(
+        name,
+        (_Binary,),
+        {
+            "__slots__": (),
+            "_saved": saved,
+            "_grad_self": lambda self, g: grad_self(self, g),
+            "_grad_other": lambda self, g: grad_other(self, g),
+        },
+    )
 
 
-class Atan2Backward0(MulBackward0):
-    __slots__ = ()
-
-    def apply(self, g):
-        n = self._next
-        a, b = self.self_, self.other
-        r = g / (a * a + b * b)
-        ga = fix(r * b, self.m0) if n[0] is not None else None
-        gb = fix(r * -a, self.m1) if n[1] is not None else None
-        return (ga, gb)
+# The registry's binary ops that need only a formula: name -> node class.
+BINARY_NODES = {
+    name: _b(derivatives.node_name(name), *formula) for name, formula in derivatives.BINARY.items()
+}
+globals().update({cls.__name__: cls for cls in BINARY_NODES.values()})
 
 
 class RemainderBackward0(Node):
@@ -416,6 +356,8 @@ def pow_(input, exponent, *, out=None):
 
 
 def _saving_both(cls, opname):
+    keeps_result = "_result" in cls._saved
+
     def rec(input, other, *, out=None):
         no_out(out, opname)
         r = _C._binary(B[opname], input, other, None)
@@ -423,16 +365,13 @@ def _saving_both(cls, opname):
             return r
         node = cls(edges2(input, other))
         node.self_, node.other = input, other
+        if keeps_result:
+            node.result = r
         metas(node, input, other, r)
         return mark(r, node)
 
     rec.__name__ = opname
     return rec
-
-
-maximum = _saving_both(MaximumBackward0, "maximum")
-minimum = _saving_both(MinimumBackward0, "minimum")
-atan2 = _saving_both(Atan2Backward0, "atan2")
 
 
 def remainder(input, other, *, out=None):
@@ -459,15 +398,13 @@ BINARY_RECORDERS = {
     "mul": mul,
     "div": div,
     "pow": pow_,
-    "maximum": maximum,
-    "minimum": minimum,
-    "atan2": atan2,
     "remainder": remainder,
     "floor_divide": floor_divide,
+    **{name: _saving_both(cls, name) for name, cls in BINARY_NODES.items()},
 }
 # In-place ops whose backward needs the value being overwritten (always, or when the other
 # operand requires grad).
-_ALWAYS_SAVES_SELF = {"pow", "maximum", "minimum", "atan2"}
+_ALWAYS_SAVES_SELF = {"pow", *BINARY_NODES}
 _SAVES_SELF = {"mul", "div", "remainder"}
 
 

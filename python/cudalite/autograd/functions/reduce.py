@@ -9,7 +9,7 @@ import math
 from cudalite import _C, _reductions
 from cudalite._reductions import NO_DIM, NO_KEEPDIM, NO_OTHER
 from cudalite.autograd.functions._common import Node, edge, mark, no_out, nograd, zeros_like
-from cudalite.autograd.functions.pointwise import maximum, minimum
+from cudalite.autograd.functions.pointwise import BINARY_RECORDERS
 from cudalite.autograd.functions.where import _where
 
 
@@ -212,7 +212,7 @@ def _extreme(is_max):
         other, dim, keepdim = _reductions.extreme_args(name, True, dim, keepdim, other, out)
         no_out(out, name)
         if other is not None:
-            return (maximum if is_max else minimum)(input, other)
+            return BINARY_RECORDERS["maximum" if is_max else "minimum"](input, other)
         r = base(input) if dim is None else base(input, dim, keepdim)
         if dim is None:
             node = _reduction(MaxBackward1 if is_max else MinBackward1, input, r, None, False)

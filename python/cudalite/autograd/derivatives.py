@@ -1,0 +1,93 @@
+"""The derivatives of the registry's elementwise ops: one formula per op (Note [The op
+registry], ``csrc/ops/ops.def``), as torch's ``derivatives.yaml``.
+
+A unary formula is ``(saved, grad)``: ``saved`` names what the backward reads, ``"self_"`` (the
+input) or ``"_result"`` (the output, read as ``n.result``), and ``grad(n, g)`` maps the incoming
+gradient ``g`` to the input's. A binary formula is ``(saved, grad_self, grad_other)`` over
+``n.self_``, ``n.other`` and ``n.result``; a gradient is reduced to its operand's shape where
+it was broadcast, and computed only for an operand that requires grad. The backward nodes are
+named as torch's (``"log1p"`` -> ``Log1PBackward0``, see ``node_name``).
+
+Formulas are written with ordinary tensor ops, so with ``create_graph=True`` they record a
+graph themselves and gradients can be differentiated again. The ops whose recording needs more
+than a formula (``add``/``sub`` with alpha, ``mul``, ``div`` with its rounding modes, ``pow``
+with a number on either side, ``remainder``, ``floor_divide``, ``square``) are recorded in
+``functions/pointwise.py``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from cudalite.autograd.functions._common import zeros_like
+from cudalite.autograd.functions.where import _where
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _zero(n, g):
+    return zeros_like(g)
+
+
+def _erf_grad(x):
+    return (x * x).neg().exp() * _TWO_OVER_SQRT_PI
+
+
+def node_name(op):
+    """torch's name of ``op``'s backward node: ``atan2`` -> ``Atan2Backward0``."""
+    return op.title().replace("_", "") + "Backward0"
+
+
+SELF, RESULT = ("self_",), ("_result",)
+
+UNARY = {
+    "neg": ((), lambda n, g: -g),
+    "abs": (SELF, lambda n, g: g * n.self_.sign()),
+    "sign": ((), _zero),
+    "relu": (RESULT, lambda n, g: _where(n.result > 0, g, 0.0)),  # torch's threshold
+    "exp": (RESULT, lambda n, g: g * n.result),
+    "log": (SELF, lambda n, g: g / n.self_),
+    "log2": (SELF, lambda n, g: g / (n.self_ * _LN2)),
+    "log10": (SELF, lambda n, g: g / (n.self_ * _LN10)),
+    "log1p": (SELF, lambda n, g: g / (n.self_ + 1)),
+    "expm1": (RESULT, lambda n, g: g * (n.result + 1)),
+    "sqrt": (RESULT, lambda n, g: g / (2 * n.result)),
+    "rsqrt": (RESULT, lambda n, g: g * n.result**3 * -0.5),
+    "sin": (SELF, lambda n, g: g * n.self_.cos()),
+    "cos": (SELF, lambda n, g: g * -n.self_.sin()),
+    "tan": (RESULT, lambda n, g: g * (1 + n.result * n.result)),
+    "tanh": (RESULT, lambda n, g: g * (1 - n.result * n.result)),
+    "sigmoid": (RESULT, lambda n, g: g * (n.result * (1 - n.result))),
+    "erf": (SELF, lambda n, g: g * _erf_grad(n.self_)),
+    "erfc": (SELF, lambda n, g: g * -_erf_grad(n.self_)),
+    "reciprocal": (RESULT, lambda n, g: g * -(n.result * n.result)),
+    "floor": ((), _zero),
+    "ceil": ((), _zero),
+    "round": ((), _zero),
+    "trunc": ((), _zero),
+}
+
+# maximum/minimum split the gradient evenly where the operands are equal, as torch.
+BINARY = {
+    "maximum": (
+        ("other", "self_"),
+        lambda n, g: _where(n.self_ == n.other, g * 0.5, _where(n.self_ > n.other, g, 0.0)),
+        lambda n, g: _where(n.self_ == n.other, g * 0.5, _where(n.other > n.self_, g, 0.0)),
+    ),
+    "minimum": (
+        ("other", "self_"),
+        lambda n, g: _where(n.self_ == n.other, g * 0.5, _where(n.self_ < n.other, g, 0.0)),
+        lambda n, g: _where(n.self_ == n.other, g * 0.5, _where(n.other < n.self_, g, 0.0)),
+    ),
+    "atan2": (
+        ("other", "self_"),
+        lambda n, g: g * n.other * (n.self_ * n.self_ + n.other * n.other).reciprocal(),
+        lambda n, g: g * -n.self_ * (n.self_ * n.self_ + n.other * n.other).reciprocal(),
+    ),
+    "hypot": (
+        ("other", "self_", "_result"),
+        lambda n, g: g * n.self_ / n.result,
+        lambda n, g: g * n.other / n.result,
+    ),
+}
