@@ -3,9 +3,8 @@ gradient back to an input's shape, dtype and device, and the in-place rules."""
 
 from __future__ import annotations
 
-from cudalite._C import Tensor
-
 from cudalite import _C, _ops
+from cudalite._C import Tensor
 from cudalite.autograd import saved
 from cudalite.autograd.graph import Node, edge, mark
 

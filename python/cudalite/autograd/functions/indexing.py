@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import builtins
 
-from cudalite._C import Tensor
-
 from cudalite import _C, _indexing
+from cudalite._C import Tensor
 from cudalite.autograd.functions._common import (
     Node,
     adopt,

@@ -3,9 +3,8 @@ matmul (which, like torch's, folds or batches its inputs and records those steps
 
 from __future__ import annotations
 
-from cudalite._C import Tensor
-
 from cudalite import _C, _linalg, _ops
+from cudalite._C import Tensor
 from cudalite.autograd.functions._common import Node, edge, fix, mark, meta, no_out, nograd, tr
 from cudalite.autograd.functions.views import unsafe_view
 

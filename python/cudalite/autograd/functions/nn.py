@@ -4,9 +4,8 @@ two). Each records itself when grad mode is on and its input requires grad."""
 
 from __future__ import annotations
 
-from cudalite._C import Tensor
-
 from cudalite import _C, _reductions
+from cudalite._C import Tensor
 from cudalite.autograd.functions._common import B, Node, U, edge, fix, mark, meta, out_meta
 
 _MAX, _SUM = _reductions.MAX, _reductions.SUM

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import math
 
-from cudalite._C import Tensor
-
 from cudalite import _C, _ops
+from cudalite._C import Tensor
 from cudalite.autograd import derivatives
 from cudalite.autograd.functions._common import (
     B,

@@ -4,9 +4,8 @@ permute, transpose, expand, squeeze, unsqueeze, select, slices, as_strided), cop
 
 from __future__ import annotations
 
-from cudalite._C import Tensor
-
 from cudalite import _C, _memory_format
+from cudalite._C import Tensor
 from cudalite._strided import as_strided_args
 from cudalite.autograd.functions._common import (
     RAW,

@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from cudalite._C import Tensor
-
 from cudalite import _C, _ops
+from cudalite._C import Tensor
 from cudalite.autograd.functions._common import (
     Node,
     adopt,

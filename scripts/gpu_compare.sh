@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Old against new on one device machine: builds the source tree OLD_SRC (e.g. a `git archive`
+# of the base commit, carried to the machine) into its own target folder, and runs each given
+# benchmark with the old build, then with the installed (new) one, in the same call.
+# Usage: bash scripts/gpu_compare.sh OLD_SRC "bench_gpu_math.py --launch" "bench_training.py" ...
+# Run scripts/gpu_check.sh first (it installs the new build).
+set -uo pipefail
+OUT=${OUT:-/tmp/cudalite-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 CMAKE_BUILD_PARALLEL_LEVEL=16
+old_src=$1
+shift
+old_site=/tmp/cudalite-old-site
+t0=$(date +%s)
+python3 -m pip install --no-build-isolation -q --no-deps --target "$old_site" "$old_src" \
+  > "$OUT/build_old.log" 2>&1 || { tail -30 "$OUT/build_old.log"; exit 1; }
+echo "old build: $(( $(date +%s) - t0 )) s"
+for which in old new; do
+  site=""
+  [ "$which" = old ] && site=$old_site
+  printf "%s import: " "$which"
+  PYTHONPATH=$site python3 -c "
+import statistics, subprocess, sys
+ts = [float(subprocess.run([sys.executable, '-c', 'import time; t = time.perf_counter(); import cudalite; print(time.perf_counter() - t)'], capture_output=True, text=True).stdout) for _ in range(15)]
+print(f'{statistics.median(ts) * 1e3:.1f} ms (median of 15 fresh processes)')"
+done
+for b in "$@"; do
+  for which in old new; do
+    site=""
+    [ "$which" = old ] && site=$old_site
+    echo "### $which: $b"
+    # shellcheck disable=SC2086
+    PYTHONPATH=$site timeout 300 python3 benchmarks/$b > "$OUT/cmp_${which}_$(echo "$b" | tr ' /' '__').log" 2>&1
+    grep -v "^$" "$OUT/cmp_${which}_$(echo "$b" | tr ' /' '__').log" | tail -30
+  done
+done
