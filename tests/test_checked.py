@@ -14,7 +14,7 @@ import pytest
 
 import cudalite as C
 from conftest import exact
-from cudalite import _signature_table, _signatures
+from cudalite import _checked, _signatures
 
 
 def err(exc, msg):
@@ -136,9 +136,11 @@ def test_the_signature_table_covers_the_common_methods():
     from cudalite import _arg_parser
 
     known = set(_arg_parser._TYPE_NAMES)
-    assert _signatures.METHODS.keys() == _signature_table.METHODS.keys()
-    assert _signatures.FUNCTIONS.keys() == _signature_table.FUNCTIONS.keys()
-    for table in (_signature_table.METHODS, _signature_table.FUNCTIONS):
+    data = _checked._signature_data()
+    assert _signatures.METHODS.keys() == data["methods"].keys()
+    assert _signatures.FUNCTIONS.keys() == data["functions"].keys()
+    assert data["method_texts"].keys() <= data["methods"].keys()
+    for table in (data["methods"], data["functions"]):
         for sigs in table.values():
             for sig in _arg_parser.Parser(*sigs).signatures:
                 for p in sig.params:
@@ -439,9 +441,6 @@ def test_invalid_combination_lists_torchs_overloads(x, monkeypatch):
     """The whole "invalid combination" message: torch's texts of the overloads, and under
     those whose argument count fits, why they did not match (torch's matching, quirks
     included: python/cudalite/_invalid_args.py). Messages are torch 2.11's."""
-    from cudalite import _invalid_args
-
-    monkeypatch.setattr(_invalid_args.os, "isatty", lambda fd: False)
     head = "received an invalid combination of arguments - got"
     with err(
         TypeError,
@@ -496,10 +495,8 @@ def test_invalid_combination_lists_torchs_overloads(x, monkeypatch):
         x.add(2, x, alpha=3)
     with err(TypeError, f"{unrecognized} keyword arguments: other, alpha"):
         x.add(x, alpha=2, other=x)
-    # Mismatches are coloured where both stdout and stderr are terminals.
-    monkeypatch.setattr(_invalid_args.os, "isatty", lambda fd: True)
-    red = "\33[31;1m!int!\33[0m".replace("!", "")
-    with pytest.raises(TypeError, match=re.escape(f"got ({red}, ")):
+    # torch colours mismatches on terminals; cudalite marks them the same everywhere.
+    with pytest.raises(TypeError, match=re.escape("got (!int!, ")):
         x.add(2, x, 3)
 
 

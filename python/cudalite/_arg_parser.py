@@ -440,7 +440,7 @@ _NUMBERS_AS_TENSORS = frozenset(
 
 def from_text(name, text):
     """A signature in this parser's notation from torch's printed one ("(Tensor other, *,
-    Number alpha = 1)", _signature_texts.py)."""
+    Number alpha = 1)", _signatures.json)."""
     tensor = "Tensor|Number" if name in _NUMBERS_AS_TENSORS else "Tensor"
     params = []
     for p in text[1:-1].split(", ") if text != "no arguments" else []:
@@ -459,7 +459,7 @@ def from_text(name, text):
 
 def invalid_combination(name, args, kwargs, options=None):
     """torch's TypeError when no signature matches: whole when ``options`` (torch's texts of
-    the signatures, ``_signature_texts.py``) are given, else its first line (see the module's
+    the signatures, ``_signatures.json``) are given, else its first line (see the module's
     note). The keywords are listed as torch lists them, the last given first."""
     from cudalite import _invalid_args
 

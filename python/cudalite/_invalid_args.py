@@ -3,7 +3,7 @@
 When no overload accepts a call, torch lists its overloads (torch/csrc/utils/
 invalid_arguments.cpp): each option as its parser prints a signature, and under an option
 whose argument count fits the call, why it did not match. The options' texts are torch's own
-(``_signature_texts.py``, recorded from torch 2.11 by tests/gen_signatures.py); the matching
+(``_signatures.json``, recorded from torch 2.11 by tests/gen_signatures.py); the matching
 below is the same as torch's, quirks included, so that the text is the same:
 
 - an option is split at ", " into "type name" pieces: the "*" separator counts as an argument
@@ -12,15 +12,13 @@ below is the same as torch's, quirks included, so that the text is the same:
 - a value matches a type by its Python type's name ("Tensor", "int"; "float" also takes int,
   "int" takes int), so "Number" or "tuple of ints" never match and print as mismatches;
 - keywords are looked up among the option's last parameters only;
-- mismatches are marked !so! (in colour when both stdout and stderr are terminals).
+- mismatches are marked !so! (torch colours them on terminals; cudalite does not).
 
 cudalite's own types print as "cudalite.X" where torch's print as "torch.X", and match the
 types torch names "torch.X".
 """
 
 from __future__ import annotations
-
-import os
 
 
 def _typename(obj):
@@ -75,10 +73,7 @@ class _Option:
         return [k for k in kwargs if k not in names]
 
     def marked(self, args, kwargs):
-        if os.isatty(1) and os.isatty(2):
-            bad, end_bad, good, end_good = "\33[31;1m", "\33[0m", "\33[32;1m", "\33[0m"
-        else:
-            bad, end_bad, good, end_good = "!", "!", "", ""
+        bad = "!"
         out = []
         for i in range(len(args) + len(kwargs)):
             is_kwarg = i >= len(args)
@@ -89,7 +84,7 @@ class _Option:
             else:
                 ok = self.variadic and _matches(self.args[-1][1], self.args[-1][2], obj)
             text = (name + "=" if is_kwarg else "") + _describe(obj)
-            out.append((good + text + end_good) if ok else (bad + text + end_bad))
+            out.append(text if ok else bad + text + bad)
         return "(" + ", ".join(out) + ")"
 
 
