@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import keyword
+import pkgutil
 from pathlib import Path
 
 import cudalite
@@ -240,8 +241,10 @@ def init_stub():
         "dtype as dtype"
     )
     out.append("from cudalite._size import Size as Size")
+    loaded = {n for n in dir(cudalite) if inspect.ismodule(getattr(cudalite, n))}
     mods = sorted(
-        n for n in dir(cudalite) if not n.startswith("_") and inspect.ismodule(getattr(cudalite, n))
+        {n for n in loaded if not n.startswith("_")}
+        | {m.name for m in pkgutil.iter_modules(cudalite.__path__) if not m.name.startswith("_")}
     )
     for m in sorted(set(mods) | set(LAZY)):
         out.append(f"from cudalite import {m} as {m}")

@@ -143,7 +143,7 @@ def test_each_row_is_a_function_method_and_inplace_form(op):
         assert hasattr(cudalite.Tensor, alias + "_") == op.inplace
         x = cudalite.tensor([0.25, 1.5, 2.0])
         args = (x,) if op.arity == 1 else (x, x + 1)
-        assert cudalite.equal(getattr(cudalite, alias)(*args), fn(*args))
+        np.testing.assert_array_equal(to_np(getattr(cudalite, alias)(*args)), to_np(fn(*args)))
 
 
 @pytest.mark.parametrize("op", [op for op in OPS if op.inplace], ids=lambda op: op.name)
@@ -156,7 +156,7 @@ def test_inplace_form_writes_into_self(device, op):
     expected = getattr(cudalite, op.name)(*args).to(x.dtype)
     target = args[0]
     assert getattr(target, op.name + "_")(*args[1:]) is target
-    assert cudalite.equal(target, expected)
+    np.testing.assert_array_equal(to_np(target), to_np(expected))
 
 
 @pytest.mark.parametrize("op", [op for op in OPS if op.tensor_only], ids=lambda op: op.name)
@@ -185,6 +185,13 @@ def test_node_names_follow_torch():
 
 _GRAD_X = [0.3, 0.7, 1.4, 2.2]
 _GRAD_Y = [1.1, 0.2, 2.3, 0.9]
+# Ops defined on part of the line: x inside their domain.
+_GRAD_DOMAIN = {
+    "asin": lambda x: x * 0.4,
+    "acos": lambda x: x * 0.4,
+    "atanh": lambda x: x * 0.4,
+    "acosh": lambda x: x + 1.1,
+}
 
 
 @pytest.mark.parametrize(
@@ -192,7 +199,8 @@ _GRAD_Y = [1.1, 0.2, 2.3, 0.9]
 )
 def test_gradient_matches_finite_differences(device, op):
     # Away from kinks and discontinuities (x != y, x / y not an integer, x > 0).
-    x = cudalite.tensor(_GRAD_X, dtype=cudalite.float64, device=device, requires_grad=True)
+    xs = [_GRAD_DOMAIN.get(op.name, lambda v: v)(v) for v in _GRAD_X]
+    x = cudalite.tensor(xs, dtype=cudalite.float64, device=device, requires_grad=True)
     args = (x,)
     if op.arity == 2:
         y = cudalite.tensor(_GRAD_Y, dtype=cudalite.float64, device=device, requires_grad=True)

@@ -276,8 +276,8 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
   Keep keep;
   IterInput ia = as_input(a, ct, dev, keep);
   IterInput ib = as_input(b, ct, dev, keep);
-  if ((op == BinaryOp::FloorDiv || op == BinaryOp::Rem) && !is_floating(ct) &&
-      ct != ScalarType::Bool && dev.is_cpu() && shape_numel(shape) > 0) {
+  if ((op == BinaryOp::FloorDiv || op == BinaryOp::Rem || op == BinaryOp::Fmod) &&
+      !is_floating(ct) && ct != ScalarType::Bool && dev.is_cpu() && shape_numel(shape) > 0) {
     // Integer division by zero: torch raises on the CPU (the CUDA result is unspecified);
     // an empty result divides nothing.
     bool zero = ib.tensor

@@ -139,6 +139,64 @@ struct Atan2 {
     return std::atan2(a, b);
   }
 };
+struct Copysign {  // only instantiated for floating T
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b) const {
+    return std::copysign(a, b);
+  }
+};
+// C's fmod: the remainder truncated toward zero (the sign of the dividend).
+struct Fmod {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (is_fp<T>) {
+      return std::fmod(a, b);
+    } else {
+      if (b == 0) return 0;  // the CPU path raises before the loop runs
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return 0;  // avoids the INT_MIN % -1 trap
+      }
+      return T(a % b);
+    }
+  }
+};
+// fmax/fmin ignore NaN (the other operand wins), unlike maximum/minimum.
+struct Fmax {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (is_fp<T>)
+      return std::fmax(a, b);
+    else
+      return a > b ? a : b;
+  }
+};
+struct Fmin {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (is_fp<T>)
+      return std::fmin(a, b);
+    else
+      return a < b ? a : b;
+  }
+};
+// log(exp(a) + exp(b)) without overflow; equal infinities give themselves (as torch).
+struct Logaddexp {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b) const {
+    if (std::isinf(a) && a == b) return a;
+    T m = a > b ? a : b;
+    return m + std::log1p(std::exp(-std::fabs(a - b)));
+  }
+};
+// a * log(b), 0 where a is 0 (unless b is NaN), as torch.
+struct Xlogy {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b) const {
+    if (b != b) return b;
+    if (a == 0) return T(0);
+    return a * std::log(b);
+  }
+};
 struct Hypot {
   template <class T>
   CL_HOST_DEVICE T operator()(T a, T b) const {
@@ -263,6 +321,18 @@ CL_FLOAT_UNARY(Tanh, std::tanh(a))
 CL_FLOAT_UNARY(Sigmoid, T(1) / (T(1) + std::exp(-a)))
 CL_FLOAT_UNARY(Erf, std::erf(a))
 CL_FLOAT_UNARY(Erfc, std::erfc(a))
+CL_FLOAT_UNARY(Sinh, std::sinh(a))
+CL_FLOAT_UNARY(Cosh, std::cosh(a))
+CL_FLOAT_UNARY(Asin, std::asin(a))
+CL_FLOAT_UNARY(Acos, std::acos(a))
+CL_FLOAT_UNARY(Atan, std::atan(a))
+CL_FLOAT_UNARY(Asinh, std::asinh(a))
+CL_FLOAT_UNARY(Acosh, std::acosh(a))
+CL_FLOAT_UNARY(Atanh, std::atanh(a))
+CL_FLOAT_UNARY(Exp2, std::exp2(a))
+CL_FLOAT_UNARY(Frac, a - std::trunc(a))
+CL_FLOAT_UNARY(Deg2rad, a* T(0.017453292519943295))
+CL_FLOAT_UNARY(Rad2deg, a* T(57.29577951308232))
 CL_FLOAT_UNARY(Reciprocal, T(1) / a)
 CL_FLOAT_UNARY(Floor, std::floor(a))
 CL_FLOAT_UNARY(Ceil, std::ceil(a))
@@ -292,6 +362,36 @@ struct IsFinite {
       return std::isfinite(a);
     else
       return true;
+  }
+};
+
+struct IsPosInf {
+  template <class T>
+  CL_HOST_DEVICE bool operator()(T a) const {
+    if constexpr (is_fp<T>)
+      return std::isinf(a) && a > 0;
+    else
+      return false;
+  }
+};
+struct IsNegInf {
+  template <class T>
+  CL_HOST_DEVICE bool operator()(T a) const {
+    if constexpr (is_fp<T>)
+      return std::isinf(a) && a < 0;
+    else
+      return false;
+  }
+};
+struct Signbit {
+  template <class T>
+  CL_HOST_DEVICE bool operator()(T a) const {
+    if constexpr (is_fp<T>)
+      return std::signbit(a);
+    else if constexpr (std::is_signed_v<T>)
+      return a < 0;
+    else
+      return false;
   }
 };
 

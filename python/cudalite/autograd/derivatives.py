@@ -34,9 +34,13 @@ def _erf_grad(x):
     return (x * x).neg().exp() * _TWO_OVER_SQRT_PI
 
 
+# Nodes torch numbers otherwise (its overload for a tensor operand).
+_NODE_NAMES = {"fmod": "FmodBackward1"}
+
+
 def node_name(op):
     """torch's name of ``op``'s backward node: ``atan2`` -> ``Atan2Backward0``."""
-    return op.title().replace("_", "") + "Backward0"
+    return _NODE_NAMES.get(op) or op.title().replace("_", "") + "Backward0"
 
 
 SELF, RESULT = ("self_",), ("_result",)
@@ -61,6 +65,18 @@ UNARY = {
     "sigmoid": (RESULT, lambda n, g: g * (n.result * (1 - n.result))),
     "erf": (SELF, lambda n, g: g * _erf_grad(n.self_)),
     "erfc": (SELF, lambda n, g: g * -_erf_grad(n.self_)),
+    "sinh": (SELF, lambda n, g: g * n.self_.cosh()),
+    "cosh": (SELF, lambda n, g: g * n.self_.sinh()),
+    "asin": (SELF, lambda n, g: g * (-n.self_ * n.self_ + 1).rsqrt()),
+    "acos": (SELF, lambda n, g: g * -((-n.self_ * n.self_ + 1).rsqrt())),
+    "atan": (SELF, lambda n, g: g / (n.self_ * n.self_ + 1)),
+    "asinh": (SELF, lambda n, g: g * (n.self_ * n.self_ + 1).rsqrt()),
+    "acosh": (SELF, lambda n, g: g * (n.self_ * n.self_ - 1).rsqrt()),
+    "atanh": (SELF, lambda n, g: g * (1 / (1 - n.self_ * n.self_))),
+    "exp2": (RESULT, lambda n, g: g * n.result * _LN2),
+    "frac": ((), lambda n, g: g),
+    "deg2rad": ((), lambda n, g: g * (math.pi / 180)),
+    "rad2deg": ((), lambda n, g: g * (180 / math.pi)),
     "reciprocal": (RESULT, lambda n, g: g * -(n.result * n.result)),
     "floor": ((), _zero),
     "ceil": ((), _zero),
@@ -84,6 +100,36 @@ BINARY = {
         ("other", "self_"),
         lambda n, g: g * n.other * (n.self_ * n.self_ + n.other * n.other).reciprocal(),
         lambda n, g: g * -n.self_ * (n.self_ * n.self_ + n.other * n.other).reciprocal(),
+    ),
+    "copysign": (
+        ("other", "self_", "_result"),
+        lambda n, g: g * _where(n.self_ == 0, 0.0, n.result / n.self_),
+        lambda n, g: zeros_like(g),
+    ),
+    "fmod": (
+        ("other", "self_"),
+        lambda n, g: g,
+        lambda n, g: -g * n.self_.div(n.other, rounding_mode="trunc"),
+    ),
+    "fmax": (
+        ("other", "self_"),
+        lambda n, g: _where((n.self_ >= n.other) | n.other.isnan(), g, 0.0),
+        lambda n, g: _where((n.self_ >= n.other) | n.other.isnan(), 0.0, g),
+    ),
+    "fmin": (
+        ("other", "self_"),
+        lambda n, g: _where((n.self_ <= n.other) | n.other.isnan(), g, 0.0),
+        lambda n, g: _where((n.self_ <= n.other) | n.other.isnan(), 0.0, g),
+    ),
+    "logaddexp": (
+        ("other", "self_"),
+        lambda n, g: g / (1 + (n.other - n.self_).exp()),
+        lambda n, g: g / (1 + (n.self_ - n.other).exp()),
+    ),
+    "xlogy": (
+        ("other", "self_"),
+        lambda n, g: g * _where(n.self_ == 0, 0.0, n.other.log()),
+        lambda n, g: g * n.self_ / n.other,
     ),
     "hypot": (
         ("other", "self_", "_result"),
