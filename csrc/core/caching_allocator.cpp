@@ -383,7 +383,33 @@ void CachingAllocator::reset_accumulated_stats() {
   stats_.reset_accumulated();
 }
 
+// Note [Waiting outside the lock]
+// Releasing cached memory waits for the device: blocks deferred by stream events are freed
+// once their events complete, and pages are unmapped only once their stream has passed the
+// work queued on them. torch waits with its allocator lock held, and so does the release
+// itself here (work queued while the lock was free could use the memory again). But a wait
+// under the lock stalls every thread's allocations, cache hits included, for as long as the
+// device is busy. So empty_cache() first waits without the lock, for the events pending and
+// the streams of the arenas that have pages to release; the wait under the lock is then
+// short, unless work was queued in between.
 void CachingAllocator::empty_cache() {
+  std::vector<EventHandle> events;
+  std::vector<StreamId> streams;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& q : events_) {
+      for (PendingEvent& pe : q.second) events.push_back(pe.event);
+    }
+    for (auto& pool : pools_) {
+      if (pool->arena.has_unused()) streams.push_back(pool->stream);
+    }
+  }
+  // Events are destroyed only with the allocator, so they stay valid here; one recycled
+  // meanwhile is waited for at its new point in its stream, which is merely longer.
+  for (EventHandle e : events) backend_->synchronize_event(e);
+  std::sort(streams.begin(), streams.end());
+  streams.erase(std::unique(streams.begin(), streams.end()), streams.end());
+  for (StreamId s : streams) backend_->synchronize_stream(s);
   std::lock_guard<std::mutex> lock(mu_);
   release_cached_blocks();
   // A fresh start: the growth budget (Note [Growth budget]) is measured from what is live

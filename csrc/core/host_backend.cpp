@@ -35,11 +35,12 @@ const char* const kOpNames[] = {
     "synchronize"};
 }  // namespace
 
-void HostBackend::fail_next(const std::string& call, int count) {
+void HostBackend::fail_next(const std::string& call, int count, int after) {
   for (int op = 0; op < kNumOps; ++op) {
     if (call == kOpNames[op]) {
       std::lock_guard<std::mutex> lock(mu_);
       fail_[op] = count;
+      fail_after_[op] = after;
       bool any = false;
       for (int c : fail_) any = any || c > 0;
       failing_.store(any);
@@ -53,6 +54,10 @@ void HostBackend::maybe_fail(Op op) {
   if (!failing_.load(std::memory_order_relaxed)) return;
   std::lock_guard<std::mutex> lock(mu_);
   if (fail_[op] <= 0) return;
+  if (fail_after_[op] > 0) {
+    --fail_after_[op];
+    return;
+  }
   --fail_[op];
   bool any = false;
   for (int c : fail_) any = any || c > 0;

@@ -75,11 +75,11 @@ class HostBackend final : public AllocBackend {
   };
   Calls calls() const;
 
-  // Failure injection, for tests of the allocator's error paths: the next `count` calls of
+  // Failure injection, for tests of the allocator's error paths: after `after` more calls of
   // `call` ("free", "map", "unmap", "create_physical", "release_physical",
-  // "release_address", "synchronize") do nothing and throw AcceleratorError, as a failing
-  // driver call does. Throws ValueError for an unknown name.
-  void fail_next(const std::string& call, int count = 1);
+  // "release_address", "synchronize") succeed, the next `count` do nothing and throw
+  // AcceleratorError, as a failing driver call does. Throws ValueError for an unknown name.
+  void fail_next(const std::string& call, int count = 1, int after = 0);
 
  private:
   struct FakeEvent {
@@ -98,6 +98,7 @@ class HostBackend final : public AllocBackend {
   int fd_ = -1;
   std::atomic<bool> failing_{false};  // some fail_next() count is pending
   int fail_[kNumOps] = {};
+  int fail_after_[kNumOps] = {};
   size_t capacity_;
   size_t used_ = 0;
   size_t file_end_ = 0;

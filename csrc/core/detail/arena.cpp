@@ -633,9 +633,8 @@ void Arena::unmap_one(PhysChunk* c, Reservation* a, char* va) {
   ledger_.unmapped(*this, va, len);
 }
 
-// Releases the physical chunks whose every mapping covers only free or lent memory.
-// Unmapping needs the pages idle on the GPU, hence the stream synchronization.
-void Arena::release_unused() {
+// The physical chunks whose every mapping covers only free or lent memory.
+std::vector<PhysChunk*> Arena::unused_pages() const {
   std::vector<PhysChunk*> all;
   for (auto& a : reservations_) {
     for (auto& kv : a->extents) all.push_back(kv.second.chunk);
@@ -657,6 +656,19 @@ void Arena::release_unused() {
   std::vector<PhysChunk*> release;
   std::set_difference(all.begin(), all.end(), busy.begin(), busy.end(),
                       std::back_inserter(release));
+  // Pages left unmapped by a release whose cuMemRelease failed are retried.
+  for (auto& c : chunks_) {
+    if (c->maps.empty()) release.push_back(c.get());
+  }
+  return release;
+}
+
+bool Arena::has_unused() const { return !unused_pages().empty(); }
+
+// Releases the unused pages. Unmapping needs them idle on the GPU, hence the stream
+// synchronization.
+void Arena::release_unused() {
+  const std::vector<PhysChunk*> release = unused_pages();
   if (release.empty()) return;
   backend_.synchronize_stream(stream_);
   try {

@@ -161,11 +161,13 @@ class Arena {
   // the bookkeeping it implies: when one fails, the arena is left consistent (what was not
   // released stays cached) and the error propagates.
   void release_unused();
+  // Whether release_unused() would release anything (and so synchronize the stream).
+  bool has_unused() const;
   // Unmaps and releases everything, allocated or not (the owner is being destroyed).
   void release_all();
 
   // ---- Inspection.
-  bool empty() const { return reservations_.empty(); }
+  bool empty() const { return reservations_.empty() && chunks_.empty(); }
   // The reservations, the active (growing) one last.
   const std::vector<std::unique_ptr<Reservation>>& reservations() const { return reservations_; }
   size_t lent_bytes() const { return lent_bytes_; }
@@ -207,6 +209,7 @@ class Arena {
   Window find_window(size_t size);
   Block* free_at(char* va, size_t len) const;
   Block* make_live(Reservation* a, char* lo, char* hi);
+  std::vector<PhysChunk*> unused_pages() const;
   void unmap_one(PhysChunk* c, Reservation* a, char* va);
   void mark_unmapped(Reservation* a, char* va, size_t len);
   void unmap_lent();
