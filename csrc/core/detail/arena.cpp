@@ -52,18 +52,25 @@ void Arena::release_all() {
   // still held and a second call retries exactly that.
   while (!reservations_.empty()) {
     Reservation* a = reservations_.back().get();
-    while (!a->extents.empty()) {
-      auto it = std::prev(a->extents.end());
-      backend_.unmap(it->first, it->second.size);
-      a->extents.erase(it);
+    auto it = a->extents.begin();
+    try {
+      for (; it != a->extents.end(); ++it) backend_.unmap(it->first, it->second.size);
+    } catch (...) {
+      a->extents.erase(a->extents.begin(), it);
+      throw;
     }
+    a->extents.clear();
     backend_.release_address(a->base, a->size);
     reservations_.pop_back();
   }
-  while (!chunks_.empty()) {
-    backend_.release_physical(chunks_.back()->handle, chunks_.back()->size);
-    chunks_.pop_back();
+  size_t i = 0;
+  try {
+    for (; i < chunks_.size(); ++i) backend_.release_physical(chunks_[i]->handle, chunks_[i]->size);
+  } catch (...) {
+    chunks_.erase(chunks_.begin(), chunks_.begin() + long(i));
+    throw;
   }
+  chunks_.clear();
   runs_ = 0;
   lent_bytes_ = 0;
 }
@@ -620,17 +627,19 @@ Block* Arena::make_live(Reservation* a, char* lo, char* hi) {
 // ---------------------------------------------------------------------------------------
 // Unmapping, releasing and trimming.
 
-// Unmaps the mapping of chunk c at va in reservation a. The driver call comes first: when it
-// fails, nothing has changed.
-void Arena::unmap_one(PhysChunk* c, Reservation* a, char* va) {
-  auto it = a->extents.find(va);
+// Unmaps the mapping `it` (of chunk c, in reservation a) and returns the extent after it. The
+// driver call comes first: when it fails, nothing has changed.
+std::map<char*, Extent>::iterator Arena::unmap_one(PhysChunk* c, Reservation* a,
+                                                   std::map<char*, Extent>::iterator it) {
+  char* const va = it->first;
   const size_t len = it->second.size;
   backend_.unmap(va, len);
   mark_unmapped(a, va, len);
-  a->extents.erase(it);
+  it = a->extents.erase(it);
   c->maps.erase(std::find(c->maps.begin(), c->maps.end(), std::make_pair(a, va)));
   ledger_.device_calls(*this, 0, 1);
   ledger_.unmapped(*this, va, len);
+  return it;
 }
 
 // The physical chunks whose every mapping covers only free or lent memory.
@@ -674,7 +683,10 @@ void Arena::release_unused() {
   try {
     for (PhysChunk* c : release) {
       // In mapping order: the live mapping (a page's first) is unmapped first.
-      while (!c->maps.empty()) unmap_one(c, c->maps.front().first, c->maps.front().second);
+      while (!c->maps.empty()) {
+        Reservation* a = c->maps.front().first;
+        unmap_one(c, a, a->extents.find(c->maps.front().second));
+      }
       backend_.release_physical(c->handle, c->size);
       ledger_.reserved_changed(*this, -int64_t(c->size));
       chunks_.erase(std::find_if(chunks_.begin(), chunks_.end(),
@@ -736,9 +748,7 @@ void Arena::unmap_lent() {
           ++it;
           continue;
         }
-        char* const va = it->first;
-        ++it;  // unmap_one erases va's extent
-        unmap_one(c, a, va);
+        it = unmap_one(c, a, it);
       }
     }
   } catch (...) {

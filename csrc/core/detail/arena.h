@@ -210,7 +210,8 @@ class Arena {
   Block* free_at(char* va, size_t len) const;
   Block* make_live(Reservation* a, char* lo, char* hi);
   std::vector<PhysChunk*> unused_pages() const;
-  void unmap_one(PhysChunk* c, Reservation* a, char* va);
+  std::map<char*, Extent>::iterator unmap_one(PhysChunk* c, Reservation* a,
+                                              std::map<char*, Extent>::iterator it);
   void mark_unmapped(Reservation* a, char* va, size_t len);
   void unmap_lent();
   void trim();
