@@ -431,3 +431,120 @@ def test_snapshot_layout_is_torchs():
     assert (blk["address"], blk["size"], blk["requested_size"]) == (p, 1024, 1000)
     assert blk["state"] == "active_allocated"
     h.free(p)
+
+
+# ---------------------------------------------------------------------------------------
+# Absurd sizes and failing backends (hardening).
+
+
+@pytest.mark.parametrize("settings", ["", CLASSIC, "roundup_power2_divisions:4"])
+@pytest.mark.parametrize("nbytes", [2**62, 2**62 + 1, 2**63 - 1, 2**64 - 512, 2**64 - 1])
+def test_huge_requests_raise_out_of_memory_without_wrapping(settings, nbytes):
+    h = H(GiB, settings)
+    live = h.alloc(MiB)
+    with pytest.raises(_C.OutOfMemoryError, match=r"^Host backend out of memory\. Tried to"):
+        h.alloc(nbytes)
+    st = flat(h)
+    assert st["num_ooms"] == 1
+    assert st["allocated_bytes.all.current"] == MiB  # nothing was handed out
+    assert st["reserved_bytes.all.current"] == h.backend_used
+    h.free(h.alloc(2 * MiB))  # usable afterwards
+    h.free(live)
+
+
+def test_huge_request_message_names_the_size():
+    h = H(GiB)
+    with pytest.raises(_C.OutOfMemoryError, match=r"Tried to allocate 17179869184\.00 GiB\."):
+        h.alloc(2**64 - 1)
+
+
+def _consistent(h, snapshot=True):
+    st = flat(h)
+    assert st["reserved_bytes.all.current"] == h.backend_used
+    if snapshot:
+        assert_snapshot_matches_stats(h)
+
+
+@pytest.mark.parametrize("call", ["unmap", "release_physical"])
+def test_a_failing_release_in_empty_cache_leaves_the_arenas_consistent(call):
+    h = H(GiB, PAGES_2MIB)
+    keep = h.alloc(8 * MiB)
+    h.fill(keep, 8 * MiB, 7)
+    for p in [h.alloc(8 * MiB) for _ in range(4)]:
+        h.free(p)
+    h.fail_next(call, 1, 2)  # the third such call fails
+    with pytest.raises(_C.AcceleratorError, match=f"injected failure of {call}"):
+        h.empty_cache()
+    # A page whose release failed is unmapped (no segment shows it) but still held and
+    # counted in reserved memory until a retry releases it.
+    _consistent(h, snapshot=call == "unmap")
+    assert h.backend_used > 8 * MiB  # part of the cache is still held
+    h.empty_cache()  # the retry releases the rest
+    _consistent(h)
+    assert h.backend_used == 8 * MiB
+    assert h.check(keep, 8 * MiB, 7)
+    p = h.alloc(16 * MiB)
+    h.fill(p, 16 * MiB, 1)
+    assert h.check(keep, 8 * MiB, 7)
+    h.free(p)
+    h.free(keep)
+
+
+def test_a_failing_free_in_empty_cache_leaves_plain_segments_cached():
+    h = H(GiB, CLASSIC)
+    for p in [h.alloc(40 * MiB) for _ in range(3)]:
+        h.free(p)
+    h.fail_next("free", 1, 1)  # the second cudaFree fails
+    with pytest.raises(_C.AcceleratorError, match="injected failure of free"):
+        h.empty_cache()
+    _consistent(h)
+    st = flat(h)
+    assert st["segment.all.current"] == 2
+    assert st["num_device_free"] == 1
+    h.empty_cache()
+    _consistent(h)
+    assert h.backend_used == 0
+    h.free(h.alloc(40 * MiB))  # the cached segment is used again
+
+
+def test_a_failing_free_in_the_out_of_memory_path_propagates_and_recovers():
+    h = H(100 * MiB, CLASSIC)
+    h.free(h.alloc(60 * MiB))
+    h.fail_next("free", 1)
+    with pytest.raises(_C.AcceleratorError):
+        h.alloc(70 * MiB)  # needs the cached segment freed first
+    _consistent(h)
+    h.free(h.alloc(70 * MiB))  # the retry frees it
+    _consistent(h)
+
+
+def test_a_failing_page_creation_during_growth_leaves_nothing_behind():
+    h = H(GiB, PAGES_2MIB)
+    a = h.alloc(4 * MiB)
+    h.fail_next("create_physical", 1, 2)
+    with pytest.raises(_C.AcceleratorError):
+        h.alloc(8 * MiB)
+    _consistent(h)
+    assert h.backend_used == 4 * MiB
+    h.free(h.alloc(8 * MiB))
+    h.free(a)
+    _consistent(h)
+
+
+def test_fail_next_checks_the_call_name():
+    with pytest.raises(ValueError, match="unknown call 'cudaFree'"):
+        H(GiB).fail_next("cudaFree")
+
+
+def test_empty_cache_waits_for_the_device_before_taking_the_lock():
+    # Pages of an arena are released only once its stream is idle; the wait happens before
+    # the release (and again, at once, under the lock).
+    h = H(GiB, PAGES_2MIB)
+    h.free(h.alloc(8 * MiB))
+    h.launch(0)  # work pending on stream 0
+    before = h.backend_calls()["synchronize"]
+    h.empty_cache()
+    assert h.backend_used == 0
+    assert h.backend_calls()["synchronize"] == before + 2
+    h.empty_cache()  # nothing to release: no wait at all
+    assert h.backend_calls()["synchronize"] == before + 2

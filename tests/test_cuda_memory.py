@@ -271,6 +271,59 @@ def test_out_of_memory_error(no_leak):
 
 
 @requires_gpu
+@pytest.mark.parametrize("nbytes", [2**62, 2**63 - 1, 2**64 - 1])
+def test_absurd_sizes_raise_out_of_memory(nbytes, no_leak):
+    # torch: OutOfMemoryError "CUDA out of memory. Tried to allocate 4294967296.00 GiB. ..."
+    # for torch.empty(2**62, dtype=torch.uint8, device="cuda"); sizes near 2**64 must not
+    # wrap when rounded.
+    ooms = memory.memory_stats()["num_ooms"]
+    with pytest.raises(_C.OutOfMemoryError) as exc:
+        memory.caching_allocator_alloc(nbytes)
+    assert OOM.match(str(exc.value)), str(exc.value)
+    assert f"Tried to allocate {nbytes / 2**30:.2f} GiB." in str(exc.value)
+    assert memory.memory_stats()["num_ooms"] == ooms + 1
+    memory.caching_allocator_delete(memory.caching_allocator_alloc(MiB))  # still usable
+
+
+@requires_gpu
+def test_empty_tensor_of_absurd_size_raises_out_of_memory(no_leak):
+    with pytest.raises(_C.OutOfMemoryError, match=r"^CUDA out of memory\. Tried to allocate "):
+        cudalite.empty(2**62, dtype=cudalite.uint8, device="cuda")
+    x = cudalite.ones(4, device="cuda")
+    assert x.sum().item() == 4.0
+
+
+@requires_gpu
+def test_empty_cache_with_work_in_flight_and_other_threads(no_leak):
+    # empty_cache waits for the device before taking the allocator's lock; allocations of
+    # other threads go on meanwhile and memory in use is never released.
+    import threading
+
+    keep = cudalite.ones(1 << 20, device="cuda")
+    stop = threading.Event()
+    errors = []
+
+    def churn():
+        try:
+            while not stop.is_set():
+                y = cudalite.ones(1 << 18, device="cuda") * 2
+                assert y.sum().item() == 2 * (1 << 18)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    t = threading.Thread(target=churn)
+    t.start()
+    for _ in range(20):
+        z = cudalite.ones(1 << 22, device="cuda")
+        del z
+        memory.empty_cache()
+    stop.set()
+    t.join()
+    assert not errors, errors
+    assert keep.sum().item() == float(1 << 20)
+
+
+@requires_gpu
 def test_per_process_memory_fraction(no_leak):
     assert memory.get_per_process_memory_fraction() == 1.0
     with pytest.raises(TypeError, match="Invalid type for fraction argument, must be `float`"):

@@ -43,6 +43,23 @@ def test_block_sizes_do_not_double_like_torch():
     assert _C._cuda._host_block_size(1000) == 1024
 
 
+def test_block_sizes_near_the_top_of_size_t_do_not_wrap():
+    # Rounding up would pass 2**64: such sizes are kept (no backend can serve them).
+    for n in (2**64 - 1, 2**64 - 2**60 + 1):
+        assert _C._cuda._host_block_size(n) == n
+    assert _C._cuda._host_block_size(2**63 + 1) == 2**63 + 2**60
+
+
+def test_an_absurd_request_raises_out_of_memory_and_the_cache_stays_usable():
+    h = _C._cuda._HostCacheForTesting()
+    for n in (2**62, 2**64 - 1):
+        with pytest.raises(_C.OutOfMemoryError):
+            h.allocate(n)
+    p = h.allocate(1000)
+    h.free(p)
+    assert h.cached_blocks == 1
+
+
 # ---- reuse rules, on the fake backend ----
 
 

@@ -385,6 +385,14 @@ void bind_host_allocator(py::module_& mm) {
             return d;
           },
           "Virtual-memory calls and stream synchronisations made so far, by kind.")
+      .def(
+          "fail_next",
+          [](H& h, const std::string& call, int count, int after) {
+            h.backend().fail_next(call, count, after);
+          },
+          py::arg("call"), py::arg("count") = 1, py::arg("after") = 0,
+          "After `after` more backend calls of this kind, the next `count` fail with "
+          "AcceleratorError (tests).")
       .def("fill", [](H&, uintptr_t p, size_t n, int v) { std::memset((void*)p, v, n); })
       .def("check",
            [](H&, uintptr_t p, size_t n, int v) {

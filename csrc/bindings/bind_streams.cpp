@@ -139,8 +139,9 @@ py::dict host_stats_dict(const HostMemoryStats& s) {
 class FakePinnedBackend final : public PinnedBackend {
  public:
   void* allocate(size_t n) override {
-    if (limit && used_ + n > limit) throw OutOfMemoryError("fake host backend: out of memory");
+    if (limit && n > limit - used_) throw OutOfMemoryError("fake host backend: out of memory");
     void* p = std::malloc(n);
+    if (!p) throw OutOfMemoryError("fake host backend: out of memory");
     used_ += n;
     sizes_[p] = n;
     return p;

@@ -203,6 +203,7 @@ size_t AllocatorSettings::roundup_divisions(size_t size) const {
 
 size_t AllocatorSettings::round_size(size_t size) const {
   if (size < kMinBlockSize) return kMinBlockSize;
+  if (size > kMaxRequest) return size;
   size_t div = roundup_divisions(size);
   if (div > 1 && size > kMinBlockSize * div && !is_pow2(size)) {
     size_t floor = size_t(1) << log2_floor(size);

@@ -18,6 +18,10 @@ constexpr size_t kLargeBuffer = 20 * kMiB;    // segments for 1-10 MiB requests
 constexpr size_t kMinLargeAlloc = 10 * kMiB;  // from here segments are the request size
 constexpr size_t kRoundLarge = 2 * kMiB;      // ... rounded up to 2 MiB
 constexpr int kRoundupIntervals = 16;         // power-of-two intervals from 1 MiB to 64 GiB
+// The largest request the caching allocator rounds and tries to serve (4 EiB, far beyond any
+// device). Larger ones raise OutOfMemoryError at once: below it, no size computed from a
+// request (rounding, segment and page sizes, address space to reserve) can wrap around.
+constexpr size_t kMaxRequest = size_t(1) << 62;
 
 struct AllocatorSettings {
   // Blocks of at least this size are never split (and count as "oversize").
@@ -44,7 +48,8 @@ struct AllocatorSettings {
   std::string text;  // the string these settings were parsed from
 
   size_t roundup_divisions(size_t size) const;
-  // torch's round_size: 512 B steps, or a power-of-two division when configured.
+  // torch's round_size: 512 B steps, or a power-of-two division when configured. Sizes
+  // above kMaxRequest are returned unchanged (rounding them could wrap around).
   size_t round_size(size_t size) const;
 };
 

@@ -1,44 +1,17 @@
-// The caching allocator's fast paths (allocate, free, stream events) and its reports
-// (statistics, snapshots, history). Getting and returning memory is in
-// caching_allocator_segments.cpp.
+// The caching allocator's policy: pools, best fit, splitting and merging, stream events,
+// where new memory comes from (plain segments, arenas), releasing cached memory, garbage
+// collection and the out-of-memory path. The arenas' mechanics are in detail/arena.cpp, the
+// reports (snapshots, history) in caching_allocator_history.cpp.
 #include "core/caching_allocator.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 
 #include "core/error.h"
 
 namespace cl {
 
-using detail::Block;
 using detail::BlockState;
-using detail::Pool;
-using detail::Segment;
-
-const char* trace_action_name(TraceEntry::Action a) {
-  switch (a) {
-    case TraceEntry::kAlloc:
-      return "alloc";
-    case TraceEntry::kFreeRequested:
-      return "free_requested";
-    case TraceEntry::kFreeCompleted:
-      return "free_completed";
-    case TraceEntry::kSegmentAlloc:
-      return "segment_alloc";
-    case TraceEntry::kSegmentFree:
-      return "segment_free";
-    case TraceEntry::kSegmentMap:
-      return "segment_map";
-    case TraceEntry::kSegmentUnmap:
-      return "segment_unmap";
-    case TraceEntry::kOom:
-      return "oom";
-    case TraceEntry::kSnapshot:
-      return "snapshot";
-  }
-  return "unknown";
-}
 
 CachingAllocator::CachingAllocator(std::unique_ptr<AllocBackend> backend,
                                    const AllocatorSettings& settings)
@@ -57,12 +30,8 @@ CachingAllocator::~CachingAllocator() {
     for (EventHandle e : event_cache_) backend_->destroy_event(e);
     for (auto& pool : pools_) {
       for (auto& seg : pool->segments) backend_->free(seg->base, seg->size);
-      for (auto& a : pool->arenas) {
-        for (auto& kv : a->extents) backend_->unmap(kv.first, kv.second.size);
-        backend_->release_address(a->base, a->size);
-      }
+      pool->arena.release_all();
     }
-    for (auto& c : chunks_) backend_->release_physical(c->handle, c->size);
   } catch (const std::exception&) {
     // Destructors must not throw; whatever could not be returned is left to the process.
   }
@@ -111,13 +80,15 @@ void CachingAllocator::raw_delete(void* ptr) {
   free_block_request(b);
 }
 
-Block* CachingAllocator::malloc_block(size_t nbytes, StreamId stream) {
+CachingAllocator::Block* CachingAllocator::malloc_block(size_t nbytes, StreamId stream) {
   // Python stacks are gathered before taking the lock: the recorder may need the GIL.
   StackContext ctx;
   if (record_context_.load(std::memory_order_relaxed) >= int(RecordContext::kState)) {
     if (ContextRecorder rec = recorder_.load()) ctx = rec();
   }
   std::lock_guard<std::mutex> lock(mu_);
+  // No device holds more; rounding such a size could wrap around.
+  if (nbytes > kMaxRequest) raise_oom(nbytes);
   if (outstanding_events_) process_events();
   size_t size = settings_.round_size(nbytes);
   Pool& pool = get_pool(stream, size <= kSmallSize);
@@ -126,26 +97,32 @@ Block* CachingAllocator::malloc_block(size_t nbytes, StreamId stream) {
   return take_block(pool, b, size, nbytes, std::move(ctx));
 }
 
-Pool& CachingAllocator::get_pool(StreamId stream, bool small) {
+CachingAllocator::Pool& CachingAllocator::get_pool(StreamId stream, bool small) {
   Pool* last = last_pool_[small];
   if (last && last->stream == stream) return *last;
   for (auto& p : pools_) {
     if (p->stream == stream && p->small == small) return *(last_pool_[small] = p.get());
   }
-  pools_.push_back(std::make_unique<Pool>());
+  detail::ArenaLedger& ledger = *this;
+  pools_.push_back(std::make_unique<Pool>(stream, small, *backend_, store_, ledger));
   Pool* p = pools_.back().get();
-  p->stream = stream;
-  p->small = small;
+  p->arena.set_page_size(page_size(small));
   return *(last_pool_[small] = p);
 }
 
-bool CachingAllocator::use_arenas() const { return use_arenas_; }
+// Pages of the small pool's arenas are the device's granularity; the large pool's are
+// large_segment_size rounded to it (0 when the backend has no virtual memory).
+size_t CachingAllocator::page_size(bool small) const {
+  if (!backend_->supports_vmm()) return 0;
+  const size_t g = backend_->vmm_granularity();
+  return small ? g : detail::round_up(std::max(settings_.large_segment_size, g), g);
+}
 
-Block* CachingAllocator::find_cached(Pool& pool, size_t size) {
+CachingAllocator::Block* CachingAllocator::find_cached(Pool& pool, size_t size) {
   if (gc_enabled_) ++pool.gc_clock;
   Block* best = nullptr;
   bool arenas = use_arenas();
-  if (arenas && !pool.arena_bins.empty()) best = pool.arena_bins.best_fit(size);
+  if (arenas) best = pool.arena.best_fit(size);
   if (!pool.plain_bins.empty()) {
     Block* p = pool.plain_bins.best_fit(size);
     if (p && (!best || p->size < best->size)) best = p;
@@ -163,12 +140,7 @@ Block* CachingAllocator::find_cached(Pool& pool, size_t size) {
   }
   // The end of the growing arena is used last: it can grow to fit any request, so handing
   // it to a request that fits elsewhere only moves the next growth further out.
-  if (arenas && pool.tail_free && pool.tail_free->size >= size) {
-    Block* b = pool.tail_free;
-    pool.tail_free = nullptr;
-    return b;
-  }
-  return nullptr;
+  return arenas ? pool.arena.take_tail(size) : nullptr;
 }
 
 bool CachingAllocator::should_split(const Block* b, size_t size) const {
@@ -177,47 +149,13 @@ bool CachingAllocator::should_split(const Block* b, size_t size) const {
   return size < settings_.max_split_size && rest > kSmallSize;
 }
 
-Block* CachingAllocator::split_front(Block* b, size_t size) {
-  Block* rest = store_.get();
-  rest->ptr = b->ptr + size;
-  rest->size = b->size - size;
-  rest->seg = b->seg;
-  rest->owner = this;
-  rest->state = BlockState::kFree;
-  rest->prev = b;
-  rest->next = b->next;
-  if (b->next) b->next->prev = rest;
-  b->next = rest;
-  if (b->seg->last == b) b->seg->last = rest;
-  b->size = size;
-  return rest;
-}
-
-void CachingAllocator::absorb(Block* dst, Block* src) {
-  if (src == dst->prev) {
-    dst->ptr = src->ptr;
-    dst->prev = src->prev;
-    if (dst->prev) {
-      dst->prev->next = dst;
-    } else {
-      dst->seg->head = dst;
-    }
-  } else {
-    dst->next = src->next;
-    if (dst->next) dst->next->prev = dst;
-    if (dst->seg->last == src) dst->seg->last = dst;
-  }
-  dst->size += src->size;
-  store_.put(src);
-}
-
-Block* CachingAllocator::take_block(Pool& pool, Block* b, size_t size, size_t orig,
-                                    StackContext ctx) {
+CachingAllocator::Block* CachingAllocator::take_block(Pool& pool, Block* b, size_t size,
+                                                      size_t orig, StackContext ctx) {
   const bool small = pool.small;
   const bool plain = !b->seg->is_arena;
   const bool was_split = b->prev || b->next;
   if (should_split(b, size)) {
-    Block* rest = split_front(b, size);
+    Block* rest = detail::split_front(store_, b, size);
     place_free(pool, rest);
     if (plain) {
       if (was_split) {
@@ -290,7 +228,7 @@ void CachingAllocator::free_block(Block* b) {
       unbin(pool, nb);
       split_blocks -= 1;
       split_bytes -= int64_t(nb->size);
-      absorb(b, nb);
+      detail::absorb(store_, b, nb);
     }
   }
   if (b->prev || b->next) {
@@ -314,18 +252,16 @@ void CachingAllocator::place_free(Pool& pool, Block* b) {
   Segment* seg = b->seg;
   if (!seg->is_arena) {
     pool.plain_bins.insert(b);
-  } else if (seg == pool.active_arena() && b == seg->last) {
-    pool.tail_free = b;
   } else {
-    pool.arena_bins.insert(b);
+    pool.arena.place_free(b);
   }
 }
 
 void CachingAllocator::unbin(Pool& pool, Block* b) {
-  if (b == pool.tail_free) {
-    pool.tail_free = nullptr;
+  if (b->seg->is_arena) {
+    pool.arena.unbin(b);
   } else {
-    (b->seg->is_arena ? pool.arena_bins : pool.plain_bins).remove(b);
+    pool.plain_bins.remove(b);
   }
 }
 
@@ -407,6 +343,7 @@ void CachingAllocator::set_settings(const AllocatorSettings& s) {
       s.max_split_size == std::numeric_limits<size_t>::max() ? -1 : int64_t(s.max_split_size);
   gc_enabled_ = fraction_set_ && s.garbage_collection_threshold > 0.0;
   use_arenas_ = s.expandable_segments && backend_->supports_vmm();
+  for (auto& pool : pools_) pool->arena.set_page_size(page_size(pool->small));
 }
 
 AllocatorSettings CachingAllocator::settings() const {
@@ -446,7 +383,33 @@ void CachingAllocator::reset_accumulated_stats() {
   stats_.reset_accumulated();
 }
 
+// Note [Waiting outside the lock]
+// Releasing cached memory waits for the device: blocks deferred by stream events are freed
+// once their events complete, and pages are unmapped only once their stream has passed the
+// work queued on them. torch waits with its allocator lock held, and so does the release
+// itself here (work queued while the lock was free could use the memory again). But a wait
+// under the lock stalls every thread's allocations, cache hits included, for as long as the
+// device is busy. So empty_cache() first waits without the lock, for the events pending and
+// the streams of the arenas that have pages to release; the wait under the lock is then
+// short, unless work was queued in between.
 void CachingAllocator::empty_cache() {
+  std::vector<EventHandle> events;
+  std::vector<StreamId> streams;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& q : events_) {
+      for (PendingEvent& pe : q.second) events.push_back(pe.event);
+    }
+    for (auto& pool : pools_) {
+      if (pool->arena.has_unused()) streams.push_back(pool->stream);
+    }
+  }
+  // Events are destroyed only with the allocator, so they stay valid here; one recycled
+  // meanwhile is waited for at its new point in its stream, which is merely longer.
+  for (EventHandle e : events) backend_->synchronize_event(e);
+  std::sort(streams.begin(), streams.end());
+  streams.erase(std::unique(streams.begin(), streams.end()), streams.end());
+  for (StreamId s : streams) backend_->synchronize_stream(s);
   std::lock_guard<std::mutex> lock(mu_);
   release_cached_blocks();
   // A fresh start: the growth budget (Note [Growth budget]) is measured from what is live
@@ -455,102 +418,231 @@ void CachingAllocator::empty_cache() {
   high_water_ = size_t(stats_.allocated_bytes[kAggregate].current);
 }
 
-MemorySnapshot CachingAllocator::snapshot() {
-  std::lock_guard<std::mutex> lock(mu_);
-  MemorySnapshot snap;
-  size_t total_active = 0;
-  auto add_block = [&](SegmentInfo& si, const Block* b) {
-    BlockInfo bi;
-    bi.size = b->size;
-    bi.requested_size = b->requested_size;
-    bi.allocated = b->state == BlockState::kAllocated;
-    bi.active = bi.allocated || b->state == BlockState::kPending;
-    bi.context = b->context;
-    si.total_size += bi.size;
-    if (bi.allocated) si.allocated_size += bi.size;
-    if (bi.active) {
-      si.active_size += bi.size;
-      si.requested_size += bi.requested_size;
-    }
-    si.blocks.push_back(std::move(bi));
-  };
+// ---------------------------------------------------------------------------------------
+// New memory.
+
+namespace {
+// torch's segment sizes: small requests share 2 MiB segments, medium ones 20 MiB segments,
+// large ones get a segment of their own rounded to 2 MiB.
+size_t plain_segment_size(size_t size) {
+  if (size <= kSmallSize) return kSmallBuffer;
+  if (size < kMinLargeAlloc) return kLargeBuffer;
+  return detail::round_up(size, kRoundLarge);
+}
+}  // namespace
+
+CachingAllocator::Block* CachingAllocator::allocate_new(Pool& pool, size_t size) {
+  if (use_arenas()) {
+    if (Block* b = pool.arena.reclaim(size)) return b;
+  }
+  if (gc_enabled_) garbage_collect();
+  Block* b = try_allocate(pool, size, false);
+  if (!b && release_available_cached_blocks(pool, size)) b = try_allocate(pool, size, false);
+  if (!b && release_cached_blocks()) b = try_allocate(pool, size, true);
+  if (!b) raise_oom(size);
+  return b;
+}
+
+CachingAllocator::Block* CachingAllocator::try_allocate(Pool& pool, size_t size, bool retry) {
+  if (retry) ++stats_.num_alloc_retries;
+  // release_cached_blocks may have freed event-deferred blocks into the cache.
+  if (retry) {
+    if (Block* b = find_cached(pool, size)) return b;
+  }
+  return use_arenas() ? grow_arena(pool, size) : alloc_plain_segment(pool, size);
+}
+
+CachingAllocator::Block* CachingAllocator::alloc_plain_segment(Pool& pool, size_t size) {
+  const size_t n = plain_segment_size(size);
+  if (fraction_set_ && total_reserved_ + n > allowed_max_) return nullptr;
+  void* p = backend_->malloc(n);
+  if (!p) return nullptr;
+  total_reserved_ += n;
+  pool.segments.push_back(std::make_unique<Segment>());
+  Segment* seg = pool.segments.back().get();
+  seg->base = static_cast<char*>(p);
+  seg->size = n;
+  seg->pool = &pool;
+  Block* b = store_.get();
+  b->ptr = seg->base;
+  b->size = n;
+  b->seg = seg;
+  b->owner = this;
+  b->state = BlockState::kFree;
+  seg->head = seg->last = b;
+  stats_.segment.increase(pool.small, 1);
+  stats_.reserved_bytes.increase(pool.small, int64_t(n));
+  if (n >= settings_.max_split_size) stats_.oversize_segments.increase(1);
+  ++stats_.num_device_alloc;
+  record_trace(TraceEntry::kSegmentAlloc, uintptr_t(p), n, pool.stream, nullptr);
+  return b;
+}
+
+CachingAllocator::Block* CachingAllocator::grow_arena(Pool& pool, size_t size) {
+  // The growth budget counts from the most memory allocated, this request included.
+  high_water_ = std::max(high_water_, size_t(stats_.allocated_bytes[kAggregate].current) + size);
+  return pool.arena.grow(size);
+}
+
+// ---------------------------------------------------------------------------------------
+// The arenas' ledger.
+
+size_t CachingAllocator::growth_room() const {
+  const size_t budget = size_t((1.0 + kGrowthSlack) * double(high_water_));
+  return total_reserved_ < budget ? budget - total_reserved_ : 0;
+}
+
+bool CachingAllocator::may_reserve(size_t bytes) const {
+  return !fraction_set_ || total_reserved_ + bytes <= allowed_max_;
+}
+
+void CachingAllocator::reserved_changed(const Arena& arena, int64_t delta) {
+  total_reserved_ = size_t(int64_t(total_reserved_) + delta);
+  if (delta > 0) stats_.reserved_bytes.increase(arena.small(), delta);
+  if (delta < 0) stats_.reserved_bytes.decrease(arena.small(), -delta);
+}
+
+void CachingAllocator::runs_changed(const Arena& arena, int64_t delta) {
+  if (delta > 0) stats_.segment.increase(arena.small(), delta);
+  if (delta < 0) stats_.segment.decrease(arena.small(), -delta);
+}
+
+void CachingAllocator::device_calls(const Arena&, size_t maps, size_t unmaps) {
+  stats_.num_device_alloc += int64_t(maps);
+  stats_.num_device_free += int64_t(unmaps);
+}
+
+void CachingAllocator::mapped(const Arena& arena, char* va, size_t len) {
+  record_trace(TraceEntry::kSegmentMap, uintptr_t(va), len, arena.stream(), nullptr);
+}
+
+void CachingAllocator::unmapped(const Arena& arena, char* va, size_t len) {
+  record_trace(TraceEntry::kSegmentUnmap, uintptr_t(va), len, arena.stream(), nullptr);
+}
+
+// ---------------------------------------------------------------------------------------
+// Releasing cached memory. Each backend call comes before the bookkeeping it implies, so
+// that when one fails (a cudaFree or cuMemUnmap error) the allocator stays consistent: what
+// was not released stays cached, and the error propagates.
+
+// With max_split_size set: frees oversize cached plain segments, the smallest one that
+// covers the request, else the largest ones until the request is covered (torch's rule).
+bool CachingAllocator::release_available_cached_blocks(Pool& pool, size_t size) {
+  if (settings_.max_split_size == std::numeric_limits<size_t>::max()) return false;
+  const size_t key = std::max(size, settings_.max_split_size);
+  std::vector<Block*> oversize;
+  pool.plain_bins.for_each_descending([&](Block* b) {
+    if (b->size >= settings_.max_split_size && !b->prev && !b->next) oversize.push_back(b);
+    return true;
+  });
+  if (oversize.empty()) return false;
+  std::sort(oversize.begin(), oversize.end(),
+            [](const Block* x, const Block* y) { return x->size < y->size; });
+  auto fit = std::lower_bound(oversize.begin(), oversize.end(), key,
+                              [](const Block* b, size_t k) { return b->size < k; });
+  if (fit != oversize.end()) {
+    release_plain_segment((*fit)->seg);
+    return true;
+  }
+  size_t released = 0;
+  for (auto it = oversize.rbegin(); it != oversize.rend() && released < key; ++it) {
+    released += (*it)->size;
+    release_plain_segment((*it)->seg);
+  }
+  return released >= key;
+}
+
+// Waits for outstanding stream events, then returns every cached segment and every
+// physical page that holds no live data. Like torch's release_cached_blocks, this waits for
+// the device with the lock held: the pages to release must be idle when they are unmapped,
+// and work queued after a wait without the lock could use them again. empty_cache() does
+// the long wait before taking the lock (Note [Waiting outside the lock]).
+bool CachingAllocator::release_cached_blocks() {
+  synchronize_and_free_events();
   for (auto& pool : pools_) {
-    auto start = [&](const Block* b, bool arena) -> SegmentInfo& {
-      snap.segments.emplace_back();
-      SegmentInfo& si = snap.segments.back();
-      si.address = uintptr_t(b->ptr);
-      si.stream = pool->stream;
-      si.is_large = !pool->small;
-      si.is_expandable = arena;
-      return si;
-    };
+    std::vector<Segment*> unused;
     for (auto& seg : pool->segments) {
-      SegmentInfo& si = start(seg->head, false);
-      for (const Block* b = seg->head; b; b = b->next) add_block(si, b);
-      total_active += si.active_size;
+      Block* h = seg->head;
+      if (h->state == BlockState::kFree && !h->next) unused.push_back(seg.get());
     }
-    // An arena is reported as one segment per run of live (mapped, not lent) memory: the
-    // sum of segment sizes is then the physical memory held, as reserved_bytes counts it.
-    for (auto& a : pool->arenas) {
-      SegmentInfo* si = nullptr;
-      for (const Block* b = a->head; b; b = b->next) {
-        if (!b->live()) {
-          if (si) total_active += si->active_size;
-          si = nullptr;
-          continue;
-        }
-        if (!si) si = &start(b, true);
-        add_block(*si, b);
-      }
-      if (si) total_active += si->active_size;
-    }
+    for (Segment* seg : unused) release_plain_segment(seg);
+    if (!pool->arena.empty()) pool->arena.release_unused();
   }
-  std::sort(snap.segments.begin(), snap.segments.end(),
-            [](const SegmentInfo& x, const SegmentInfo& y) { return x.address < y.address; });
-  if (record_history_) record_trace(TraceEntry::kSnapshot, 0, total_active, 0, nullptr);
-  snap.trace.reserve(trace_.size());
-  for (size_t i = 0; i < trace_.size(); ++i) {
-    snap.trace.push_back(trace_[(trace_next_ + i) % trace_.size()]);
-  }
-  snap.settings = settings_;
-  return snap;
+  return true;
 }
 
-void CachingAllocator::record_history(bool enabled, ContextRecorder recorder, size_t max_entries,
-                                      RecordContext when, bool clear) {
-  std::lock_guard<std::mutex> lock(mu_);
-  record_history_ = enabled;
-  recorder_.store(enabled ? recorder : nullptr);
-  record_context_.store(enabled && recorder ? int(when) : 0);
-  max_entries = std::max<size_t>(1, max_entries);
-  if (!enabled || clear || max_entries != trace_max_) {
-    std::vector<TraceEntry> keep;
-    if (enabled && !clear) {
-      for (size_t i = 0; i < trace_.size(); ++i) {
-        keep.push_back(trace_[(trace_next_ + i) % trace_.size()]);
-      }
-      if (keep.size() > max_entries) keep.erase(keep.begin(), keep.end() - long(max_entries));
-    }
-    trace_ = std::move(keep);
-    trace_next_ = 0;
-  }
-  trace_max_ = max_entries;
+void CachingAllocator::release_plain_segment(Segment* seg) {
+  Pool& pool = *seg->pool;
+  backend_->free(seg->base, seg->size);  // first: when it fails, the segment stays cached
+  Block* b = seg->head;
+  pool.plain_bins.remove(b);
+  record_trace(TraceEntry::kSegmentFree, uintptr_t(seg->base), seg->size, pool.stream, nullptr);
+  ++stats_.num_device_free;
+  total_reserved_ -= seg->size;
+  stats_.segment.decrease(pool.small, 1);
+  stats_.reserved_bytes.decrease(pool.small, int64_t(seg->size));
+  if (seg->size >= settings_.max_split_size) stats_.oversize_segments.decrease(1);
+  store_.put(b);
+  auto it = std::find_if(pool.segments.begin(), pool.segments.end(),
+                         [seg](const auto& s) { return s.get() == seg; });
+  pool.segments.erase(it);
 }
 
-void CachingAllocator::record_trace(TraceEntry::Action a, uintptr_t addr, size_t size,
-                                    StreamId stream, StackContext ctx) {
-  if (!record_history_) return;
-  int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-                   .count();
-  TraceEntry te{a, addr, size, stream, us, std::move(ctx)};
-  if (trace_.size() < trace_max_) {
-    trace_.push_back(std::move(te));
-    trace_next_ = 0;
-  } else {
-    trace_[trace_next_] = std::move(te);
-    trace_next_ = (trace_next_ + 1) % trace_max_;
+// torch's garbage_collection_threshold: once reserved memory passes the threshold share of
+// the allowed memory, free cached memory that has gone unused the longest.
+void CachingAllocator::garbage_collect() {
+  const size_t threshold = size_t(settings_.garbage_collection_threshold * double(allowed_max_));
+  if (total_reserved_ <= threshold) return;
+  const size_t target = total_reserved_ - threshold;
+  size_t reclaimed = 0;
+  for (auto& pool : pools_) {
+    std::vector<Block*> candidates;
+    pool->plain_bins.for_each_descending([&](Block* b) {
+      if (!b->prev && !b->next) candidates.push_back(b);
+      return true;
+    });
+    std::sort(candidates.begin(), candidates.end(), [&](const Block* x, const Block* y) {
+      return pool->gc_clock - x->gc_base > pool->gc_clock - y->gc_base;
+    });
+    for (Block* b : candidates) {
+      if (reclaimed >= target) break;
+      reclaimed += b->size;
+      release_plain_segment(b->seg);
+    }
   }
+  if (reclaimed < target) {
+    for (auto& pool : pools_) {
+      if (!pool->arena.empty()) pool->arena.release_unused();
+    }
+  }
+}
+
+void CachingAllocator::raise_oom(size_t size) {
+  size_t free_b = 0, total = 0;
+  backend_->mem_get_info(&free_b, &total);
+  ++stats_.num_ooms;
+  record_trace(TraceEntry::kOom, free_b, size, 0, nullptr);
+  const int64_t allocated = stats_.allocated_bytes[kAggregate].current;
+  const int64_t reserved = stats_.reserved_bytes[kAggregate].current;
+  const bool cuda = std::string(backend_->kind()) == "CUDA";
+  const size_t tried = use_arenas() || size > kMaxRequest ? size : plain_segment_size(size);
+  std::string msg =
+      detail::str(cuda ? "CUDA out of memory. Tried to allocate "
+                       : "Host backend out of memory. Tried "
+                         "to allocate ",
+                  format_size(tried), ". ", cuda ? "GPU " : "Host backend ",
+                  device_.index < 0 ? 0 : device_.index, " has a total capacity of ",
+                  format_size(total), " of which ", format_size(free_b), " is free. ",
+                  fraction_set_ ? format_size(allowed_max_) + " allowed; " : std::string(),
+                  "Of the allocated memory ", format_size(uint64_t(allocated)),
+                  " is allocated by cudalite, and ", format_size(uint64_t(reserved - allocated)),
+                  " is reserved by cudalite but unallocated.");
+  if (!use_arenas()) {
+    msg +=
+        " If reserved but unallocated memory is large try setting "
+        "CUDALITE_ALLOC_CONF=expandable_segments:True to avoid fragmentation.";
+  }
+  throw OutOfMemoryError(msg);
 }
 
 }  // namespace cl

@@ -1,7 +1,10 @@
 // The caching allocator: one per device, device-agnostic (the memory comes from an
-// AllocBackend). torch's semantics and statistics (CUDACachingAllocator), with less
-// fragmentation: by default each stream and size class gets one growable virtual-memory arena
-// whose free pages can back new addresses. The design is in docs/allocator.md.
+// AllocBackend). It keeps torch's policy (CUDACachingAllocator): pools per stream and size
+// class, best fit in size bins, splitting and merging, stream events (record_stream),
+// statistics, history, garbage collection and the out-of-memory path. New memory comes from
+// plain segments (torch's cudaMalloc segments) or, by default, from each pool's arena
+// (core/detail/arena.h): growable virtual memory whose free pages can back new addresses.
+// The design is in docs/allocator.md.
 #pragma once
 
 #include <atomic>
@@ -16,7 +19,7 @@
 #include "core/alloc_backend.h"
 #include "core/alloc_config.h"
 #include "core/allocator.h"
-#include "core/detail/block_pool.h"
+#include "core/detail/pool.h"
 #include "core/memory_stats.h"
 
 namespace cl {
@@ -76,18 +79,12 @@ struct MemorySnapshot {
 enum class RecordContext : int { kNever = 0, kState = 1, kAlloc = 2, kAll = 3 };
 using ContextRecorder = StackContext (*)();
 
-class CachingAllocator final : public Allocator {
+class CachingAllocator final : public Allocator, private detail::ArenaLedger {
  public:
   CachingAllocator(std::unique_ptr<AllocBackend> backend, const AllocatorSettings& settings);
   // Growth maps new pages rather than lending while reserved memory stays within this share
   // above the most memory ever allocated (Note [Growth budget]).
   static constexpr double kGrowthSlack = 0.02;
-  // A growth after an allocated block leaves unmapped address space worth this fraction of
-  // the block after it (Note [Growth room]).
-  static constexpr size_t kGapDivisor = 8;
-  // Lent address space beyond this multiple of reserved memory is unmapped
-  // (Note [Bounding lent address space]).
-  static constexpr size_t kLentLimit = 1;
   ~CachingAllocator() override;
   CL_DISALLOW_COPY_AND_MOVE(CachingAllocator);
 
@@ -125,18 +122,18 @@ class CachingAllocator final : public Allocator {
   using Block = detail::Block;
   using Pool = detail::Pool;
   using Segment = detail::Segment;
+  using Arena = detail::Arena;
 
   Block* malloc_block(size_t nbytes, StreamId stream);
   void free_block_request(Block* b);
-  detail::Pool& get_pool(StreamId stream, bool small);
+  Pool& get_pool(StreamId stream, bool small);
+  size_t page_size(bool small) const;
   Block* find_cached(Pool& pool, size_t size);
   Block* take_block(Pool& pool, Block* b, size_t size, size_t orig, StackContext ctx);
   bool should_split(const Block* b, size_t size) const;
   void free_block(Block* b);
   void place_free(Pool& pool, Block* b);
   void unbin(Pool& pool, Block* b);
-  Block* split_front(Block* b, size_t size);  // b keeps `size`; returns the rest
-  void absorb(Block* dst, Block* src);        // merges neighbour src into dst
 
   // Events deferring reuse of blocks used on other streams.
   void insert_events(Block* b);
@@ -144,55 +141,28 @@ class CachingAllocator final : public Allocator {
   void synchronize_and_free_events();
   EventHandle get_event();
 
-  // New memory: segments.cpp.
+  // New memory: a cached block, a reclaimed arena window, a new plain segment or arena
+  // growth, then releases and retries, then out of memory.
   Block* allocate_new(Pool& pool, size_t size);
   Block* try_allocate(Pool& pool, size_t size, bool retry);
-  bool use_arenas() const;
+  bool use_arenas() const { return use_arenas_; }
   Block* alloc_plain_segment(Pool& pool, size_t size);
   Block* grow_arena(Pool& pool, size_t size);
-  bool map_pages(Pool& pool, Segment* a, char* cursor, size_t need);
-  Block* grow_in_place(Pool& pool, size_t size, size_t limit);
-  size_t page_size(const Pool& pool) const;
-  Segment* new_arena(Pool& pool, size_t min_size);
-  struct LendPiece {
-    Block* block;
-    char* lo;
-    size_t len;
-  };
-  std::vector<LendPiece> plan_lending(Pool& pool, size_t need);
-  size_t lend_pages(Pool& pool, const std::vector<LendPiece>& plan, Segment* dst, char* cursor);
-  void mark_lent(Pool& pool, Block* b, char* lo, size_t len);
-  Block* reclaim_lent(Pool& pool, size_t size);
-  struct Window {
-    Segment* arena = nullptr;  // a window that holds the request: [lo, hi) in arena
-    char* lo = nullptr;
-    char* hi = nullptr;
-    size_t region = 0;  // bytes it makes free, with the free ends around it
-    size_t swaps = 0;   // lent pages in it
-    size_t tail = 0;    // the window ending at the active arena's mapped end
-    char* tail_lo = nullptr;
-  };
-  struct Slot {  // one address of a free page, during find_window
-    Segment* seg;
-    char* va;
-    size_t len;
-    detail::PhysChunk* chunk;
-    bool lent = false;  // not the page's live address
-  };
-  Window find_window(Pool& pool, size_t size);
-  Block* free_at(char* va, size_t len) const;
-  Block* make_live(Pool& pool, Segment* a, char* lo, char* hi);
-  void recount_runs(Pool& pool);
-  void add_runs(Pool& pool, int64_t delta);
   bool release_available_cached_blocks(Pool& pool, size_t size);
   bool release_cached_blocks();
   void release_plain_segment(Segment* seg);
-  void release_arena_memory(Pool& pool);
-  void unmap_range(Segment* a, char* va, size_t len);
-  void trim_arenas(Pool& pool);
-  void unmap_lent(Pool& pool);
   void garbage_collect();
   [[noreturn]] void raise_oom(size_t size);
+
+  // detail::ArenaLedger: the arenas' limits and reports.
+  size_t reserved() const override { return total_reserved_; }
+  size_t growth_room() const override;
+  bool may_reserve(size_t bytes) const override;
+  void reserved_changed(const Arena& arena, int64_t delta) override;
+  void runs_changed(const Arena& arena, int64_t delta) override;
+  void device_calls(const Arena& arena, size_t maps, size_t unmaps) override;
+  void mapped(const Arena& arena, char* va, size_t len) override;
+  void unmapped(const Arena& arena, char* va, size_t len) override;
 
   void record_trace(TraceEntry::Action a, uintptr_t addr, size_t size, StreamId stream,
                     StackContext ctx);
@@ -217,11 +187,6 @@ class CachingAllocator final : public Allocator {
   std::vector<EventHandle> event_cache_;
 
   std::unordered_map<void*, Block*> raw_;
-  std::vector<std::unique_ptr<detail::PhysChunk>> chunks_;
-  // Scratch of find_window.
-  std::vector<Block*> frees_;
-  std::vector<Slot> slots_;
-  uint64_t scan_id_ = 0;
 
   size_t total_reserved_ = 0;  // bytes held from the backend
   size_t high_water_ = 0;      // the most memory allocated (and requested) at a growth

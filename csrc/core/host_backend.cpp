@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "core/error.h"
@@ -28,10 +29,46 @@ HostBackend::~HostBackend() {
   if (fd_ >= 0) close(fd_);
 }
 
+namespace {
+const char* const kOpNames[] = {
+    "free",       "map", "unmap", "create_physical", "release_physical", "release_address",
+    "synchronize"};
+}  // namespace
+
+void HostBackend::fail_next(const std::string& call, int count, int after) {
+  for (int op = 0; op < kNumOps; ++op) {
+    if (call == kOpNames[op]) {
+      std::lock_guard<std::mutex> lock(mu_);
+      fail_[op] = count;
+      fail_after_[op] = after;
+      bool any = false;
+      for (int c : fail_) any = any || c > 0;
+      failing_.store(any);
+      return;
+    }
+  }
+  throw ValueError(detail::str("HostBackend.fail_next: unknown call '", call, "'"));
+}
+
+void HostBackend::maybe_fail(Op op) {
+  if (!failing_.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fail_[op] <= 0) return;
+  if (fail_after_[op] > 0) {
+    --fail_after_[op];
+    return;
+  }
+  --fail_[op];
+  bool any = false;
+  for (int c : fail_) any = any || c > 0;
+  failing_.store(any);
+  throw AcceleratorError(999, detail::str("host backend: injected failure of ", kOpNames[op]));
+}
+
 void* HostBackend::malloc(size_t nbytes) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (used_ + nbytes > capacity_) return nullptr;
+    if (nbytes > capacity_ - std::min(used_, capacity_)) return nullptr;
     used_ += nbytes;
   }
   void* p = mmap(nullptr, nbytes, PROT_READ | PROT_WRITE,
@@ -45,12 +82,14 @@ void* HostBackend::malloc(size_t nbytes) {
 }
 
 void HostBackend::free(void* ptr, size_t nbytes) {
+  maybe_fail(kFree);
   munmap(ptr, nbytes);
   std::lock_guard<std::mutex> lock(mu_);
   used_ -= nbytes;
 }
 
 void* HostBackend::reserve_address(size_t nbytes) {
+  if (nbytes > SIZE_MAX - kGranularity) return nullptr;
   // Over-reserve by one granule so that the range can start on a granule boundary.
   size_t raw_len = nbytes + kGranularity;
   void* raw = mmap(nullptr, raw_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -62,6 +101,7 @@ void* HostBackend::reserve_address(size_t nbytes) {
 }
 
 void HostBackend::release_address(void* base, size_t) {
+  maybe_fail(kReleaseAddress);
   std::lock_guard<std::mutex> lock(mu_);
   auto it = reservations_.find(base);
   if (it == reservations_.end()) return;
@@ -70,8 +110,9 @@ void HostBackend::release_address(void* base, size_t) {
 }
 
 PhysHandle HostBackend::create_physical(size_t nbytes) {
+  maybe_fail(kCreate);
   std::lock_guard<std::mutex> lock(mu_);
-  if (used_ + nbytes > capacity_) return 0;
+  if (nbytes > capacity_ - std::min(used_, capacity_)) return 0;
   size_t off = 0;
   auto it = std::find_if(free_ranges_.begin(), free_ranges_.end(),
                          [&](const auto& r) { return r.second >= nbytes; });
@@ -91,6 +132,7 @@ PhysHandle HostBackend::create_physical(size_t nbytes) {
 }
 
 void HostBackend::release_physical(PhysHandle h, size_t nbytes) {
+  maybe_fail(kRelease);
   std::lock_guard<std::mutex> lock(mu_);
   size_t off = size_t(h - 1);
   // Give the pages back to the system; the range is reused by later create_physical calls.
@@ -114,6 +156,7 @@ void HostBackend::release_physical(PhysHandle h, size_t nbytes) {
 }
 
 void HostBackend::map(void* va, size_t nbytes, PhysHandle h) {
+  maybe_fail(kMap);
   void* p = mmap(va, nbytes, PROT_NONE, MAP_SHARED | MAP_FIXED, fd_, off_t(h - 1));
   if (p == MAP_FAILED) sys_fail("mmap");
   std::lock_guard<std::mutex> lock(mu_);
@@ -128,6 +171,7 @@ void HostBackend::set_access(void* va, size_t nbytes) {
 }
 
 void HostBackend::unmap(void* va, size_t nbytes) {
+  maybe_fail(kUnmap);
   // Back to a reservation: the address range stays owned by its arena.
   void* p =
       mmap(va, nbytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
@@ -161,6 +205,7 @@ void HostBackend::synchronize_event(EventHandle e) {
 }
 
 void HostBackend::synchronize_stream(StreamId s) {
+  maybe_fail(kSynchronize);
   complete(s);
   std::lock_guard<std::mutex> lock(mu_);
   ++calls_.synchronize;

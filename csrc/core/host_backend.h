@@ -12,10 +12,12 @@
 // work enqueued before it has.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 #include "core/alloc_backend.h"
@@ -73,6 +75,12 @@ class HostBackend final : public AllocBackend {
   };
   Calls calls() const;
 
+  // Failure injection, for tests of the allocator's error paths: after `after` more calls of
+  // `call` ("free", "map", "unmap", "create_physical", "release_physical",
+  // "release_address", "synchronize") succeed, the next `count` do nothing and throw
+  // AcceleratorError, as a failing driver call does. Throws ValueError for an unknown name.
+  void fail_next(const std::string& call, int count = 1, int after = 0);
+
  private:
   struct FakeEvent {
     StreamId stream = 0;
@@ -83,8 +91,14 @@ class HostBackend final : public AllocBackend {
     uint64_t completed = 0;
   };
 
+  enum Op { kFree, kMap, kUnmap, kCreate, kRelease, kReleaseAddress, kSynchronize, kNumOps };
+  void maybe_fail(Op op);
+
   int index_;
   int fd_ = -1;
+  std::atomic<bool> failing_{false};  // some fail_next() count is pending
+  int fail_[kNumOps] = {};
+  int fail_after_[kNumOps] = {};
   size_t capacity_;
   size_t used_ = 0;
   size_t file_end_ = 0;

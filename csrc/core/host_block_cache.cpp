@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 #include "core/error.h"
 
@@ -39,6 +40,9 @@ size_t HostBlockCache::block_size(size_t n) {
   if (n <= 16) return n;
   int k = 63 - __builtin_clzll(uint64_t(n));  // 2^k <= n < 2^(k+1)
   size_t step = size_t(1) << (k - 3);
+  // Rounding a size within a step of 2^64 would wrap around: such a size is kept as it is
+  // (no backend can serve it, and the backend's out-of-memory error is what the caller sees).
+  if (n > SIZE_MAX - (step - 1)) return n;
   return (n + step - 1) / step * step;
 }
 

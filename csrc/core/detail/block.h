@@ -1,10 +1,10 @@
-// The caching allocator's bookkeeping: blocks, the segments they tile, the per-stream pools
-// and the size-segregated free lists that find a best fit in constant time.
+// The caching allocator's blocks: the segments they tile, the free list that recycles them,
+// splitting and merging, and the size-segregated free lists that find a best fit in constant
+// time. Pools (core/detail/pool.h) and arenas (core/detail/arena.h) are built from them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +21,8 @@ struct Pool;
 struct Segment;
 struct Block;
 
+// n rounded up to a multiple of m. The caching allocator caps request sizes (kMaxRequest,
+// core/alloc_config.h) so that this never wraps.
 inline size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
 // A stack captured when history recording is on (Python frames, innermost first).
@@ -207,57 +209,55 @@ class FreeBins {
 };
 static_assert(FreeBins::kWords <= 64, "summary bitmap holds one bit per word");
 
-// Physical memory obtained with one create_physical call: one page of an arena. It is
-// mapped whole at one or more addresses (one live, the others lent) and released once the
-// live one holds no data.
-struct PhysChunk {
-  PhysHandle handle = 0;
-  size_t size = 0;
-  std::vector<std::pair<Segment*, char*>> maps;  // where it is mapped
-  Segment* live_seg = nullptr;                   // the mapping that is not lent
-  char* live_va = nullptr;
-  uint64_t scan_id = 0;  // the last find_window scan that saw it, and where
-  size_t scan_pos = 0;
-};
-
-// One map() call: [va, va + size) shows all of chunk.
-struct Extent {
-  size_t size = 0;
-  PhysChunk* chunk = nullptr;
-};
-
-// A region of address space that blocks tile. Either a plain segment (one malloc), or an
-// arena: a large reservation whose mapped prefix [0, mapped_end) grows page by page.
+// A region of address space that blocks tile: a plain segment (one malloc), or one
+// reservation of an arena (core/detail/arena.h, struct Reservation).
 struct Segment {
   char* base = nullptr;
   size_t size = 0;  // plain: the segment size; arena: the reserved address space
   Pool* pool = nullptr;
   Block* head = nullptr;  // lowest block
+  Block* last = nullptr;  // highest block
   bool is_arena = false;
-  // Arena only.
-  size_t mapped_end = 0;            // everything at or above base + mapped_end is unmapped
-  Block* last = nullptr;            // the block that ends at mapped_end
-  std::map<char*, Extent> extents;  // mapped ranges by address
 };
 
 inline size_t Block::end_offset() const { return size_t(ptr + size - seg->base); }
 
-// Cached blocks of one stream and one size class. Blocks never move between pools: memory
-// freed on a stream is reused on that stream, where ordering makes it safe.
-struct Pool {
-  StreamId stream = 0;
-  bool small = false;
-  FreeBins plain_bins;  // free blocks of plain segments
-  FreeBins arena_bins;  // free blocks of arenas, except the active arena's tail
-  std::vector<std::unique_ptr<Segment>> segments;  // plain segments
-  std::vector<std::unique_ptr<Segment>> arenas;    // arenas, the active (growing) one last
-  Block* tail_free = nullptr;  // the free block at the end of the active arena's mapped part
-  uint64_t gc_clock = 0;       // counts cache lookups when garbage collection is on
-  int64_t runs = 0;            // contiguous live runs in arenas (reported as segments)
-  size_t lent_bytes = 0;       // address space of arenas whose pages back other addresses
+// Splits b in two: b keeps its first `size` bytes, the returned block (free, from `store`)
+// the rest.
+inline Block* split_front(BlockStore& store, Block* b, size_t size) {
+  Block* rest = store.get();
+  rest->ptr = b->ptr + size;
+  rest->size = b->size - size;
+  rest->seg = b->seg;
+  rest->owner = b->owner;
+  rest->state = BlockState::kFree;
+  rest->prev = b;
+  rest->next = b->next;
+  if (b->next) b->next->prev = rest;
+  b->next = rest;
+  if (b->seg->last == b) b->seg->last = rest;
+  b->size = size;
+  return rest;
+}
 
-  Segment* active_arena() const { return arenas.empty() ? nullptr : arenas.back().get(); }
-};
+// Merges src, a neighbour of dst, into dst and gives src back to `store`.
+inline void absorb(BlockStore& store, Block* dst, Block* src) {
+  if (src == dst->prev) {
+    dst->ptr = src->ptr;
+    dst->prev = src->prev;
+    if (dst->prev) {
+      dst->prev->next = dst;
+    } else {
+      dst->seg->head = dst;
+    }
+  } else {
+    dst->next = src->next;
+    if (dst->next) dst->next->prev = dst;
+    if (dst->seg->last == src) dst->seg->last = dst;
+  }
+  dst->size += src->size;
+  store.put(src);
+}
 
 }  // namespace detail
 }  // namespace cl

@@ -1,0 +1,29 @@
+// A pool of the caching allocator: the cached memory of one stream and one size class
+// (small: requests up to 1 MiB; large). Blocks never move between pools: memory freed on a
+// stream is reused on that stream, where ordering makes it safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/detail/arena.h"
+#include "core/detail/block.h"
+
+namespace cl::detail {
+
+struct Pool {
+  Pool(StreamId s, bool is_small, AllocBackend& backend, BlockStore& store, ArenaLedger& ledger)
+      : stream(s), small(is_small), arena(backend, store, ledger, this, s, is_small) {}
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  StreamId stream = 0;
+  bool small = false;
+  FreeBins plain_bins;                             // free blocks of plain segments
+  std::vector<std::unique_ptr<Segment>> segments;  // plain segments
+  Arena arena;                                     // virtual memory (expandable segments)
+  uint64_t gc_clock = 0;  // counts cache lookups when garbage collection is on
+};
+
+}  // namespace cl::detail
