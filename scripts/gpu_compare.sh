@@ -15,15 +15,22 @@ t0=$(date +%s)
 python3 -m pip install --no-build-isolation -q --no-deps --target "$old_site" "$old_src" \
   > "$OUT/build_old.log" 2>&1 || { tail -30 "$OUT/build_old.log"; exit 1; }
 echo "old build: $(( $(date +%s) - t0 )) s"
-for which in old new; do
-  site=""
-  [ "$which" = old ] && site=$old_site
-  printf "%s import: " "$which"
-  PYTHONPATH=$site python3 -c "
-import statistics, subprocess, sys
-ts = [float(subprocess.run([sys.executable, '-c', 'import time; t = time.perf_counter(); import cudalite; print(time.perf_counter() - t)'], capture_output=True, text=True).stdout) for _ in range(15)]
-print(f'{statistics.median(ts) * 1e3:.1f} ms (median of 15 fresh processes)')"
-done
+# Import time: fresh processes, old and new interleaved (25 each), medians and minima.
+OLD_SITE=$old_site python3 - <<'PY'
+import os, statistics, subprocess, sys
+code = "import time; t = time.perf_counter(); import cudalite; print(time.perf_counter() - t)"
+ts = {"old": [], "new": []}
+for _ in range(25):
+    for which in ("old", "new"):
+        env = dict(os.environ)
+        env.pop("PYTHONPATH", None)
+        if which == "old":
+            env["PYTHONPATH"] = os.environ["OLD_SITE"]
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        ts[which].append(float(out.stdout) * 1e3)
+for which, v in ts.items():
+    print(f"{which} import: median {statistics.median(v):.1f} ms, min {min(v):.1f} ms (25 processes)")
+PY
 for b in "$@"; do
   for which in old new; do
     site=""
