@@ -27,6 +27,7 @@ __all__ = [
 ]
 
 from_numpy = _C.from_numpy
+_INT64_LIMIT = 1 << 63  # sizes are int64: torch's unpacking error beyond
 
 
 def _is_int(a):
@@ -81,7 +82,13 @@ def _size(args, name="size", pos=1, sequence_only=False):
                 f"{name}(): argument 'size' (position {pos}) must be tuple of ints, "
                 f"but found element of type {tn} at pos 0"
             )
-        out.append(a.__index__())
+        v = a.__index__()
+        if not -_INT64_LIMIT <= v < _INT64_LIMIT:
+            raise TypeError(
+                f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} with "
+                'error "Overflow when unpacking long long"'
+            )
+        out.append(v)
     return out
 
 
