@@ -271,3 +271,28 @@ def test_indices_at_the_edges(device):
     for i in (BIG, 2**63 - 1, -(2**63)):
         with pytest.raises(IndexError, match=f"index {i} is out of bounds"):
             x[i]
+
+
+def test_cat_sizes_overflow(device):
+    x = C.ones(1, device=device).expand(BIG)
+    msg = (
+        "cat(): the sizes along dimension 0 add up to more than a tensor can hold "
+        "(9223372036854775807 elements)"
+    )
+    for n in (2, 4):  # torch wraps around here: a negative size, or a (0,) result for 4
+        with pytest.raises(RuntimeError, match=exact(msg)):
+            C.cat([x] * n)
+    msg = f"Storage size calculation overflowed with sizes=[{BIG + 1}]"
+    with pytest.raises(RuntimeError, match=exact(msg)):
+        C.cat([x, C.ones(1, device=device)])
+
+
+def test_matmul_result_overflow(device):
+    a = C.ones(1, 1, device=device)
+    with pytest.raises(RuntimeError, match=exact(f"{STORAGE[:-1]}, 1]")):
+        a.expand(BIG, 1) @ a
+    with pytest.raises(RuntimeError, match=exact(f"{STORAGE[:-1]}, 1]")):
+        a.expand(BIG, 1).mm(a)
+    msg = "Storage size calculation overflowed with sizes=[1099511627776, 1099511627776]"
+    with pytest.raises(RuntimeError, match=exact(msg)):
+        a.expand(2**40, 1) @ a.expand(1, 2**40)
