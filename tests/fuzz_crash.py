@@ -8,9 +8,10 @@ cudalite installed or PYTHONPATH=python over an in-tree build:
 Every call is one of cudalite's public functions or Tensor methods (dunders such as
 ``__getitem__`` and ``__add__`` included) with 0 to 3 positional arguments and sometimes a
 keyword, drawn from: tensors of every dtype in odd layouts (0-dim, 0-size, expanded,
-transposed, sliced with a step, with an offset), edge integers (0, -1, ±2**31, 2**32, 2**62,
-2**63 - 1, -2**63, 2**63, 2**64), edge floats (nan, ±inf, -0.0, 1e308), sizes made of them,
-dtypes, devices, slices, None and strings. Exceptions are fine; these are failures:
+transposed, sliced with a step, with an offset), index tensors of edge integers, edge
+integers (0, -1, ±2**31, 2**32, 2**62, 2**63 - 1, -2**63, 2**63, 2**64), edge floats (nan,
+±inf, -0.0, 1e308), sizes made of them, dtypes, devices, slices, None and strings.
+Exceptions are fine; these are failures:
 
 - a crash: the process dies by a signal (a segfault, an abort from heap corruption);
 - a hang: one call runs for more than --call-timeout seconds (SIGALRM ends the process);
@@ -182,8 +183,10 @@ def tensor_spec(rng):
 
 def arg_spec(rng, depth=0):
     r = rng.random()
-    if r < 0.30:
+    if r < 0.26:
         return tensor_spec(rng)
+    if r < 0.30:  # an index tensor holding edge integers
+        return ("IT", tuple(rng.choice(INTS) for _ in range(rng.randint(0, 3))))
     if r < 0.55:
         return ("v", rng.choice(INTS))
     if r < 0.60:
@@ -236,6 +239,8 @@ def describe(spec):
         tag = a[0]
         if tag == "T":
             return f"T({a[1]}, {a[2]}, {a[3]})"
+        if tag == "IT":
+            return f"cudalite.tensor({list(a[1])})"
         if tag == "dtype":
             return f"cudalite.{a[1]}"
         if tag == "list":
@@ -277,6 +282,8 @@ def materialise(cl, a, device):
     tag = a[0]
     if tag == "T":
         return make_tensor(cl, a, device)
+    if tag == "IT":
+        return cl.tensor(list(a[1]), dtype=cl.int64, device=device)
     if tag == "dtype":
         return getattr(cl, a[1])
     if tag == "list":
@@ -371,7 +378,7 @@ def _limit_memory(gib):
     resource.setrlimit(resource.RLIMIT_AS, (n, n))
 
 
-def run(calls, seed=0, batch=2000, device="cpu", call_timeout=20, memory_gib=6.0, log=print):
+def run(calls, seed=0, batch=2000, device="cpu", call_timeout=60, memory_gib=2.0, log=print):
     """Runs `calls` calls in batches; returns (calls made, list of failure descriptions)."""
     tgts = targets()
     failures, done, start = [], 0, 0
@@ -421,8 +428,8 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--batch", type=int, default=2000)
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--call-timeout", type=int, default=20)
-    ap.add_argument("--memory-gib", type=float, default=6.0)
+    ap.add_argument("--call-timeout", type=int, default=60)
+    ap.add_argument("--memory-gib", type=float, default=2.0)
     ap.add_argument("--only", type=int, help="print and run the call with this index")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--start", type=int, default=0, help=argparse.SUPPRESS)
