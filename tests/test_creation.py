@@ -586,7 +586,18 @@ def _self_inside_leaf():
     return y
 
 
-@pytest.mark.parametrize("fn", ["tensor", "as_tensor", "asarray"])
+_DATA_FNS = {
+    "tensor": lambda d: C.tensor(d),
+    "as_tensor": lambda d: C.as_tensor(d),
+    "asarray": lambda d: C.asarray(d),
+    "new_tensor": lambda d: C.ones(1).new_tensor(d),
+    "Tensor": lambda d: C.Tensor(d),
+    "LongTensor": lambda d: C.LongTensor(d),
+    "index": lambda d: C.ones(2)[d],
+}
+
+
+@pytest.mark.parametrize("fn", list(_DATA_FNS))
 @pytest.mark.parametrize(
     "make, kind",
     [
@@ -598,15 +609,15 @@ def _self_inside_leaf():
 )
 def test_data_too_many_dimensions(fn, make, kind):
     with pytest.raises(ValueError, match=f"^too many dimensions '{kind}'$"):
-        getattr(C, fn)(make())
+        _DATA_FNS[fn](make())
     assert C.tensor([[1, 2]]).sum().item() == 3  # the process goes on
 
 
-@pytest.mark.parametrize("fn", ["tensor", "as_tensor", "asarray"])
+@pytest.mark.parametrize("fn", list(_DATA_FNS))
 @pytest.mark.parametrize("make", [_self_later, _self_row])
 def test_data_self_referential(fn, make):
     with pytest.raises(TypeError, match="^new\\(\\): self-referential lists are incompatible$"):
-        getattr(C, fn)(make())
+        _DATA_FNS[fn](make())
 
 
 @pytest.mark.parametrize("fn", ["tensor", "as_tensor", "asarray"])
