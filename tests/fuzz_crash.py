@@ -357,16 +357,16 @@ def worker(seed, start, count, device, call_timeout):
         signal.alarm(0)
         if bad:
             out.write(f"CORRUPT {i} {bad}\n")
-        if canary.tolist() != expected:
-            out.write(f"CORRUPT {i} canary changed\n")
-            canary = cl.arange(256, dtype=cl.float64, device=device)
-        if device == "cuda" and i % 64 == 0:
+        if device == "cuda":  # after every call, so that an error names its call
             try:
                 cl.cuda.synchronize()
-            except Exception as e:  # a sticky CUDA error: report it on this batch
+            except Exception as e:  # a sticky CUDA error: this process can do no more
                 out.write(f"CORRUPT {i} CUDA error after the call: {e}\n")
                 out.flush()
                 os._exit(3)
+        if canary.tolist() != expected:
+            out.write(f"CORRUPT {i} canary changed\n")
+            canary = cl.arange(256, dtype=cl.float64, device=device)
     out.write("DONE\n")
     out.flush()
 
