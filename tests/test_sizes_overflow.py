@@ -296,3 +296,22 @@ def test_matmul_result_overflow(device):
     msg = "Storage size calculation overflowed with sizes=[1099511627776, 1099511627776]"
     with pytest.raises(RuntimeError, match=exact(msg)):
         a.expand(2**40, 1) @ a.expand(1, 2**40)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: x.unsqueeze(2**63),
+        lambda x: x.select(0, 2**64),
+        lambda x: x.narrow(0, 2**63, 1),
+        lambda x: x.transpose(0, 2**63),
+        lambda x: x.movedim(2**63, 0),
+        lambda x: x.flatten(2**63),
+        lambda x: x.as_strided((1,), (1,), 2**63),
+        lambda x: x.sum(-(2**63) - 1),
+    ],
+)
+def test_int_arguments_beyond_int64(call, device):
+    # was pybind11's "incompatible function arguments" TypeError
+    with pytest.raises(ValueError, match=exact("Overflow when unpacking long long")):
+        call(C.ones(4, device=device))
