@@ -552,3 +552,100 @@ def test_strings_in_data():
         C.tensor([[1], ["a"]])
     with pytest.raises(TypeError, match="^new\\(\\): invalid data type 'bytes'$"):
         C.tensor([1.0, b"a"])
+
+
+# Deep or self-referential data: torch's errors, where the scan overflowed the C stack.
+def _nested(depth, leaf=1, kind=list):
+    x = leaf
+    for _ in range(depth):
+        x = kind([x])
+    return x
+
+
+def _self_first():
+    x = []
+    x.append(x)
+    return x
+
+
+def _self_later():
+    x = [1]
+    x.append(x)
+    return x
+
+
+def _self_row():
+    x = [[1], [2]]
+    x[1] = x
+    return x
+
+
+def _self_inside_leaf():
+    y = (1, [2])
+    y[1].append(y)
+    return y
+
+
+_DATA_FNS = {
+    "tensor": lambda d: C.tensor(d),
+    "as_tensor": lambda d: C.as_tensor(d),
+    "asarray": lambda d: C.asarray(d),
+    "new_tensor": lambda d: C.ones(1).new_tensor(d),
+    "Tensor": lambda d: C.Tensor(d),
+    "LongTensor": lambda d: C.LongTensor(d),
+    "index": lambda d: C.ones(2)[d],
+}
+
+
+@pytest.mark.parametrize("fn", list(_DATA_FNS))
+@pytest.mark.parametrize(
+    "make, kind",
+    [
+        (_self_first, "list"),
+        (lambda: _nested(100_000), "list"),
+        (lambda: _nested(100_000, kind=tuple), "tuple"),
+        (lambda: _nested(129), "list"),
+    ],
+)
+def test_data_too_many_dimensions(fn, make, kind):
+    with pytest.raises(ValueError, match=f"^too many dimensions '{kind}'$"):
+        _DATA_FNS[fn](make())
+    assert C.tensor([[1, 2]]).sum().item() == 3  # the process goes on
+
+
+@pytest.mark.parametrize("fn", list(_DATA_FNS))
+@pytest.mark.parametrize("make", [_self_later, _self_row])
+def test_data_self_referential(fn, make):
+    with pytest.raises(TypeError, match="^new\\(\\): self-referential lists are incompatible$"):
+        _DATA_FNS[fn](make())
+
+
+@pytest.mark.parametrize("fn", ["tensor", "as_tensor", "asarray"])
+def test_data_self_reference_below_the_shape(fn):
+    # torch itself overflows its stack on this one; the shape is (2,), so [2, y] is a
+    # sequence where a number belongs.
+    with pytest.raises(TypeError, match="^'list' object cannot be interpreted as an integer$"):
+        getattr(C, fn)(_self_inside_leaf())
+
+
+def test_data_at_the_dimension_cap():
+    t = C.tensor(_nested(128, leaf=2.5))
+    assert t.dim() == 128 and t.shape == (1,) * 128 and t.dtype == C.float32
+    assert C.tensor(_nested(127, leaf=[])).shape == (1,) * 127 + (0,)
+
+
+def test_data_deep_beside_the_shape():
+    # Elements nested deeper than the first element's path fail where they are stored.
+    with pytest.raises(TypeError, match="^'list' object cannot be interpreted as an integer$"):
+        C.tensor([1, _nested(100_000)])
+    with pytest.raises(TypeError, match="^must be real number, not list$"):
+        C.tensor([1.5, _nested(100_000)])
+
+
+def test_data_sequences_of_tensors():
+    t = C.tensor([C.tensor(1.0), C.tensor(2.0)])
+    assert t.tolist() == [1.0, 2.0]
+    with pytest.raises(ValueError, match="^only one element tensors can be converted"):
+        C.tensor([C.ones(2)] * 3)
+    with pytest.raises(ValueError, match="^only one element tensors can be converted"):
+        C.tensor(_nested(100, leaf=C.ones(2)))

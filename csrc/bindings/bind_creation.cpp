@@ -1,4 +1,6 @@
 // Creation from Python data (nested sequences and numbers) and the factory functions.
+#include <algorithm>
+
 #include "bindings/convert.h"
 #include "bindings/fast_method.h"
 #include "core/cuda_api.h"
@@ -70,24 +72,46 @@ void promote_leaf(py::handle h, size_t depth, bool first, std::optional<ScalarTy
   dt = dt ? promote_types(*dt, t) : t;
 }
 
-// torch's compute_sizes (the shape follows the first element at each level) and
-// infer_scalar_type (every leaf counts; an empty sequence counts as the default dtype).
+// torch's MAX_DIMS for data: deeper nesting is "too many dimensions".
+constexpr size_t kMaxDataDims = 128;
+
+// A sequence that holds itself where an element is read: torch's TypeError (its elements
+// would be read forever).
+void check_not_self(PyObject* item, PyObject* seq) {
+  if (item == seq) throw TypeError("new(): self-referential lists are incompatible");
+}
+
+// torch's compute_sizes (the shape follows the first element at each level, at most 128
+// deep) and infer_scalar_type (every leaf counts; an empty sequence counts as the default
+// dtype). The recursion is bounded: the first elements make the shape and stop at 128 levels
+// (a list that holds itself first, or data nested 100,000 deep, is "too many dimensions"), an
+// element that is its own sequence is torch's self-reference error, and the other elements
+// are read no deeper than the shape allows (deeper ones fail when stored, as torch's do).
 void scan(py::handle h, size_t depth, bool first, Infer& inf) {
   if (!is_sequence(h)) {
     promote_leaf(h, depth, first, inf.dtype);
     return;
   }
+  if (!first && depth > std::max(inf.shape.size(), kMaxDataDims)) return;
   // Lists and tuples are walked through their item arrays (no temporary objects).
   py::object seq = py::reinterpret_steal<py::object>(PySequence_Fast(h.ptr(), "not a sequence"));
   if (!seq) throw py::error_already_set();
   int64_t n = int64_t(PySequence_Fast_GET_SIZE(seq.ptr()));
   PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
-  if (first) inf.shape.push_back(n);
+  if (first) {
+    inf.shape.push_back(n);
+    if (inf.shape.size() > kMaxDataDims) {
+      throw ValueError(detail::str("too many dimensions '", type_name(h), "'"));
+    }
+  }
   if (n == 0) {
     ScalarType d = get_default_dtype();
     inf.dtype = inf.dtype ? promote_types(*inf.dtype, d) : d;
   }
-  for (int64_t i = 0; i < n; ++i) scan(items[i], depth + 1, first && i == 0, inf);
+  for (int64_t i = 0; i < n; ++i) {
+    if (i > 0 || !first) check_not_self(items[i], h.ptr());
+    scan(items[i], depth + 1, first && i == 0, inf);
+  }
 }
 
 // One leaf as torch's store_scalar reads it.
@@ -137,7 +161,10 @@ void fill_leaves(py::handle h, const Shape& shape, size_t depth, ScalarType dt, 
     throw ValueError(detail::str("expected sequence of length ", shape[depth], " at dim ", depth,
                                  " (got ", n, ")"));
   }
-  for (int64_t i = 0; i < n; ++i) fill_leaves(items[i], shape, depth + 1, dt, out);
+  for (int64_t i = 0; i < n; ++i) {
+    check_not_self(items[i], h.ptr());
+    fill_leaves(items[i], shape, depth + 1, dt, out);
+  }
 }
 
 Tensor from_data(py::handle data, py::handle dtype_h, py::handle device_h) {

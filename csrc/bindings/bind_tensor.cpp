@@ -23,8 +23,19 @@ bool strict_bool(py::handle h, const char* what) {
                               std::string(py::str(py::type::of(h).attr("__name__")))));
 }
 
+namespace {
+// A Python int as int64_t: torch's ValueError when it does not fit (THPUtils_unpackLong).
+int64_t unpack_long(PyObject* p) {
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
+  if (overflow) throw ValueError("Overflow when unpacking long long");
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return int64_t(v);
+}
+}  // namespace
+
 int64_t to_int(py::handle h, const char* what) {
-  if (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr())) return h.cast<int64_t>();
+  if (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr())) return unpack_long(h.ptr());
   if (is_tensor(h)) {
     Tensor t = as_tensor(h);
     if (t->numel() == 1 && !is_floating(t->dtype) && t->dtype != ScalarType::Bool) {
@@ -34,7 +45,7 @@ int64_t to_int(py::handle h, const char* what) {
     // NumPy integers and other objects with __index__; one whose __index__ raises is
     // reported as any other wrong element.
     py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
-    if (i) return i.cast<int64_t>();
+    if (i) return unpack_long(i.ptr());
     PyErr_Clear();
   }
   throw TypeError(detail::str(what, " must be tuple of ints, but found element of type ",

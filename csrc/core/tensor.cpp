@@ -4,6 +4,7 @@
 
 #include "core/cuda_api.h"
 #include "core/error.h"
+#include "core/size_math.h"
 #include "ops/ops.h"
 
 namespace cl {
@@ -14,7 +15,7 @@ TensorImpl::TensorImpl(Storage s, Shape sz, Shape st, int64_t off, ScalarType dt
 }
 
 void TensorImpl::refresh() {
-  numel_ = shape_numel(sizes);
+  numel_ = checked_numel(sizes);
   contiguous_ = true;
   if (numel_ == 0) return;  // as torch: an empty tensor is contiguous whatever its strides
   int64_t expected = 1;
@@ -28,21 +29,19 @@ void TensorImpl::refresh() {
   }
 }
 
+// Wraps around as torch's computeStride does for the views of an empty tensor, whose strides
+// never address memory; empty() checks its strides (checked_contiguous_strides).
 Shape contiguous_strides(const Shape& sizes) {
   Shape st(sizes.size());
-  int64_t s = 1;
+  uint64_t s = 1;
   for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; --d) {
-    st[d] = s;
-    s *= std::max<int64_t>(sizes[d], 1);
+    st[d] = int64_t(s);
+    s *= uint64_t(std::max<int64_t>(sizes[d], 1));
   }
   return st;
 }
 
-int64_t shape_numel(const Shape& sizes) {
-  int64_t n = 1;
-  for (auto s : sizes) n *= s;
-  return n;
-}
+int64_t shape_numel(const Shape& sizes) { return checked_numel(sizes); }
 
 std::string shape_str(const Shape& s) {
   std::string out = "[";
@@ -77,12 +76,14 @@ Tensor empty(const Shape& sizes, ScalarType dtype, Device device, bool pin_memor
   }
   device = resolve_device(device);
   CL_CHECK(!pin_memory || device.is_cpu(), "Only dense CPU tensors can be pinned");
-  size_t nbytes = size_t(shape_numel(sizes)) * itemsize(dtype);
+  // torch's order of errors: the byte count, then the strides (which overflow only when a
+  // size is 0, since the byte count bounds them otherwise), before anything is allocated.
+  size_t nbytes = storage_nbytes_contiguous(sizes, itemsize(dtype));
+  Shape strides = checked_contiguous_strides(sizes);
   Allocator* alloc = pin_memory ? cuda::host_allocator() : allocator_for(device);
   auto storage = std::make_shared<StorageImpl>(alloc->allocate(nbytes), nbytes);
   storage->pinned = pin_memory;
-  return std::make_shared<TensorImpl>(std::move(storage), sizes, contiguous_strides(sizes), 0,
-                                      dtype);
+  return std::make_shared<TensorImpl>(std::move(storage), sizes, std::move(strides), 0, dtype);
 }
 
 Tensor empty_like(const Tensor& t) { return empty(t->sizes, t->dtype, t->device()); }
@@ -169,13 +170,26 @@ Tensor view_dtype(const Tensor& t, ScalarType dtype) {
 Shape infer_size(const Shape& sizes, int64_t numel) {
   Shape out = sizes;
   int64_t known = 1, infer = -1;
+  bool overflow = false, zero = false;
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] == -1) {
       CL_CHECK(infer < 0, "only one dimension can be inferred");
       infer = int64_t(i);
     } else {
       CL_CHECK(out[i] >= 0, "invalid shape dimension ", out[i]);
-      known *= out[i];
+      zero |= out[i] == 0;
+      overflow |= !checked_mul(known, out[i], &known);
+    }
+  }
+  // The known sizes multiply to more than any tensor holds: no shape with them matches
+  // `numel` elements, unless one of them is 0 (then the new tensor's own numel check decides).
+  if (overflow) {
+    CL_CHECK(zero || (numel == 0 && infer >= 0), "shape '", shape_str(sizes),
+             "' is invalid for input of size ", numel);
+    known = zero ? 0 : 1;
+    if (!zero) {  // numel 0 with -1: the inferred size is 0
+      out[infer] = 0;
+      return out;
     }
   }
   if (infer >= 0) {
@@ -371,8 +385,11 @@ Tensor slice(const Tensor& t, int64_t dim, int64_t start, int64_t stop, int64_t 
   start = clampi(start);
   stop = std::max(clampi(stop), start);
   Shape sizes = t->sizes, strides = t->strides;
-  sizes[dim] = (stop - start + step - 1) / step;
-  strides[dim] *= step;
+  const int64_t len = stop - start;  // in [0, size]: no overflow below
+  sizes[dim] = len == 0 ? 0 : (len - 1) / step + 1;
+  // A step past the end leaves one element (or none): its stride then never moves.
+  int64_t stepped;
+  if (checked_mul(strides[dim], step, &stepped)) strides[dim] = stepped;
   return as_strided(t, sizes, strides, t->offset + start * t->strides[dim]);
 }
 

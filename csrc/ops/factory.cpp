@@ -3,6 +3,7 @@
 
 #include "core/cuda_api.h"
 #include "core/error.h"
+#include "core/size_math.h"
 #include "ops/kernels.h"
 #include "ops/ops.h"
 
@@ -125,8 +126,11 @@ Tensor arange(double start, double end, double step, ScalarType dtype, Device de
   CL_CHECK(std::isfinite(start) && std::isfinite(end), "unsupported range: ", start, " -> ", end);
   CL_CHECK((step > 0 && end >= start) || (step < 0 && end <= start),
            "upper bound and lower bound inconsistent with step sign");
-  int64_t n = int64_t(std::ceil((end - start) / step));
-  Tensor t = empty({n}, dtype, device);
+  // A count of 2**63 or more (or none: inf - inf) fits no tensor, and converting it to an
+  // int64_t would be undefined.
+  const double count = std::ceil((end - start) / step);
+  CL_CHECK(count >= 0 && count < 9223372036854775808.0, "invalid size, possible overflow?");
+  Tensor t = empty({int64_t(count)}, dtype, device);
   affine(t, start, step);
   return t;
 }
@@ -150,6 +154,7 @@ Tensor linspace(double start, double end, int64_t steps, ScalarType dtype, Devic
 Tensor eye(int64_t n, int64_t m, ScalarType dtype, Device device) {
   CL_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
   CL_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+  checked_numel({n, m});  // torch's order: the element count, then the bytes
   Tensor t = full({n, m}, Scalar(int64_t(0)), dtype, device);
   int64_t k = std::min(n, m);
   if (k > 0) fill_(as_strided(t, {k}, {m + 1}, 0), Scalar(int64_t(1)));

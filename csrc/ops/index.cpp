@@ -4,6 +4,7 @@
 
 #include "core/cuda_api.h"
 #include "core/error.h"
+#include "core/size_math.h"
 #include "ops/kernels.h"
 #include "ops/ops.h"
 
@@ -97,7 +98,9 @@ Tensor cat(const std::vector<Tensor>& ts_in, int64_t dim) {
                dim, ". Expected size ", ref->sizes[d], " but got size ", t->sizes[d],
                " for tensor number ", k, " in the list.");
     }
-    shape[dim] += t->sizes[dim];
+    CL_CHECK(checked_add(shape[dim], t->sizes[dim], &shape[dim]),
+             "cat(): the sizes along dimension ", dim, " add up to more than a tensor can hold (",
+             INT64_MAX, " elements)");
   }
   Tensor out = empty(shape, dt, ref->device());
   int64_t pos = 0;

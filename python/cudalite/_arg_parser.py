@@ -24,6 +24,7 @@ from cudalite import _C
 from cudalite._C import Tensor
 from cudalite._lazy import is_np_integer
 
+_INT64_LIMIT = 1 << 63  # int and int[] arguments are int64: torch's unpacking errors beyond
 _MISSING = object()
 # Python's types as dtypes, as torch takes them
 _PY_DTYPES = {float: _C.float64, int: _C.int64, bool: _C.bool}
@@ -311,7 +312,10 @@ class Signature:
             if v is _MISSING:
                 out.append(p.default)
             elif p.type == "int":
-                out.append(int(v.item()) if isinstance(v, Tensor) else operator.index(v))
+                v = int(v.item()) if isinstance(v, Tensor) else operator.index(v)
+                if not -_INT64_LIMIT <= v < _INT64_LIMIT:
+                    raise ValueError("Overflow when unpacking long long")
+                out.append(v)
             elif p.type == "int[]":
                 out.append(self._int_list(p, v))
             elif p.type == "ScalarType" and not isinstance(v, _C.dtype):
@@ -326,12 +330,18 @@ class Signature:
             try:
                 if isinstance(a, Tensor) and a.dtype.is_floating_point:
                     raise TypeError
-                res.append(operator.index(a))
+                v = operator.index(a)
             except TypeError:
                 raise TypeError(
                     f"{self.name}(): argument '{p.name}' failed to unpack the object at pos "
                     f'{i + 1} with error "type must be tuple of ints,but got {tp_name(a)}"'
                 ) from None
+            if not -_INT64_LIMIT <= v < _INT64_LIMIT:
+                raise TypeError(
+                    f"{self.name}(): argument '{p.name}' failed to unpack the object at pos "
+                    f'{i + 1} with error "Overflow when unpacking long long"'
+                )
+            res.append(v)
         return res
 
     def _extra_args(self, nargs):

@@ -141,6 +141,10 @@ def reject(kind, name, args, kwargs, exc=None):
         raise e from None
     except Exception:  # a value the parser cannot read: the original error stands
         return
+    for p, v in zip(sig.params, raw, strict=True):
+        # An int beyond int64, which pybind11 calls an incompatible argument: torch's error.
+        if p.type == "int" and type(v) is int and not -(1 << 63) <= v < 1 << 63:
+            raise ValueError("Overflow when unpacking long long") from None
     # (pybind11's "Unable to cast" RuntimeError is a failed argument conversion)
     if (
         not isinstance(exc, RuntimeError)

@@ -27,6 +27,7 @@ __all__ = [
 ]
 
 from_numpy = _C.from_numpy
+_INT64_LIMIT = 1 << 63  # sizes are int64: torch's unpacking error beyond
 
 
 def _is_int(a):
@@ -81,8 +82,24 @@ def _size(args, name="size", pos=1, sequence_only=False):
                 f"{name}(): argument 'size' (position {pos}) must be tuple of ints, "
                 f"but found element of type {tn} at pos 0"
             )
-        out.append(a.__index__())
+        v = a.__index__()
+        if not -_INT64_LIMIT <= v < _INT64_LIMIT:
+            raise TypeError(
+                f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} with "
+                'error "Overflow when unpacking long long"'
+            )
+        out.append(v)
     return out
+
+
+def _beyond_int64(v):
+    return isinstance(v, int) and not -_INT64_LIMIT <= v < _INT64_LIMIT
+
+
+def _check_int64(v):
+    """An int argument that does not fit int64: torch's unpacking error."""
+    if _beyond_int64(v):
+        raise ValueError("Overflow when unpacking long long")
 
 
 def _finish(t, requires_grad, pin_memory=False):
@@ -348,6 +365,8 @@ def arange(
     if dtype is None:
         is_float = any(isinstance(v, float) for v in (start, end, step))
         dtype = get_default_dtype() if is_float else int64
+    if not dtype.is_floating_point and any(_beyond_int64(v) for v in (start, end, step)):
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
     t = _C._arange(start, end, step, dtype, device)
     if out is None:
         return _finish(t, requires_grad, pin_memory)
@@ -383,6 +402,7 @@ def linspace(
     if memory_format is not _NO_FORMAT:
         raise _no_format("linspace", (start, end, steps), memory_format, out=out, dtype=dtype)
 
+    _check_int64(steps)
     if out is not None:
         dtype = _check_out(out, "linspace", (start, end, steps), dtype, device)
         t = _C._linspace(_num(start), _num(end), steps, dtype, out.device)
@@ -412,6 +432,8 @@ def eye(
     if out is not None:
         given = (n,) if m is None else (n, m)
         dtype, device = _check_out(out, "eye", given, dtype, device), out.device
+    _check_int64(n)
+    _check_int64(m)
     t = _C._eye(n, n if m is None else m, dtype or get_default_dtype(), device)
     if out is not None:
         return _write_out(out, t, requires_grad)

@@ -14,6 +14,7 @@ from cudalite import _C
 from cudalite._C import Tensor
 
 __all__ = ["matmul", "mm", "bmm", "addmm", "mv", "dot"]
+_STORAGE_MAX = (1 << 63) - 1  # the most bytes a storage may have
 
 
 def cpp_name(dt):
@@ -40,6 +41,9 @@ def _no_bool(t, kernel):
 def _np_matmul(a, b):
     """CPU matrix product through NumPy's BLAS (bfloat16 computed in float32)."""
     dt = a.dtype
+    shape = [*a.shape[:-1], b.shape[-1]]
+    if math.prod(shape) * dt.itemsize > _STORAGE_MAX:  # torch's error, before NumPy's
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={shape}")
     work = _C.float32 if dt == _C.bfloat16 else dt
     an = _C._numpy(_C._to(a, None, work, False, False))
     bn = _C._numpy(_C._to(b, None, work, False, False))

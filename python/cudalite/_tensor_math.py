@@ -541,7 +541,10 @@ def repeat(self, *sizes):
         if f < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {f}: {final}")
     y = x.reshape([v for s in x.shape for v in (1, s)]).expand(*expanded)
-    return y.reshape(final)
+    # Always a new tensor, as torch's (a reshape of `y` could be a view of self's memory).
+    out = _C._empty(final, self.dtype, self.device)
+    _C._copy_(out.view(expanded), y, False, bump_version=False)
+    return out
 
 
 @method
