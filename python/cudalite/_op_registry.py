@@ -31,9 +31,7 @@ OpInfo = namedtuple(
     "name arity index result loop inplace grad tensor_only custom int_identity aliases numpy",
 )
 
-OPS = tuple(
-    OpInfo(*row[:10], tuple(row[10].split()), row[11]) for row in _C._op_info
-)
+OPS = tuple(OpInfo(*row[:10], tuple(row[10].split()), row[11]) for row in _C._op_info)
 BY_NAME = {op.name: op for op in OPS}
 BINARY = {op.name: op.index for op in OPS if op.arity == 2}
 UNARY = {op.name: op.index for op in OPS if op.arity == 1}
