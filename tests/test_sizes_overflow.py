@@ -135,6 +135,16 @@ def test_factories_and_results_overflow(make, device):
         make(device)
 
 
+def test_contiguous_overflow_keeps_its_error_once_autograd_is_armed(device):
+    C.ones(1, requires_grad=True)  # arms autograd: contiguous() is its wrapper from here on
+    for x in (
+        C.ones(1, device=device).expand(BIG),
+        C.ones(1, device=device, requires_grad=True).expand(BIG),
+    ):
+        with pytest.raises(RuntimeError, match=exact(STORAGE)):
+            x.contiguous()
+
+
 def test_full_2d_overflow(device):
     with pytest.raises(RuntimeError, match=re.escape("sizes=[2147483648, 2147483648]")):
         C.full((2**31, 2**31), 1.0, device=device)

@@ -162,7 +162,13 @@ METHODS = {
     "flatten": ("self, start_dim=0, end_dim=-1", "self, start_dim, end_dim", SELF),
     "select": ("self, dim, index", "self, dim, index", SELF),
     "as_strided": ("self, *args, **kwargs", "self, *args, **kwargs", SELF),
-    "contiguous": ("self, memory_format=None", "self, memory_format", SELF),
+    # memory_format is forwarded only when given: torch's signature takes no None, and a
+    # failed call is checked against it (Note [Argument errors]).
+    "contiguous": (
+        "self, memory_format=None",
+        "self, *(() if memory_format is None else (memory_format,))",
+        SELF,
+    ),
     "narrow": ("self, dim, start, length", "self, dim, start, length", SELF),
     "clone": ("self, *, memory_format=None", "self, memory_format=memory_format", SELF),
     "unbind": ("self, dim=0", "self, dim", SELF),

@@ -471,7 +471,8 @@ def clone(self, *, memory_format=None):
 
 
 def contiguous(self, memory_format=None):
-    out = _orig["contiguous"](self, memory_format)
+    args = () if memory_format is None else (memory_format,)
+    out = _orig["contiguous"](self, *args)
     if out is self:
         return out
     return mark(out, CloneBackward0((edge(self),)))
