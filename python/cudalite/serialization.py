@@ -344,6 +344,14 @@ def _is_zipfile(f):
     return magic == b"PK\x03\x04"
 
 
+def _remaining_size(f):
+    """The bytes from ``f``'s position to its end."""
+    start = f.tell()
+    end = f.seek(0, os.SEEK_END)
+    f.seek(start)
+    return end - start
+
+
 def _maybe_decode_ascii(s):
     return s.decode("ascii") if isinstance(s, bytes) else s
 
@@ -437,7 +445,10 @@ def _load(reader, map_location, unpickler_class, weights_only, mapped, **pickle_
         def persistent_load(self, saved_id):
             return storages.persistent_load(saved_id)
 
-    return StorageUnpickler(io.BytesIO(reader.get_record("data.pkl")), **pickle_load_args).load()
+    data = io.BytesIO(reader.get_record("data.pkl"))
+    if weights_only:
+        pickle_load_args["max_bytes"] = reader.file_size
+    return StorageUnpickler(data, **pickle_load_args).load()
 
 
 def _legacy_load(f, unpickler_class, **pickle_load_args):
@@ -516,6 +527,8 @@ def load(
                     f"`cudalite.save({name}_use_new_zipfile_serialization=True), please "
                     "cudalite.save your checkpoint with this option in order to use mmap."
                 )
+            if weights_only:
+                pickle_load_args["max_bytes"] = _remaining_size(opened)
             _legacy_load(opened, unpickler_class, **pickle_load_args)
         except pickle.UnpicklingError as e:
             if not weights_only:
