@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import reprlib
 from pickle import UnpicklingError
 
 from cudalite import _C, _utils
@@ -34,6 +35,16 @@ _NUMBER_TYPES = (int, float, bool, complex)
 _CODECS = frozenset(
     "latin1 latin-1 latin_1 iso-8859-1 iso8859-1 l1 ascii us-ascii utf-8 utf8 utf_8".split()
 )
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxother, _REPR.maxstring = 4, 80, 80
+
+
+def short_repr(obj):
+    """``repr(obj)`` with nesting and lengths cut short (the file's data can expand to
+    billions of items through shared parts)."""
+    return _REPR.repr(obj)
 
 
 def _refuse(message):
@@ -54,7 +65,34 @@ def _check_state(state, what):
             if type(key) is not str:
                 raise _refuse(f"the attribute names of {what} must be str, but got {type(key)}")
             if key.startswith("__") or key in _utils._AUTOGRAD_STATE:
-                raise _refuse(f"a file may not set the attribute {key!r} of {what}")
+                raise _refuse(f"a file may not set the attribute {short_repr(key)} of {what}")
+
+
+_KEY_NODES = 100_000  # the most tuple items hashing one key may visit
+
+
+def check_key(key):
+    """A dict key or set item whose hash costs little: Python hashes a tuple by hashing its
+    items every time, so a tuple that shares its parts (``x = (x0, x0)``, forty times over)
+    would take 2**40 steps."""
+    if type(key) not in (tuple, frozenset):
+        return key
+    todo, seen = [key], 0
+    while todo:
+        node = todo.pop()
+        if type(node) in (tuple, frozenset):
+            seen += len(node)
+            if seen > _KEY_NODES:
+                raise _refuse(f"a dict key or set item of more than {_KEY_NODES} items")
+            todo.extend(node)
+    return key
+
+
+def _check_items(items, pairs=False):
+    for item in items:
+        if pairs and type(item) in (tuple, list) and len(item) == 2:
+            item = item[0]
+        check_key(item)
 
 
 def _nested_shape(data):
@@ -128,7 +166,7 @@ class Calls:
             return cls.__new__(cls, *args, **kwargs)
         raise UnpicklingError(
             "Can only create new object for nn.Parameter or classes allowlisted via "
-            f"`add_safe_globals` but got {cls}"
+            f"`add_safe_globals` but got {short_repr(cls)}"
         )
 
     # ---- BUILD ----
@@ -186,7 +224,29 @@ class Calls:
             f"({', '.join(type(a).__name__ for a in args)})"
         )
 
+    def _collection(self, cls, args):
+        """set, Counter, OrderedDict: of the file's containers, their keys cheap to hash."""
+        if len(args) > 1 or (args and type(args[0]) not in (list, tuple, dict, str)):
+            raise _refuse(f"{cls.__name__}() may only be made from a list, tuple or dict")
+        if args and type(args[0]) in (list, tuple):
+            _check_items(args[0], pairs=cls is collections.OrderedDict)
+        return cls(*args)
+
+    def _size(self, cls, args):
+        if len(args) > 1 or (args and type(args[0]) not in (list, tuple)):
+            raise _refuse("Size() may only be made from a list or tuple of ints")
+        if args and any(type(n) is not int for n in args[0]):
+            raise _refuse("Size() may only be made from a list or tuple of ints")
+        return cls(*args)
+
+    def _device(self, cls, args):
+        if not 1 <= len(args) <= 2 or any(type(a) not in (str, int) for a in args):
+            raise _refuse("device() may only be made from a str and an int")
+        return cls(*args)
+
     def _parameter(self, cls, args):
+        if len(args) > 1 and type(args[1]) is not bool:
+            raise _refuse("Parameter()'s requires_grad must be a bool")
         data = args[0] if args else None
         if data is not None and not isinstance(data, _C.Tensor):
             raise TypeError(
@@ -227,7 +287,9 @@ class Calls:
                 args = (hit[1], *args[1:])
         return func(*args)
 
-    def _parameter_with_state(self, func, args):
+    def _rebuild_parameter(self, func, args):
+        if len(args) > 1 and type(args[1]) is not bool:
+            raise _refuse("a Parameter's requires_grad must be a bool")
         if len(args) == 4:
             _check_state(args[3], "a Parameter")
         return func(*args)
@@ -241,10 +303,12 @@ class Calls:
         if id(rebuild) not in _rebuild_ids():
             raise _refuse(
                 f"_rebuild_from_type_v2 may only call torch's tensor rebuild functions, not "
-                f"{rebuild!r}"
+                f"{short_repr(rebuild)}"
             )
         if not (isinstance(new_type, type) and issubclass(new_type, _C.Tensor)):
-            raise _refuse(f"_rebuild_from_type_v2 may only make tensors, not {new_type!r}")
+            raise _refuse(
+                f"_rebuild_from_type_v2 may only make tensors, not {short_repr(new_type)}"
+            )
         if type(rebuild_args) is not tuple:
             raise _refuse("_rebuild_from_type_v2's arguments must be a tuple")
         _check_state(state, new_type.__name__)
@@ -287,6 +351,12 @@ def _guards():
         id(bytearray): Calls._bytearray,
         id(_codecs.encode): Calls._encode,
         id(g["torch._utils._rebuild_tensor_v3"]): Calls._rebuild_v3,
-        id(g["torch._utils._rebuild_parameter_with_state"]): Calls._parameter_with_state,
+        id(g["torch._utils._rebuild_parameter"]): Calls._rebuild_parameter,
+        id(g["torch._utils._rebuild_parameter_with_state"]): Calls._rebuild_parameter,
+        id(set): Calls._collection,
+        id(collections.Counter): Calls._collection,
+        id(collections.OrderedDict): Calls._collection,
+        id(g["torch.Size"]): Calls._size,
+        id(g["torch.device"]): Calls._device,
         id(g["torch._tensor._rebuild_from_type_v2"]): Calls._from_type,
     }

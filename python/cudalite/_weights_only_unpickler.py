@@ -273,9 +273,9 @@ class Unpickler:
                 args = stack.pop()
                 func = stack[-1]
                 if id(func) not in allowed_ids:
-                    msg = f"Trying to call reduce for unrecognized function {func}"
+                    msg = f"Trying to call reduce for unrecognized function {_short(func)}"
                     if hasattr(func, "__self__"):
-                        msg += f" which belongs to {func.__self__}"
+                        msg += f" which belongs to {_short(func.__self__)}"
                     raise UnpicklingError(msg)
                 if type(args) is not tuple:
                     raise UnpicklingError("REDUCE's arguments must be a tuple")
@@ -305,7 +305,7 @@ class Unpickler:
                 target.extend(items)
             elif op == _SETITEM:
                 v = stack.pop()
-                k = stack.pop()
+                k = _check_key(stack.pop())
                 _check_set_item_target(stack[-1], "SETITEM")
                 stack[-1][k] = v
             elif op == _SETITEMS:
@@ -314,13 +314,13 @@ class Unpickler:
                 target = stack[-1]
                 _check_set_item_target(target, "SETITEMS")
                 for i in range(0, len(items), 2):
-                    target[items[i]] = items[i + 1]
+                    target[_check_key(items[i])] = items[i + 1]
             elif op == _ADDITEMS:
                 items = self._pop_mark()
                 stack = self.stack
                 if type(stack[-1]) is not set:
                     raise UnpicklingError(f"Can only add items to sets, but got {type(stack[-1])}")
-                stack[-1].update(items)
+                stack[-1].update(_check_key(item) for item in items)
             elif op == _BINPERSID:
                 pid = stack.pop()
                 check_persistent_id(pid)
@@ -352,7 +352,7 @@ class Unpickler:
             elif op == _FROZENSET:
                 items = self._pop_mark()
                 stack = self.stack
-                stack.append(frozenset(items))
+                stack.append(frozenset(_check_key(item) for item in items))
             elif op == _FRAME:
                 _read(8)  # a frame's length: the reads below are bounded by the data anyway
             # ---- values ----
@@ -417,6 +417,18 @@ class Unpickler:
         items = self.stack
         self.stack = self.metastack.pop()
         return items
+
+
+_check_key = _wo_calls.check_key
+
+
+short_repr = _wo_calls.short_repr
+
+
+def _short(obj):
+    """``repr(obj)`` cut short: the file's data may be huge once its shared parts are
+    expanded."""
+    return _wo_calls.short_repr(obj)
 
 
 def _check_set_item_target(target, opcode):

@@ -384,9 +384,14 @@ class _StorageLoader:
             )
         storage_type, key, location, numel = saved_id[1:]
         if not isinstance(storage_type, _torch_names.StorageType):
-            raise pickle.UnpicklingError(f"unknown storage type {storage_type!r}")
+            raise pickle.UnpicklingError(f"unknown storage type {_wo.short_repr(storage_type)}")
         if type(numel) is not int or numel < 0:
-            raise pickle.UnpicklingError(f"invalid storage size {numel!r}")
+            raise pickle.UnpicklingError(f"invalid storage size {_wo.short_repr(numel)}")
+        if type(key) is not str or type(location) not in (str, bytes):
+            raise pickle.UnpicklingError(
+                "a storage's key and location must be str, but got "
+                f"{type(key).__name__} and {type(location).__name__}"
+            )
         if key not in self._loaded:
             storage = self._read(f"data/{key}", numel, storage_type.dtype)
             self._loaded[key] = self._restore(storage, _maybe_decode_ascii(location))
