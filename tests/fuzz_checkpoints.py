@@ -136,9 +136,7 @@ def _pickle_edit(data, rng):
     ops = list(pickletools.genops(pkl))
     ints = [(op, arg, pos) for op, arg, pos in ops if op.name in ("BININT", "BININT1", "BININT2")]
     globs = [(op, arg, pos) for op, arg, pos in ops if op.name == "GLOBAL" and "Storage" in arg]
-    keys = [
-        (op, arg, pos) for op, arg, pos in ops if op.name == "BINUNICODE" and arg.isdigit()
-    ]
+    keys = [(op, arg, pos) for op, arg, pos in ops if op.name == "BINUNICODE" and arg.isdigit()]
     choice = rng.random()
     if ints and (choice < 0.6 or not (globs or keys)):
         op, arg, pos = rng.choice(ints)
@@ -383,9 +381,14 @@ def run(n_files, seed=0, workers=2, batch=250, deadline=None, out_dir=None):
             failures.append({"path": res["path"], "why": "loaded wrong values"})
         elif res["outcome"] not in ("loaded", *ALLOWED):
             failures.append({"path": res["path"], "why": f"raised {res['outcome']}"})
-        elif res["outcome"] != "loaded" and not res.get("message") and res["outcome"] not in (
-            "EOFError",
-            "KeyError",
+        elif (
+            res["outcome"] != "loaded"
+            and not res.get("message")
+            and res["outcome"]
+            not in (
+                "EOFError",
+                "KeyError",
+            )
         ):
             failures.append({"path": res["path"], "why": f"{res['outcome']} without a message"})
         if res["peak"] > res["limit"]:
@@ -433,9 +436,7 @@ def compare_with_torch(summary, sample=200, seed=0):
         text=True,
     )
     theirs = dict(json.loads(line) for line in proc.stdout.splitlines())
-    pairs = collections.Counter(
-        (r["outcome"], theirs.get(r["path"], "crashed")) for r in picks
-    )
+    pairs = collections.Counter((r["outcome"], theirs.get(r["path"], "crashed")) for r in picks)
     return {f"cudalite {a} / torch {b}": n for (a, b), n in sorted(pairs.items())}
 
 
