@@ -394,12 +394,17 @@ def run(n_files, seed=0, workers=2, batch=250, deadline=None, out_dir=None):
         if res["peak"] > res["limit"]:
             failures.append({"path": res["path"], "why": f"peak RSS {res['peak']} bytes"})
     by_kind = collections.Counter((r["kind"], r["outcome"]) for r in results)
+    examples = collections.defaultdict(set)
+    for r in results:
+        if r["outcome"] != "loaded" and len(examples[r["outcome"]]) < 6:
+            examples[r["outcome"]].add(r.get("message", "")[:120])
     return {
         "files": len(results),
         "seconds": time.time() - t0,
         "failures": failures,
         "outcomes": dict(collections.Counter(r["outcome"] for r in results)),
         "by_kind": {f"{k}/{o}": n for (k, o), n in sorted(by_kind.items())},
+        "examples": {k: sorted(v) for k, v in examples.items()},
         # (over the files of 1 MiB of tensors or more: on smaller ones the interpreter's own
         # allocations are all there is to see)
         "max_peak_ratio": max(
@@ -454,6 +459,7 @@ def main():
     print(f"{summary['files']} damaged files in {summary['seconds']:.0f} s")
     print("outcomes:", json.dumps(summary["outcomes"], indent=1))
     print("by kind:", json.dumps(summary["by_kind"], indent=1))
+    print("messages:", json.dumps(summary["examples"], indent=1))
     print(
         f"largest peak RSS over a load: {summary['max_peak_bytes'] / 2**20:.1f} MiB; "
         f"largest peak / the file's tensors (files of >= 1 MiB of tensors): "

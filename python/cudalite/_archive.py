@@ -123,7 +123,14 @@ class ArchiveReader:
         try:
             self._zip = zipfile.ZipFile(fileobj)
             infos = self._zip.infolist()
-        except (zipfile.BadZipFile, ValueError, OverflowError, struct.error, EOFError):
+        except (
+            zipfile.BadZipFile,
+            ValueError,
+            OverflowError,
+            struct.error,
+            EOFError,
+            NotImplementedError,  # "zip file version 6.4": a damaged version field
+        ):
             # (a damaged directory: bad signatures, sizes, offsets or names)
             raise RuntimeError(_BAD_ZIP) from None
         prefix = infos[0].filename.split("/", 1)[0] + "/" if infos else ""
@@ -151,6 +158,8 @@ class ArchiveReader:
             raise _read_error(name, "encrypted records are not supported")
         if info.compress_type not in (0, 8):  # stored, deflated (what torch's reader reads)
             raise _read_error(name, f"unsupported compression method {info.compress_type}")
+        if not 0 <= info.header_offset <= self.file_size - _LOCAL_HEADER.size:
+            raise _read_error(name, "invalid header or archive is corrupted")
         self._f.seek(info.header_offset)
         header = self._f.read(_LOCAL_HEADER.size)
         if len(header) != _LOCAL_HEADER.size or header[:4] != b"PK\x03\x04":
