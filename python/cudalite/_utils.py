@@ -75,12 +75,20 @@ def reduce_ex(t):
 _INT64_MAX = 2**63 - 1
 
 
+def _storage_class():
+    global _UntypedStorage
+    if _UntypedStorage is None:
+        from cudalite.storage import UntypedStorage as _UntypedStorage
+    return _UntypedStorage
+
+
+_UntypedStorage = None
+
+
 def _check_geometry(storage, storage_offset, size, stride):
     """torch's checks of ``set_``: a tensor must lie inside its storage. The file's numbers are
     checked as Python ints, before anything sized by them is made."""
-    from cudalite.storage import UntypedStorage
-
-    if not isinstance(storage, UntypedStorage):
+    if not isinstance(storage, _storage_class()):
         raise TypeError(f"expected a storage to rebuild a tensor on, but got {type(storage)}")
     size, stride = list(size), list(stride)
     for what, values in (("size", size), ("stride", stride), ("storage offset", [storage_offset])):

@@ -140,6 +140,7 @@ class Calls:
     def __init__(self, max_bytes=None):
         self.max_bytes = max_bytes
         self._reinterpreted = {}  # (id(storage), dtype) -> (storage, copy)
+        self._guards = _guards()
 
     def _check_bytes(self, nbytes, what):
         if self.max_bytes is not None and nbytes > self.max_bytes:
@@ -152,7 +153,7 @@ class Calls:
 
     def call(self, func, args, builtin):
         """``func(*args)``, through its guard when ``func`` is a built-in global."""
-        guard = _guards().get(id(func)) if builtin else None
+        guard = self._guards.get(id(func)) if builtin else None
         return func(*args) if guard is None else guard(self, func, args)
 
     def new(self, cls, args, kwargs, builtin_ids, user_ids):

@@ -258,8 +258,43 @@ class Unpickler:
             if not key:
                 raise EOFError("Ran out of input")
             op = key[0]
+            # ---- the most frequent first (a state dict's pickle is mostly these) ----
+            if op == _BINPUT:
+                index = read(1)
+                if not index:
+                    raise UnpicklingError(_TRUNCATED)
+                memo[index[0]] = stack[-1]
+            elif op == _BINGET:
+                index = read(1)
+                if not index:
+                    raise UnpicklingError(_TRUNCATED)
+                stack.append(memo[index[0]])
+            elif op == _BINUNICODE:
+                size = read(4)
+                data = read(_unpack("<I", size)[0]) if len(size) == 4 else b""
+                if len(size) != 4 or len(data) != _unpack("<I", size)[0]:
+                    raise UnpicklingError(_TRUNCATED)
+                stack.append(str(data, "utf-8", "surrogatepass"))
+            elif op == _MARK:
+                self.metastack.append(stack)
+                stack = self.stack = []
+            elif op == _BININT1:
+                value = read(1)
+                if not value:
+                    raise UnpicklingError(_TRUNCATED)
+                stack.append(value[0])
+            elif op == _TUPLE:
+                items = self._pop_mark()
+                stack = self.stack
+                stack.append(tuple(items))
+            elif op == _TUPLE1:
+                stack[-1] = (stack[-1],)
+            elif op == _TUPLE2:
+                stack[-2:] = [(stack[-2], stack[-1])]
+            elif op == _NEWFALSE:
+                stack.append(False)
             # ---- the operands that build or change objects: the allowlist's business ----
-            if op == _GLOBAL:
+            elif op == _GLOBAL:
                 module = self.readline()[:-1].decode("utf-8")
                 name = self.readline()[:-1].decode("utf-8")
                 stack.append(_find_global(module, name))
@@ -326,27 +361,12 @@ class Unpickler:
                 check_persistent_id(pid)
                 stack.append(self.persistent_load(pid))
             # ---- the stack and the memo ----
-            elif op == _MARK:
-                self.metastack.append(stack)
-                stack = self.stack = []
-            elif op == _BINPUT:
-                memo[_read(1)[0]] = stack[-1]
             elif op == _LONG_BINPUT:
                 memo[_unpack("<I", _read(4))[0]] = stack[-1]
             elif op == _MEMOIZE:
                 memo[len(memo)] = stack[-1]
-            elif op == _BINGET:
-                stack.append(memo[_read(1)[0]])
             elif op == _LONG_BINGET:
                 stack.append(memo[_unpack("<I", _read(4))[0]])
-            elif op == _TUPLE:
-                items = self._pop_mark()
-                stack = self.stack
-                stack.append(tuple(items))
-            elif op == _TUPLE1:
-                stack[-1] = (stack[-1],)
-            elif op == _TUPLE2:
-                stack[-2:] = [(stack[-2], stack[-1])]
             elif op == _TUPLE3:
                 stack[-3:] = [(stack[-3], stack[-2], stack[-1])]
             elif op == _FROZENSET:
@@ -358,8 +378,6 @@ class Unpickler:
             # ---- values ----
             elif op == _BININT:
                 stack.append(_unpack("<i", _read(4))[0])
-            elif op == _BININT1:
-                stack.append(_read(1)[0])
             elif op == _BININT2:
                 stack.append(_unpack("<H", _read(2))[0])
             elif op == _BINFLOAT:
@@ -371,8 +389,6 @@ class Unpickler:
                 if n < 0:
                     raise UnpicklingError("LONG pickle has negative byte count")
                 stack.append(pickle.decode_long(_read(n)))
-            elif op == _BINUNICODE:
-                stack.append(str(_read(_unpack("<I", _read(4))[0]), "utf-8", "surrogatepass"))
             elif op == _SHORT_BINUNICODE:
                 stack.append(str(_read(_read(1)[0]), "utf-8", "surrogatepass"))
             elif op == _BINUNICODE8:
@@ -390,8 +406,6 @@ class Unpickler:
                 stack.append(bytearray(_read(_unpack("<Q", _read(8))[0])))
             elif op == _NONE:
                 stack.append(None)
-            elif op == _NEWFALSE:
-                stack.append(False)
             elif op == _NEWTRUE:
                 stack.append(True)
             elif op == _EMPTY_TUPLE:
