@@ -6,7 +6,10 @@ file and loads it back with its default ``weights_only=True`` (and with ``mmap=T
 file is read from the page cache (it was just written), so the figures are those of the
 loader, not of the disk. torch is timed when importable.
 
-    python benchmarks/bench_load.py [--gib 1.0] [--repeat 5]
+    python benchmarks/bench_load.py [--gib 1.0] [--repeat 5] [--dir /dev/shm]
+
+``--dir`` is where the files go (a tmpfs such as /dev/shm keeps the disk out of the
+figures); the default is the system's temporary directory.
 """
 
 from __future__ import annotations
@@ -96,13 +99,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gib", type=float, default=1.0, help="checkpoint size in GiB")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per case")
+    parser.add_argument("--dir", default=None, help="where to write the checkpoints")
     args = parser.parse_args()
     nbytes = int(args.gib * (1 << 30))
     arrays = state_dict_arrays(nbytes)
     total = sum(a.nbytes for a in arrays.values())
     print(f"checkpoint: {len(arrays)} float32 tensors, {total / (1 << 30):.3f} GiB")
     results = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         libs = {"cudalite": cudalite}
         if torch is not None:
             libs["torch"] = torch
