@@ -19,6 +19,7 @@ that loads must hold the original values (raw damage that the CRCs let through) 
 rewritten pickles, exactly the values its records hold at the geometry it declares.
 
     python tests/fuzz_checkpoints.py --files 5000 [--seed 0] [--workers 2] [--torch]
+                                     [--device cuda]
 
 ``--torch`` also loads a sample with torch (when importable) and prints the exception types
 of both side by side. tests/test_serialization_fuzz.py runs a short version.
@@ -238,7 +239,7 @@ def _values(obj):
     import numpy as np
 
     return [
-        (str(t.dtype), tuple(t.shape), np.asarray(t.detach().float().numpy()).tobytes())
+        (str(t.dtype), tuple(t.shape), np.asarray(t.detach().float().cpu().numpy()).tobytes())
         for t in _tensors(obj, [])
     ]
 
@@ -257,12 +258,12 @@ def _consistent(obj):
         item = t.element_size()
         view = np.lib.stride_tricks.as_strided(
             flat[t.storage_offset() * item :].view(
-                t.detach().numpy().dtype if t.numel() else np.uint8
+                t.detach().cpu().numpy().dtype if t.numel() else np.uint8
             ),
             shape=tuple(t.shape),
             strides=tuple(s * item for s in t.stride()),
         )
-        if t.numel() and not np.array_equal(view, t.detach().numpy(), equal_nan=True):
+        if t.numel() and not np.array_equal(view, t.detach().cpu().numpy(), equal_nan=True):
             return False
     return True
 
@@ -279,6 +280,8 @@ def _worker():
     originals = {}
     for line in sys.stdin:
         job = json.loads(line)
+        if not originals and job["device"] != "cpu":
+            C.ones(1, device=job["device"])  # the CUDA context, before any load is measured
         if job["base"] not in originals:
             originals[job["base"]] = _values(C.load(job["base_path"], map_location="cpu"))
         with open(job["path"], "rb") as f:
@@ -291,7 +294,7 @@ def _worker():
         before, _ = rss()
         result = {"path": job["path"]}
         try:
-            obj = C.load(io.BytesIO(data), map_location="cpu")
+            obj = C.load(io.BytesIO(data), map_location=job["device"])
             _, peak = rss()
             if job["kind"] == "pickle":
                 result["ok"] = _consistent(obj)
@@ -310,8 +313,9 @@ def _worker():
 # ---- driving ----
 
 
-def run(n_files, seed=0, workers=2, batch=250, deadline=None, out_dir=None):
-    """Fuzzes ``n_files`` damaged files; a summary dict (``failures`` empty when clean)."""
+def run(n_files, seed=0, workers=2, batch=250, deadline=None, out_dir=None, device="cpu"):
+    """Fuzzes ``n_files`` damaged files, loaded onto ``device``; a summary dict
+    (``failures`` empty when clean)."""
     rng = random.Random(seed)
     bases = base_checkpoints()
     tmp = out_dir or tempfile.mkdtemp(prefix="cl_fuzz_")
@@ -333,6 +337,7 @@ def run(n_files, seed=0, workers=2, batch=250, deadline=None, out_dir=None):
                 "kind": kind,
                 "base": name,
                 "base_path": base_paths[name],
+                "device": device,
                 "limit": 2 * tbytes + (8 << 20),  # twice the tensors, plus the interpreter's
             }
         )
@@ -454,8 +459,9 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--torch", action="store_true", help="compare with torch on a sample")
+    parser.add_argument("--device", default="cpu", help="map_location of the loads (cuda)")
     args = parser.parse_args()
-    summary = run(args.files, args.seed, args.workers)
+    summary = run(args.files, args.seed, args.workers, device=args.device)
     print(f"{summary['files']} damaged files in {summary['seconds']:.0f} s")
     print("outcomes:", json.dumps(summary["outcomes"], indent=1))
     print("by kind:", json.dumps(summary["by_kind"], indent=1))
