@@ -22,7 +22,7 @@ import warnings
 from cudalite import _C, _archive, _torch_names
 from cudalite import _weights_only_unpickler as _wo
 from cudalite._lazy import numpy
-from cudalite.storage import UntypedStorage, _from_array, _host_bytes, _numpy_dtype
+from cudalite.storage import UntypedStorage, _from_array, _host_array, _host_bytes
 
 __all__ = [
     "add_safe_globals",
@@ -411,11 +411,14 @@ class _StorageLoader:
             offset = self._reader.data_offset(name)
             if offset is not None and offset % dtype.itemsize == 0:
                 return _from_array(self._mapped[offset : offset + nbytes], dtype, owned=False)
-        buf = np.empty(nbytes, dtype=np.uint8)
-        self._reader.read_into(name, buf)
+        # Read straight into the storage's memory, from cudalite's allocator: NumPy's asks the
+        # kernel for huge pages, whose first touch can stall on memory compaction.
+        flat = _C._empty([numel], dtype, "cpu", False)
+        values = _host_array(flat)
+        self._reader.read_into(name, values.view(np.uint8))
         if not native:
-            buf = buf.view(dtype=_numpy_dtype(dtype)).byteswap()
-        return _from_array(buf, dtype)
+            values.byteswap(inplace=True)
+        return UntypedStorage._wrap(flat)
 
 
 def _full_unpickler_class(pickle_module):
