@@ -314,3 +314,44 @@ def test_exchange_with_cupy():
     u = from_dlpack(src)
     assert u.data_ptr() == src.data.ptr and u.stride() == (2,)
     assert re.match(r"cuda", str(u.device))
+
+
+# ---- read-only memory (DLPack 1.0's read-only flag) ----
+
+
+def _read_only_arrays(tmp_path):
+    frozen = np.arange(6.0)
+    frozen.flags.writeable = False
+    path = tmp_path / "data.bin"
+    np.arange(6.0).tofile(path)
+    return {
+        "not writable": frozen,
+        "over bytes": np.frombuffer(memoryview(np.arange(6.0).tobytes()), dtype=np.float64),
+        "read-only memmap": np.memmap(path, dtype=np.float64, mode="r"),
+    }
+
+
+@pytest.mark.parametrize("kind", ["not writable", "over bytes", "read-only memmap"])
+def test_from_dlpack_copies_read_only_memory(kind, tmp_path, device):
+    arr = _read_only_arrays(tmp_path)[kind]
+    t = from_dlpack(arr, device=device)
+    assert t.device.type == device and t.tolist() == list(range(6))
+    t.add_(1)  # its own memory: the read-only source is untouched
+    np.testing.assert_array_equal(arr, np.arange(6.0))
+    assert t.tolist() == [float(i + 1) for i in range(6)]
+    cap = arr.__dlpack__(max_version=(1, 0))
+    assert _C._dlpack_read_only(cap)
+    host = from_dlpack(cap)
+    assert host.data_ptr() != arr.ctypes.data
+    with pytest.raises(BufferError, match="^from_dlpack: the DLPack tensor is read-only"):
+        from_dlpack(arr, copy=False)
+    del arr, t, host
+    gc.collect()
+
+
+def test_from_dlpack_shares_writable_memory():
+    arr = np.arange(4.0)
+    assert not _C._dlpack_read_only(arr.__dlpack__(max_version=(1, 0)))
+    t = from_dlpack(arr)
+    t.add_(1)
+    np.testing.assert_array_equal(arr, [1.0, 2.0, 3.0, 4.0])

@@ -403,6 +403,17 @@ void bind_interop(py::module_& m) {
     return py::make_tuple(d.device_type, d.device_id);
   });
   m.def("_from_dlpack", &from_dlpack, py::arg("capsule"));
+  // Whether an unconsumed versioned capsule marks its memory read-only (DLPack 1.0's flag):
+  // cudalite tensors are always writable, so from_dlpack copies such memory.
+  m.def(
+      "_dlpack_read_only",
+      [](py::handle obj) {
+        PyObject* cap = obj.ptr();
+        if (!PyCapsule_IsValid(cap, kVersionedName)) return false;
+        auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(cap, kVersionedName));
+        return (m->flags & kFlagReadOnly) != 0;
+      },
+      py::arg("capsule"));
   // The stream a consumer passes to a producer's __dlpack__: our current stream on `device`.
   m.def("_dlpack_stream", [](int device) {
     cuda::StreamHandle s = cuda::current_stream(device);

@@ -100,6 +100,7 @@ void bind_interop(py::module_& m);
 void bind_memory(py::module_& m);
 void bind_autograd(py::module_& m);
 void bind_checked(py::module_& m);
+void bind_checksum(py::module_& m);
 
 }  // namespace cl::bind
 

@@ -18,4 +18,5 @@ PYBIND11_MODULE(_C, m) {
   cl::bind::bind_memory(m);
   cl::bind::bind_autograd(m);
   cl::bind::bind_checked(m);
+  cl::bind::bind_checksum(m);
 }

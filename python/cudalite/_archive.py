@@ -24,6 +24,8 @@ import os
 import struct
 import zlib
 
+from cudalite import _C
+
 ALIGNMENT = 64
 FILE_FORMAT_VERSION = b"3\n"
 _LOCAL_HEADER = struct.Struct("<4s5H3I2H")  # signature ... file name length, extra length
@@ -88,50 +90,100 @@ class ArchiveWriter:
         self._zip.close()
 
 
+class _Record:
+    """Where a record's bytes lie in the file, checked against the file's size."""
+
+    __slots__ = ("name", "start", "stored", "compressed_size", "size", "crc")
+
+    def __init__(self, name, start, stored, compressed_size, size, crc):
+        self.name, self.start, self.stored = name, start, stored
+        self.compressed_size, self.size, self.crc = compressed_size, size, crc
+
+
+def _read_error(name, what):
+    return RuntimeError(f"PytorchStreamReader failed reading file {name}: {what}")
+
+
 class ArchiveReader:
-    """Reads the records of an archive from ``fileobj`` (a seekable binary stream)."""
+    """Reads the records of an archive from ``fileobj`` (a seekable binary stream).
+
+    Nothing in the file is trusted: a record must lie inside the file (so no size read from
+    it allocates more than the file holds), a compressed one inflates in bounded steps to
+    its declared size, and every record read whole is checked against the CRC-32 of the zip
+    directory (``RuntimeError`` "CRC-32 check failed" otherwise).
+    """
 
     def __init__(self, fileobj):
         import zipfile
 
         self._f = fileobj
+        fileobj.seek(0, os.SEEK_END)
+        self.file_size = fileobj.tell()
+        fileobj.seek(0)
         try:
             self._zip = zipfile.ZipFile(fileobj)
-        except zipfile.BadZipFile:
+            infos = self._zip.infolist()
+        except (
+            zipfile.BadZipFile,
+            ValueError,
+            OverflowError,
+            struct.error,
+            EOFError,
+            NotImplementedError,  # "zip file version 6.4": a damaged version field
+        ):
+            # (a damaged directory: bad signatures, sizes, offsets or names)
             raise RuntimeError(_BAD_ZIP) from None
-        infos = self._zip.infolist()
         prefix = infos[0].filename.split("/", 1)[0] + "/" if infos else ""
         if infos and "/" not in infos[0].filename:
             raise RuntimeError(f"file in archive is not in a subdirectory: {infos[0].filename}")
         self._records = {
             i.filename[len(prefix) :]: i for i in infos if i.filename.startswith(prefix)
         }
+        self._located = {}
         if "version" not in self._records and ".data/version" not in self._records:
             raise RuntimeError('Expected hasRecord("version") to be true, but got false.')
 
     def has_record(self, name):
         return name in self._records
 
-    def _info(self, name):
+    def _locate(self, name):
+        """The record ``name``, its local header read and every size checked."""
+        record = self._located.get(name)
+        if record is not None:
+            return record
         info = self._records.get(name)
         if info is None:
             raise RuntimeError(f"PytorchStreamReader failed locating file {name}: file not found")
-        return info
-
-    def data_offset(self, name):
-        """Where the data of an uncompressed record starts in the file (None if compressed)."""
-        info = self._info(name)
-        if info.compress_type != 0:  # not ZIP_STORED
-            return None
+        if info.flag_bits & 0x1:
+            raise _read_error(name, "encrypted records are not supported")
+        if info.compress_type not in (0, 8):  # stored, deflated (what torch's reader reads)
+            raise _read_error(name, f"unsupported compression method {info.compress_type}")
+        if not 0 <= info.header_offset <= self.file_size - _LOCAL_HEADER.size:
+            raise _read_error(name, "invalid header or archive is corrupted")
         self._f.seek(info.header_offset)
         header = self._f.read(_LOCAL_HEADER.size)
         if len(header) != _LOCAL_HEADER.size or header[:4] != b"PK\x03\x04":
-            raise RuntimeError(_BAD_ZIP)
+            raise _read_error(name, "invalid header or archive is corrupted")
         fields = _LOCAL_HEADER.unpack(header)
-        return info.header_offset + _LOCAL_HEADER.size + fields[-2] + fields[-1]
+        start = info.header_offset + _LOCAL_HEADER.size + fields[-2] + fields[-1]
+        stored = info.compress_type == 0
+        csize, size = info.compress_size, info.file_size
+        if (
+            start + csize > self.file_size
+            or (stored and csize != size)
+            or (not stored and size > _MAX_INFLATE_RATIO * csize + 64)
+        ):
+            raise _read_error(name, "invalid header or archive is corrupted")
+        record = self._located[name] = _Record(name, start, stored, csize, size, info.CRC)
+        return record
+
+    def data_offset(self, name):
+        """Where the data of an uncompressed record starts in the file (None if compressed)."""
+        record = self._locate(name)
+        return record.start if record.stored else None
 
     def record_size(self, name):
-        return self._info(name).file_size
+        return self._locate(name).size
 
     def get_record(self, name):
         """The bytes of a record."""
@@ -140,17 +192,90 @@ class ArchiveReader:
         return bytes(out)
 
     def read_into(self, name, buffer):
-        """Reads the first ``len(buffer)`` bytes of a record into ``buffer``."""
+        """Reads the first ``len(buffer)`` bytes of a record into ``buffer``, and checks the
+        whole record's CRC-32."""
+        record = self._locate(name)
         view = memoryview(buffer).cast("B")
-        offset = self.data_offset(name)
-        if offset is None:  # a compressed record (torch never writes one)
-            view[:] = self._zip.read(self._info(name))[: len(view)]
-            return
-        self._f.seek(offset)
+        if len(view) > record.size:
+            raise _read_error(name, "the record is shorter than its storage")
+        self._f.seek(record.start)
+        if record.stored:
+            crc = self._read_stored(record, view)
+        else:
+            crc = self._inflate(record, view)
+        if crc != record.crc:
+            raise _read_error(name, "CRC-32 check failed")
+
+    def _read_chunk(self, view):
         readinto = getattr(self._f, "readinto", None)
-        got = readinto(view) if readinto is not None else _read_into(self._f, view)
-        if got != len(view):
-            raise RuntimeError(_BAD_ZIP)
+        return readinto(view) if readinto is not None else _read_into(self._f, view)
+
+    def _read_stored(self, record, view):
+        """Reads ``view`` and skips the rest of the record, in chunks checksummed while they
+        are in the cache; the CRC-32 of the whole record."""
+        crc = 0
+        pos, n = 0, len(view)
+        while pos < n:
+            got = self._read_chunk(view[pos : min(n, pos + _CHUNK)])
+            if not got:
+                raise _read_error(record.name, "unexpected end of file")
+            crc = _crc32(view[pos : pos + got], crc)
+            pos += got
+        rest = record.size - n
+        if rest:
+            scratch = memoryview(bytearray(min(rest, _CHUNK)))
+            while rest:
+                got = self._read_chunk(scratch[: min(rest, len(scratch))])
+                if not got:
+                    raise _read_error(record.name, "unexpected end of file")
+                crc = _crc32(scratch[:got], crc)
+                rest -= got
+        return crc
+
+    def _inflate(self, record, view):
+        """Inflates a deflated record, never more than its declared size, into ``view``
+        (its first bytes); the CRC-32 of the whole record."""
+        inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+        crc, pos, produced = 0, 0, 0
+        remaining_in = record.compressed_size
+        pending = b""
+        while True:
+            if not pending and remaining_in:
+                pending = self._f.read(min(remaining_in, _CHUNK))
+                if not pending:
+                    raise _read_error(record.name, "unexpected end of file")
+                remaining_in -= len(pending)
+            if not pending:
+                break
+            try:
+                out = inflater.decompress(pending, min(_CHUNK, record.size - produced + 1))
+            except zlib.error:
+                raise _read_error(record.name, "decompression failed") from None
+            pending = inflater.unconsumed_tail
+            produced += len(out)
+            if produced > record.size:
+                raise _read_error(record.name, "decompression failed")
+            crc = _crc32(out, crc)
+            take = min(len(out), len(view) - pos)
+            if take > 0:
+                view[pos : pos + take] = out[:take]
+                pos += take
+            if inflater.eof:
+                break
+            if not out and not pending and not remaining_in:
+                break
+        if produced != record.size:
+            raise _read_error(record.name, "decompression failed")
+        return crc
+
+
+# Deflate's densest output: 258 bytes for every 2 bits (about 1032 to 1).
+_MAX_INFLATE_RATIO = 1032
+_CHUNK = 4 << 20  # read and checksum in cache-sized pieces
+
+
+def _crc32(data, value):
+    return _C._crc32(data, value)
 
 
 def _read_into(f, view):

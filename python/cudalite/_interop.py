@@ -102,7 +102,10 @@ def from_dlpack(ext_tensor, *, device=None, copy=None):
     """Converts a tensor from an external library into a ``cudalite.Tensor``.
 
     The returned tensor shares memory with the original (no copy), unless a ``device`` or
-    ``copy=True`` asks for one.
+    ``copy=True`` asks for one, or the producer marks the memory read-only (DLPack 1.0's
+    read-only flag: a NumPy array that is not writable, one over ``bytes``, a read-only
+    memmap): cudalite tensors are writable, so such memory is copied (``copy=False`` raises
+    ``BufferError``).
 
     Args:
         ext_tensor (object with ``__dlpack__`` attribute, or a DLPack capsule): the tensor
@@ -131,7 +134,18 @@ def from_dlpack(ext_tensor, *, device=None, copy=None):
             "from_dlpack received an invalid capsule. Note that DLTensor capsules can be "
             "consumed only once, so you might have already constructed a tensor from it once."
         )
+    read_only = _C._dlpack_read_only(capsule)
+    if read_only and copy is False:
+        raise BufferError(
+            "from_dlpack: the DLPack tensor is read-only and cudalite tensors are writable, so "
+            "it can only be imported by copying it. Set copy=None or copy=True."
+        )
     result = _C._from_dlpack(capsule)
+    if read_only:
+        # Sharing memory the producer marked read-only (a NumPy array that is not writable,
+        # one over a bytes object, a read-only memmap) would let writes corrupt an immutable
+        # object or fault: the tensor gets a copy.
+        copy = True
     moves = target is not None and (
         target.type != result.device.type
         or (target.index is not None and target.index != result.device.index)

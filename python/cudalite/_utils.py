@@ -72,9 +72,36 @@ def reduce_ex(t):
     return (_rebuild_from_type_v2, (func, type(t), args, state))
 
 
+_INT64_MAX = 2**63 - 1
+
+
+def _storage_class():
+    global _UntypedStorage
+    if _UntypedStorage is None:
+        from cudalite.storage import UntypedStorage as _UntypedStorage
+    return _UntypedStorage
+
+
+_UntypedStorage = None
+
+
 def _check_geometry(storage, storage_offset, size, stride):
-    """torch's checks of ``set_``: a tensor must lie inside its storage."""
+    """torch's checks of ``set_``: a tensor must lie inside its storage. The file's numbers are
+    checked as Python ints, before anything sized by them is made."""
+    if not isinstance(storage, _storage_class()):
+        raise TypeError(f"expected a storage to rebuild a tensor on, but got {type(storage)}")
     size, stride = list(size), list(stride)
+    for what, values in (("size", size), ("stride", stride), ("storage offset", [storage_offset])):
+        for v in values:
+            if type(v) is not int:
+                raise TypeError(f"a tensor's {what} must be ints, but got {type(v).__name__}")
+            if v > _INT64_MAX:
+                raise RuntimeError(f"Tensor: {what} {v} does not fit in int64")
+    numel = 1
+    for n in size:
+        numel *= max(n, 0)
+    if numel > _INT64_MAX:
+        raise RuntimeError("numel: integer multiplication overflow")
     if storage_offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
     if any(s < 0 for s in size):
@@ -83,9 +110,14 @@ def _check_geometry(storage, storage_offset, size, stride):
         raise RuntimeError(
             f"Storage size calculation overflowed with sizes={size} and strides={stride}"
         )
+    itemsize = storage.dtype.itemsize
+    extent = storage_offset + 1 + sum(max(n - 1, 0) * s for n, s in zip(size, stride, strict=True))
+    if extent * itemsize > _INT64_MAX:
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={size} and strides={stride}"
+        )
     if 0 in size:
         return
-    itemsize = storage.dtype.itemsize
     needed = (
         storage_offset + 1 + sum((n - 1) * s for n, s in zip(size, stride, strict=True))
     ) * itemsize

@@ -22,7 +22,7 @@ import warnings
 from cudalite import _C, _archive, _torch_names
 from cudalite import _weights_only_unpickler as _wo
 from cudalite._lazy import numpy
-from cudalite.storage import UntypedStorage, _from_array, _host_bytes, _numpy_dtype
+from cudalite.storage import UntypedStorage, _from_array, _host_array, _host_bytes
 
 __all__ = [
     "add_safe_globals",
@@ -344,6 +344,14 @@ def _is_zipfile(f):
     return magic == b"PK\x03\x04"
 
 
+def _remaining_size(f):
+    """The bytes from ``f``'s position to its end."""
+    start = f.tell()
+    end = f.seek(0, os.SEEK_END)
+    f.seek(start)
+    return end - start
+
+
 def _maybe_decode_ascii(s):
     return s.decode("ascii") if isinstance(s, bytes) else s
 
@@ -376,9 +384,14 @@ class _StorageLoader:
             )
         storage_type, key, location, numel = saved_id[1:]
         if not isinstance(storage_type, _torch_names.StorageType):
-            raise pickle.UnpicklingError(f"unknown storage type {storage_type!r}")
+            raise pickle.UnpicklingError(f"unknown storage type {_wo.short_repr(storage_type)}")
         if type(numel) is not int or numel < 0:
-            raise pickle.UnpicklingError(f"invalid storage size {numel!r}")
+            raise pickle.UnpicklingError(f"invalid storage size {_wo.short_repr(numel)}")
+        if type(key) is not str or type(location) not in (str, bytes):
+            raise pickle.UnpicklingError(
+                "a storage's key and location must be str, but got "
+                f"{type(key).__name__} and {type(location).__name__}"
+            )
         if key not in self._loaded:
             storage = self._read(f"data/{key}", numel, storage_type.dtype)
             self._loaded[key] = self._restore(storage, _maybe_decode_ascii(location))
@@ -398,11 +411,14 @@ class _StorageLoader:
             offset = self._reader.data_offset(name)
             if offset is not None and offset % dtype.itemsize == 0:
                 return _from_array(self._mapped[offset : offset + nbytes], dtype, owned=False)
-        buf = np.empty(nbytes, dtype=np.uint8)
-        self._reader.read_into(name, buf)
+        # Read straight into the storage's memory, from cudalite's allocator: NumPy's asks the
+        # kernel for huge pages, whose first touch can stall on memory compaction.
+        flat = _C._empty([numel], dtype, "cpu", False)
+        values = _host_array(flat)
+        self._reader.read_into(name, values.view(np.uint8))
         if not native:
-            buf = buf.view(dtype=_numpy_dtype(dtype)).byteswap()
-        return _from_array(buf, dtype)
+            values.byteswap(inplace=True)
+        return UntypedStorage._wrap(flat)
 
 
 def _full_unpickler_class(pickle_module):
@@ -437,7 +453,10 @@ def _load(reader, map_location, unpickler_class, weights_only, mapped, **pickle_
         def persistent_load(self, saved_id):
             return storages.persistent_load(saved_id)
 
-    return StorageUnpickler(io.BytesIO(reader.get_record("data.pkl")), **pickle_load_args).load()
+    data = io.BytesIO(reader.get_record("data.pkl"))
+    if weights_only:
+        pickle_load_args["max_bytes"] = reader.file_size
+    return StorageUnpickler(data, **pickle_load_args).load()
 
 
 def _legacy_load(f, unpickler_class, **pickle_load_args):
@@ -516,6 +535,8 @@ def load(
                     f"`cudalite.save({name}_use_new_zipfile_serialization=True), please "
                     "cudalite.save your checkpoint with this option in order to use mmap."
                 )
+            if weights_only:
+                pickle_load_args["max_bytes"] = _remaining_size(opened)
             _legacy_load(opened, unpickler_class, **pickle_load_args)
         except pickle.UnpicklingError as e:
             if not weights_only:
