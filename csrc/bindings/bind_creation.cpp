@@ -272,7 +272,9 @@ PyObject* factory_entry(PyObject*, PyObject* const* args, size_t nargsf, PyObjec
     if (fast) {
       ScalarType dt = dtype == Py_None ? get_default_dtype() : to_dtype(dtype);
       if (F == kEmpty) return wrap_tensor(empty(shape, dt, dev, false));
-      return wrap_tensor(full(shape, Scalar(int64_t(F == kOnes)), dt, dev));
+      return wrap_tensor(maybe_without_gil(dev.is_cpu() && large_numel(shape), [&] {
+        return full(shape, Scalar(int64_t(F == kOnes)), dt, dev);
+      }));
     }
     py::object* slow = g_factory_slow[F];
     CL_CHECK(slow, "cudalite.", kFactoryNames[F], " used before cudalite was imported");
