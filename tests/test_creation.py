@@ -552,3 +552,14 @@ def test_strings_in_data():
         C.tensor([[1], ["a"]])
     with pytest.raises(TypeError, match="^new\\(\\): invalid data type 'bytes'$"):
         C.tensor([1.0, b"a"])
+
+
+@pytest.mark.parametrize("nbytes", [1, 63, 64, 65, 4096, (4 << 20) + 4, 16 << 20])
+def test_cpu_tensors_are_64_byte_aligned_and_hold_their_bytes(nbytes):
+    # Host memory is malloc'd and aligned by hand (Note [Host memory from malloc]).
+    ts = [cudalite.empty(nbytes, dtype=cudalite.uint8) for _ in range(3)]
+    for i, t in enumerate(ts):
+        assert t.data_ptr() % 64 == 0
+        t.fill_(i + 1)
+    for i, t in enumerate(ts):  # no tensor wrote over another
+        assert int(t.min()) == int(t.max()) == i + 1
