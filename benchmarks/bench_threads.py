@@ -57,6 +57,23 @@ def _make_out(lib, n, device):
     return a, b, (np.empty_like(a) if lib is np else lib.empty_like(a))
 
 
+def _make_square(lib, n, device):
+    side = max(1, int((n // 8) ** 0.5))  # a product of about as many flops as n elements
+    if lib is np:
+        return (np.random.default_rng(0).random((side, side), dtype=np.float32),)
+    return (lib.rand(side, side, device=device),)
+
+
+def _make_randn(lib, n, device):
+    return n, device, np.random.default_rng(0) if lib is np else None
+
+
+def _randn(lib, s):
+    if lib is np:
+        return s[2].standard_normal(s[0], dtype=np.float32)
+    return lib.randn(s[0], device=s[1])
+
+
 WORKLOADS = {
     "a + b": (_make_pair, lambda lib, s: s[0] + s[1]),
     "add(a, b, out=c)": (
@@ -69,6 +86,8 @@ WORKLOADS = {
         _make_pair,
         lambda lib, s: s[0].astype(np.float64) if lib is np else s[0].to(lib.float64),
     ),
+    "randn(n)": (_make_randn, _randn),
+    "m @ m": (_make_square, lambda lib, s: s[0] @ s[0]),
     "a.mul_(1.0001)": (
         _make_pair,
         lambda lib, s: np.multiply(s[0], 1.0001, out=s[0]) if lib is np else s[0].mul_(1.0001),
