@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import cudalite
-from conftest import to_np
+from conftest import HAS_CUDA, to_np
 
 # Above the size from which ops give up the GIL (kReleaseGilNumel, 2**15 elements).
 N = 1 << 17
@@ -330,3 +330,15 @@ def test_small_cpu_ops_keep_the_gil():
     a = cudalite.rand(100)
     assert not _runs_other_threads(lambda: a + a)
     assert not _runs_other_threads(lambda: a.sum())
+
+
+@pytest.mark.skipif(not HAS_CUDA, reason="no CUDA GPU visible")
+def test_copies_between_host_and_gpu_let_other_threads_run():
+    x = cudalite.rand(1 << 22)
+    y = x.cuda()
+    one = y[:1]
+    assert _runs_other_threads(lambda: y.cpu())
+    assert _runs_other_threads(lambda: x.to("cuda"))
+    assert _runs_other_threads(lambda: x.copy_(y))
+    # item() waits for the stream: here for a kernel that spins for about a millisecond.
+    assert _runs_other_threads(lambda: (cudalite.cuda._sleep(2_000_000), one.item()))
