@@ -14,6 +14,7 @@
 #include <mutex>
 #include <type_traits>
 
+#include "cuda/cuda_check.h"
 #include "cuda/deferred.h"
 #include "cuda/streams.h"
 #include "kernels/deferred.cuh"
@@ -195,6 +196,7 @@ namespace cl::cuda {
 void launch_deferred_batch(const DeferredBatch& batch, void* stream) {
   gpu::launch<gpu::deferred_batch_kernel>(1, kDeferredThreads, static_cast<cudaStream_t>(stream),
                                           batch);
+  CL_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 bool defer_binary(const ElementwiseIter& it, BinaryOp op) {

@@ -649,3 +649,14 @@ def test_data_sequences_of_tensors():
         C.tensor([C.ones(2)] * 3)
     with pytest.raises(ValueError, match="^only one element tensors can be converted"):
         C.tensor(_nested(100, leaf=C.ones(2)))
+
+
+@pytest.mark.parametrize("nbytes", [1, 63, 64, 65, 4096, (4 << 20) + 4, 16 << 20])
+def test_cpu_tensors_are_64_byte_aligned_and_hold_their_bytes(nbytes):
+    # Host memory is malloc'd and aligned by hand (Note [Host memory from malloc]).
+    ts = [cudalite.empty(nbytes, dtype=cudalite.uint8) for _ in range(3)]
+    for i, t in enumerate(ts):
+        assert t.data_ptr() % 64 == 0
+        t.fill_(i + 1)
+    for i, t in enumerate(ts):  # no tensor wrote over another
+        assert int(t.min()) == int(t.max()) == i + 1

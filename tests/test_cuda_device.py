@@ -112,6 +112,33 @@ def test_empty_cuda_visible_devices_hides_every_gpu():
         assert lines[1] == "RuntimeError: " + NO_DRIVER
 
 
+def test_stream_without_a_visible_gpu_raises_the_runtimes_error():
+    # torch makes streams without lazy initialisation: its Stream() raises the runtime's
+    # error for the current device, as AcceleratorError.
+    out = run_python(
+        """
+        import cudalite
+        for make in (lambda: cudalite.cuda.Stream(), lambda: cudalite.cuda.ExternalStream(0)):
+            try:
+                make()
+            except RuntimeError as e:
+                print(type(e).__name__ + ": " + str(e).splitlines()[0])
+        """,
+        env={"CUDA_VISIBLE_DEVICES": ""},
+    )
+    lines = out.splitlines()
+    assert len(lines) == 2 and lines[0] == lines[1]
+    if not COMPILED:
+        assert lines[0] == "RuntimeError: cudalite.cuda.Stream requires CUDA support"
+    elif _C._cuda._nvml_available():  # a driver: the GPUs are there but hidden
+        assert lines[0] == "AcceleratorError: CUDA error: no CUDA-capable device is detected"
+    else:
+        assert lines[0] == (
+            "AcceleratorError: CUDA error: CUDA driver version is insufficient for CUDA "
+            "runtime version"
+        )
+
+
 @no_gpu
 def test_no_gpu_answers():
     assert cuda.is_available() is False

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "bindings/fast_method.h"
+#include "bindings/gil.h"
 
 namespace cl::bind {
 
@@ -42,15 +43,19 @@ py::object arith(py::handle self_h, py::handle other) {
     static constexpr const char* kForm[] = {"fwd", "rev", "inplace"};
     return (*g_autograd_hook)(binary_op_name(OP), kForm[int(F)], self_h, other);
   }
+  // Note [Releasing the GIL] (bindings/gil.h): the operands are converted and held here.
+  const bool release = worth_releasing(self) || (!o->is_scalar && worth_releasing(o->tensor));
   if constexpr (F == Form::Fwd) {
-    return wrap_tensor(binary(OP, Operand(self), *o));
+    return wrap_tensor(maybe_without_gil(release, [&] { return binary(OP, Operand(self), *o); }));
   } else if constexpr (F == Form::Rev) {
-    if (OP == BinaryOp::Div && o->is_scalar) {  // torch's __rtruediv__: reciprocal() * number
-      return wrap_tensor(binary(BinaryOp::Mul, Operand(unary(UnaryOp::Reciprocal, self)), *o));
-    }
-    return wrap_tensor(binary(OP, *o, Operand(self)));
+    return wrap_tensor(maybe_without_gil(release, [&] {
+      if (OP == BinaryOp::Div && o->is_scalar) {  // torch's __rtruediv__: reciprocal() * number
+        return binary(BinaryOp::Mul, Operand(unary(UnaryOp::Reciprocal, self)), *o);
+      }
+      return binary(OP, *o, Operand(self));
+    }));
   } else {
-    binary(OP, Operand(self), *o, self);
+    maybe_without_gil(release, [&] { binary(OP, Operand(self), *o, self); });
     self->bump_version();
     return py::reinterpret_borrow<py::object>(self_h);
   }
@@ -70,7 +75,8 @@ PyObject* neg(PyObject* self, PyObject*) {
     Tensor t = as_tensor(self);
     if (needs_grad(t, std::nullopt))
       return (*g_autograd_hook)("neg", "fwd", py::handle(self), py::none());
-    return wrap_tensor(unary(UnaryOp::Neg, t));
+    return wrap_tensor(
+        maybe_without_gil(worth_releasing(t), [&] { return unary(UnaryOp::Neg, t); }));
   });
 }
 

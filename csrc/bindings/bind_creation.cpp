@@ -3,6 +3,7 @@
 
 #include "bindings/convert.h"
 #include "bindings/fast_method.h"
+#include "bindings/gil.h"
 #include "core/cuda_api.h"
 #include "core/error.h"
 
@@ -298,7 +299,9 @@ PyObject* factory_entry(PyObject*, PyObject* const* args, size_t nargsf, PyObjec
     if (fast) {
       ScalarType dt = dtype == Py_None ? get_default_dtype() : to_dtype(dtype);
       if (F == kEmpty) return wrap_tensor(empty(shape, dt, dev, false));
-      return wrap_tensor(full(shape, Scalar(int64_t(F == kOnes)), dt, dev));
+      return wrap_tensor(maybe_without_gil(dev.is_cpu() && large_numel(shape), [&] {
+        return full(shape, Scalar(int64_t(F == kOnes)), dt, dev);
+      }));
     }
     py::object* slow = g_factory_slow[F];
     CL_CHECK(slow, "cudalite.", kFactoryNames[F], " used before cudalite was imported");
@@ -377,17 +380,30 @@ void bind_creation(py::module_& m) {
   m.def("_full", [](py::handle shape, py::handle value, py::handle dtype, py::handle device) {
     Scalar v = to_scalar(value);
     ScalarType dt = dtype.is_none() ? v.natural_dtype() : to_dtype(dtype);
-    return full(to_shape(shape), v, dt, device_or_cpu(device));
+    Shape sizes = to_shape(shape);
+    Device dev = device_or_cpu(device);
+    return maybe_without_gil(dev.is_cpu() && large_numel(sizes),
+                             [&] { return full(sizes, v, dt, dev); });
   });
   m.def("_arange", [](double start, double end, double step, py::handle dtype, py::handle device) {
-    return arange(start, end, step, to_dtype(dtype), device_or_cpu(device));
+    ScalarType dt = to_dtype(dtype);
+    Device dev = device_or_cpu(device);
+    const double n = step != 0 ? (end - start) / step : 0;  // NaN and inf: checked by arange
+    return maybe_without_gil(dev.is_cpu() && n >= double(kReleaseGilNumel) && n < 1e300,
+                             [&] { return arange(start, end, step, dt, dev); });
   });
   m.def("_linspace",
         [](double start, double end, int64_t steps, py::handle dtype, py::handle device) {
-          return linspace(start, end, steps, to_dtype(dtype), device_or_cpu(device));
+          ScalarType dt = to_dtype(dtype);
+          Device dev = device_or_cpu(device);
+          return maybe_without_gil(dev.is_cpu() && steps >= kReleaseGilNumel,
+                                   [&] { return linspace(start, end, steps, dt, dev); });
         });
   m.def("_eye", [](int64_t n, int64_t mm, py::handle dtype, py::handle device) {
-    return eye(n, mm, to_dtype(dtype), device_or_cpu(device));
+    ScalarType dt = to_dtype(dtype);
+    Device dev = device_or_cpu(device);
+    return maybe_without_gil(dev.is_cpu() && large_numel({n, mm < 0 ? n : mm}),
+                             [&] { return eye(n, mm, dt, dev); });
   });
 }
 

@@ -137,6 +137,7 @@ void bind_cuda(py::module_& m) {
   c.def("exchange_device", &cuda::exchange_device);
   c.def("maybe_exchange_device", &cuda::maybe_exchange_device);
   c.def("check_device_index", &cuda::check_device_index);
+  c.def("_check_current_device", &cuda::check_current_device);
   c.def("synchronize", &cuda::synchronize, py::call_guard<py::gil_scoped_release>());
   c.def("mem_get_info", &cuda::mem_get_info);
   c.def("can_device_access_peer", &cuda::can_device_access_peer);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bindings/fast_method.h"
+#include "bindings/gil.h"
 #include "core/error.h"
 
 namespace cl::bind {
@@ -55,12 +56,22 @@ void add_tensor_methods(PyMethodDef* defs) {
 namespace {
 
 // The argument-free call of each method; the rest goes to the Python method of that name.
-py::object sum_all(const Tensor& t) { return wrap_tensor(reduce(ReduceOp::Sum, t, {}, false)); }
-py::object item_value(const Tensor& t) { return scalar_to_py(item(t)); }
-py::object to_cuda(const Tensor& t) {
-  return wrap_tensor(to(t, Device(DeviceType::CUDA), t->dtype, false, false));
+// Note [Releasing the GIL] (bindings/gil.h): large CPU work, and copies that wait for a GPU.
+py::object sum_all(const Tensor& t) {
+  return wrap_tensor(
+      maybe_without_gil(worth_releasing(t), [&] { return reduce(ReduceOp::Sum, t, {}, false); }));
 }
-py::object to_cpu(const Tensor& t) { return wrap_tensor(to(t, Device(), t->dtype, false, false)); }
+py::object item_value(const Tensor& t) {
+  return scalar_to_py(maybe_without_gil(t->is_cuda(), [&] { return item(t); }));
+}
+py::object to_cuda(const Tensor& t) {
+  return wrap_tensor(maybe_without_gil(
+      !t->is_cuda(), [&] { return to(t, Device(DeviceType::CUDA), t->dtype, false, false); }));
+}
+py::object to_cpu(const Tensor& t) {
+  return wrap_tensor(
+      maybe_without_gil(t->is_cuda(), [&] { return to(t, Device(), t->dtype, false, false); }));
+}
 
 template <py::object (*F)(const Tensor&)>
 PyObject* no_args(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,

@@ -1,6 +1,7 @@
 // Op entry points for the Python layer, and Tensor's remaining operator dunders (the
 // arithmetic ones are in bind_arith.cpp).
 #include "bindings/convert.h"
+#include "bindings/gil.h"
 #include "core/cuda_api.h"
 #include "core/error.h"
 #include "core/mem_overlap.h"
@@ -22,6 +23,11 @@ py::object scalar_to_py(const Scalar& s) {
 namespace {
 
 Tensor opt_tensor(py::handle h) { return h.is_none() ? Tensor() : as_tensor(h); }
+
+// Whether an op over these operands is large enough to run without the GIL (bindings/gil.h).
+bool worth_releasing(const Operand& o) {
+  return !o.is_scalar && cl::bind::worth_releasing(o.tensor);
+}
 
 }  // namespace
 
@@ -84,10 +90,12 @@ void warn_if_resized(const Tensor& out, const Shape& before) {
 }
 
 // A random fill of t that counts as an in-place write of t unless asked not to.
+// The generator's counters are reserved under its own lock (ops/random.cpp), so fills from
+// several threads without the GIL draw disjoint numbers.
 template <class T>
 auto counted_fill(void (*fill)(const Tensor&, T, T, Generator*)) {
   return [fill](const Tensor& t, T a, T b, Generator* gen, bool bump_version) {
-    fill(t, a, b, gen);
+    maybe_without_gil(worth_releasing(t), [&] { fill(t, a, b, gen); });
     if (bump_version) t->bump_version();
   };
 }
@@ -142,7 +150,9 @@ void bind_ops(py::module_& m) {
         }
         Tensor o = opt_tensor(out);
         Shape before = o ? o->sizes : Shape{};
-        Tensor r = binary(BinaryOp(op), *oa, *ob, o);
+        Tensor r =
+            maybe_without_gil(worth_releasing(*oa) || worth_releasing(*ob) || worth_releasing(o),
+                              [&] { return binary(BinaryOp(op), *oa, *ob, o); });
         if (o && bump_version) o->bump_version();
         warn_if_resized(o, before);
         return r;
@@ -154,7 +164,8 @@ void bind_ops(py::module_& m) {
       [](int op, const Tensor& a, py::handle out, bool bump_version) {
         Tensor o = opt_tensor(out);
         Shape before = o ? o->sizes : Shape{};
-        Tensor r = unary(UnaryOp(op), a, o);
+        Tensor r = maybe_without_gil(worth_releasing(a) || worth_releasing(o),
+                                     [&] { return unary(UnaryOp(op), a, o); });
         if (o && bump_version) o->bump_version();
         warn_if_resized(o, before);
         return r;
@@ -164,7 +175,8 @@ void bind_ops(py::module_& m) {
     auto oa = to_operand(a), ob = to_operand(b);
     if (!oa || !ob)
       throw TypeError("expected Tensor or Number arguments to where()");  // worded by _checked
-    return where(c, *oa, *ob);
+    return maybe_without_gil(worth_releasing(c) || worth_releasing(*oa) || worth_releasing(*ob),
+                             [&] { return where(c, *oa, *ob); });
   });
   m.def(
       "_clamp",
@@ -174,7 +186,8 @@ void bind_ops(py::module_& m) {
         if (!hi.is_none()) h = to_scalar(hi);
         Tensor o = opt_tensor(out);
         Shape before = o ? o->sizes : Shape{};
-        Tensor r = clamp(a, l, h, o);
+        Tensor r = maybe_without_gil(worth_releasing(a) || worth_releasing(o),
+                                     [&] { return clamp(a, l, h, o); });
         if (o) o->bump_version();
         warn_if_resized(o, before);
         return r;
@@ -191,22 +204,27 @@ void bind_ops(py::module_& m) {
       py::return_value_policy::reference);
   // keepdim must be a bool and dim an int (not a bool), as torch's parser wants them; the
   // TypeErrors are worded by the signature check (Note [Argument errors], _checked.py).
-  m.def("_reduce", [](int op, const Tensor& t, py::handle dims, py::handle keepdim,
-                      py::handle dtype) {
-    Shape d;
-    if (!dims.is_none()) d = to_shape(dims);
-    return reduce(ReduceOp(op), t, d, strict_bool(keepdim, "keepdim"), to_optional_dtype(dtype));
-  });
+  m.def("_reduce",
+        [](int op, const Tensor& t, py::handle dims, py::handle keepdim, py::handle dtype) {
+          Shape d;
+          if (!dims.is_none()) d = to_shape(dims);
+          const bool kd = strict_bool(keepdim, "keepdim");
+          const std::optional<ScalarType> dt = to_optional_dtype(dtype);
+          return maybe_without_gil(worth_releasing(t),
+                                   [&] { return reduce(ReduceOp(op), t, d, kd, dt); });
+        });
   m.def("_reduce_with_indices",
         [](bool is_max, const Tensor& t, py::handle dim, py::handle keepdim) {
-          auto [v, i] =
-              reduce_with_indices(is_max, t, to_int(dim, "dim"), strict_bool(keepdim, "keepdim"));
+          const int64_t d = to_int(dim, "dim");
+          const bool kd = strict_bool(keepdim, "keepdim");
+          auto [v, i] = maybe_without_gil(worth_releasing(t),
+                                          [&] { return reduce_with_indices(is_max, t, d, kd); });
           return py::make_tuple(v, i);
         });
   m.def(
       "_copy_",
       [](const Tensor& dst, const Tensor& src, bool nb, bool bump_version) {
-        copy_(dst, src, nb);
+        maybe_without_gil(copy_worth_releasing(dst, src), [&] { copy_(dst, src, nb); });
         if (bump_version) dst->bump_version();
       },
       py::arg("dst"), py::arg("src"), py::arg("non_blocking") = false,
@@ -215,14 +233,21 @@ void bind_ops(py::module_& m) {
     Device d = device.is_none() ? t->device() : to_device(device);
     ScalarType dt = dtype.is_none() ? t->dtype : to_dtype(dtype);
     if (d.is_cuda() && d.has_index()) cuda::check_device_index(d.index);
-    return to(t, d, dt, nb, copy);
+    const bool release = d.is_cuda() != t->is_cuda() || worth_releasing(t);
+    return maybe_without_gil(release, [&] { return to(t, d, dt, nb, copy); });
   });
-  m.def("_item", [](const Tensor& t) { return scalar_to_py(item(t)); });
+  // On CUDA, item() waits for the stream.
+  m.def("_item", [](const Tensor& t) {
+    return scalar_to_py(maybe_without_gil(t->is_cuda(), [&] { return item(t); }));
+  });
   // operand=True: an index assignment's number (ops.h, ScalarUse).
   m.def(
       "_fill_",
       [](const Tensor& t, py::handle v, bool operand, bool bump_version) {
-        fill_(t, to_scalar(v), operand ? ScalarUse::kOperand : ScalarUse::kFill);
+        const Scalar value = to_scalar(v);
+        maybe_without_gil(worth_releasing(t), [&] {
+          fill_(t, value, operand ? ScalarUse::kOperand : ScalarUse::kFill);
+        });
         if (bump_version) t->bump_version();
       },
       py::arg("t"), py::arg("value"), py::arg("operand") = false, py::arg("bump_version") = true);
@@ -235,14 +260,26 @@ void bind_ops(py::module_& m) {
       py::arg("value"), py::arg("dtype"), py::arg("operand") = false);
   m.def("_assert_no_overlap",
         [](const Tensor& out, const Tensor& in) { assert_no_overlap(out, in); });
-  m.def("_gather_offsets", &gather_offsets);
+  m.def("_gather_offsets", [](const Tensor& src, const Tensor& offsets) {
+    return maybe_without_gil(worth_releasing(offsets),
+                             [&] { return gather_offsets(src, offsets); });
+  });
   m.def("_scatter_offsets",
         [](const Tensor& dst, const Tensor& offsets, const Tensor& values, bool accumulate) {
-          scatter_offsets(dst, offsets, values, accumulate);
+          maybe_without_gil(worth_releasing(offsets) || worth_releasing(values),
+                            [&] { scatter_offsets(dst, offsets, values, accumulate); });
           dst->bump_version();
         });
-  m.def("_nonzero", &nonzero);
-  m.def("_cat", [](const std::vector<Tensor>& ts, int64_t dim) { return cat(ts, dim); });
+  m.def("_nonzero", [](const Tensor& t) {
+    return maybe_without_gil(worth_releasing(t), [&] { return nonzero(t); });
+  });
+  // ts is this call's own vector of tensors (held by value).
+  m.def("_cat", [](const std::vector<Tensor>& ts, int64_t dim) {
+    int64_t total = 0;
+    for (const Tensor& t : ts)
+      if (t && !t->is_cuda()) total += t->numel();
+    return maybe_without_gil(total >= kReleaseGilNumel, [&] { return cat(ts, dim); });
+  });
   // Random fills: gen=None draws from the tensor's device's default generator.
   // bump_version=False: t is a tensor being made (rand, randn ...), still at version 0.
   m.def("_uniform_", counted_fill(&uniform_), py::arg("t"), py::arg("lo"), py::arg("hi"),

@@ -5,6 +5,7 @@
 
 #include "bindings/convert.h"
 #include "bindings/fast_method.h"
+#include "bindings/gil.h"
 #include "core/cuda_api.h"
 #include "core/error.h"
 #include "core/resize.h"
@@ -403,11 +404,16 @@ void bind_tensor(py::module_& m) {
              return view_args(t, py::args(py::make_tuple(k.begin()->second)));
            })
       .def("reshape",
-           [](const Tensor& t, py::args a) { return view_of(t, reshape(t, shape_from_args(a))); })
+           [](const Tensor& t, py::args a) {
+             Shape sizes = shape_from_args(a);
+             return view_of(
+                 t, maybe_without_gil(worth_releasing(t), [&] { return reshape(t, sizes); }));
+           })
       .def("reshape",
            [](const Tensor& t, py::args a, py::kwargs k) {
-             return view_of(t,
-                            reshape(t, shape_from_args(keyword_sizes("reshape", "shape", a, k))));
+             Shape sizes = shape_from_args(keyword_sizes("reshape", "shape", a, k));
+             return view_of(
+                 t, maybe_without_gil(worth_releasing(t), [&] { return reshape(t, sizes); }));
            })
       .def("permute",
            [](const Tensor& t, py::args a) { return view_of(t, permute(t, dims_from_args(a))); })
@@ -465,11 +471,16 @@ void bind_tensor(py::module_& m) {
       .def(
           "contiguous",
           [](const Tensor& t, py::object fmt) -> py::object {
-            if (fmt.is_none()) return py::cast(contiguous(t));
+            if (fmt.is_none()) {
+              return py::cast(maybe_without_gil(!t->is_contiguous() && worth_releasing(t),
+                                                [&] { return contiguous(t); }));
+            }
             return memory_format_fn("contiguous")(t, fmt);
           },
           py::arg("memory_format") = py::none())
-      .def("_clone", [](const Tensor& t) { return clone(t); });
+      .def("_clone", [](const Tensor& t) {
+        return maybe_without_gil(worth_releasing(t), [&] { return clone(t); });
+      });
   m.def("_wrap_dim", &wrap_dim, py::arg("dim"), py::arg("ndim"));
   m.def("_broadcast_shapes", [](py::handle a, py::handle b) {
     return make_size(broadcast_shapes(to_shape(a), to_shape(b)));

@@ -32,6 +32,10 @@ bool is_initialized();
 int current_device();
 void set_device(int device);
 void check_device_index(int device);  // AcceleratorError "invalid device ordinal" when bad
+// Raises what the runtime reports for the current device (cudaGetDevice's error, as
+// AcceleratorError) when CUDA is not usable; returns when it is, or in a forked child. torch
+// raises that error from calls that skip lazy initialisation (torch.cuda.Stream()).
+void check_current_device();
 
 Allocator* device_allocator(int device);
 Allocator* host_allocator();  // page-locked host memory

@@ -14,7 +14,8 @@
 // tensor succeeded: the in-place methods and dunders, out= writes, copy_, fills, index
 // assignment, random fills, in-place view ops and resize_ when the sizes change. The core's
 // own writes into tensors it is making (clone, cat, ...) are not counted, so a new tensor is at
-// version 0 as in torch. The bindings run with the GIL held, which orders the bumps; the
+// version 0 as in torch. The bindings bump with the GIL held, also for ops whose work ran
+// without it (Note [Releasing the GIL] in bindings/gil.h), which orders the bumps; the
 // counter is atomic only so that reading it from another thread is not a data race, and its
 // increment is a plain load and store (no locked instruction on the hot path).
 #pragma once

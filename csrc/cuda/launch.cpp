@@ -6,11 +6,14 @@
 // The handle is a CUkernel (cudaGetKernel, CUDA 12), which is valid in every context, so one
 // handle serves every device. The driver's entry point comes from the runtime (cudalite never
 // links libcuda). When the driver call fails, the same launch goes through the runtime, so
-// that the error is the runtime's, with its message, and check_last_launch reports it.
+// that the error is the runtime's, with its message; a launch the runtime refuses (a bad
+// configuration, no device, a sticky error) raises it at once, as torch's
+// C10_CUDA_KERNEL_LAUNCH_CHECK after every launch does.
 #include "cuda/launch.h"
 
 #include <cuda.h>
 
+#include "cuda/cuda_check.h"
 #include "cuda/driver.h"
 
 namespace cl::cuda {
@@ -55,7 +58,8 @@ void launch_kernel(const void* func, const void* handle, dim3 grid, dim3 block, 
       return;
     }
   }
-  (void)cudaLaunchKernel(func, grid, block, args, smem, stream);
+  cudaError_t err = cudaLaunchKernel(func, grid, block, args, smem, stream);
+  if (err != cudaSuccess) throw_cuda_error(err, __FILE__, __LINE__);  // clears it too
   t_context_bound = true;
 }
 

@@ -10,7 +10,8 @@ namespace cl::cuda {
 const void* kernel_handle(const void* func);
 
 // Launches `func` with its parameters' addresses in `args`, on `stream` of the current
-// device. Errors are reported as a runtime launch's are (check with check_last_launch).
+// device. A launch that fails raises AcceleratorError with the runtime's error; errors of the
+// kernel's execution surface later, as they do for any launch (check_last_launch).
 void launch_kernel(const void* func, const void* handle, dim3 grid, dim3 block, size_t smem,
                    cudaStream_t stream, void** args);
 

@@ -210,6 +210,14 @@ void lazy_init() {
 
 bool is_initialized() { return g_initialized.load() && !g_in_bad_fork.load(); }
 
+void check_current_device() {
+  if (g_initialized.load() || g_in_bad_fork.load()) return;
+  poison_fork();  // before the runtime touches the driver (Note at the top of this file)
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) throw_cuda_error(err, __FILE__, __LINE__);
+}
+
 void check_device_index(int device) {
   lazy_init();
   if (device < 0 || device >= g_device_count) throw_cuda_error(cudaErrorInvalidDevice, "", 0);

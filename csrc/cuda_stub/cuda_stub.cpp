@@ -19,6 +19,7 @@ bool is_initialized() { return false; }
 int current_device() { fail(); }
 void set_device(int) { fail(); }
 void check_device_index(int) { fail(); }
+void check_current_device() { fail(); }
 Allocator* device_allocator(int) { fail(); }
 // torch's CPU-only message for pin_memory=True (EmptyTensor.cpp).
 Allocator* host_allocator() {

@@ -5,6 +5,7 @@ points the top-level wrappers at their recorders and connects the C++ arithmetic
 from __future__ import annotations
 
 import functools
+import threading
 
 from cudalite import _C, _checked, _ops, _tensor, _tensor_math
 from cudalite._C import Tensor
@@ -21,7 +22,9 @@ from cudalite.autograd.functions import where as wh
 
 _gm = _C._is_grad_enabled
 U, B = _ops.UNARY, _ops.BINARY
-_done = []
+_done = []  # arming has started (in the thread that holds _lock)
+_ready = []  # arming has finished
+_lock = threading.RLock()
 
 
 def _name(f, orig):
@@ -222,9 +225,19 @@ def _function_recorder(name):
 
 
 def arm():
-    if _done:
+    """Arms once. Another thread that asks while arming is under way waits for it to finish
+    (it would otherwise record nothing); the arming thread's own nested calls return."""
+    if _ready:
         return
-    _done.append(True)
+    with _lock:
+        if _done:
+            return
+        _done.append(True)
+        _arm()
+        _ready.append(True)
+
+
+def _arm():
     T = Tensor
     for name in ("view", "reshape", "permute", "transpose", "swapaxes", "expand", "squeeze"):
         vw._orig[name] = getattr(T, name)

@@ -18,6 +18,22 @@ _StreamBase = _C._cuda._CudaStreamBase
 _EventBase = _C._cuda._CudaEventBase
 
 
+def _init_for_stream():
+    """``_lazy_init()``; where CUDA is unusable, the runtime's error for the current device.
+
+    torch makes streams without lazy initialisation, so with a driver but no visible GPU its
+    ``Stream()`` raises ``AcceleratorError`` ("CUDA error: no CUDA-capable device is
+    detected"), not lazy initialisation's ``RuntimeError``.
+    """
+    try:
+        _lazy_init()
+        return
+    except RuntimeError as e:
+        failed = e
+    _C._cuda._check_current_device()  # outside the handler: raised without a chained context
+    raise failed
+
+
 class Stream(_StreamBase):
     r"""Wrapper around a CUDA stream.
 
@@ -45,7 +61,7 @@ class Stream(_StreamBase):
             super().__init__(priority=priority, **kwargs)
             return
         if not _lazy._initialized:
-            _lazy_init()
+            _init_for_stream()
         if device is None or (isinstance(device, int) and device < 0):
             super().__init__(priority, **kwargs)
         else:
@@ -167,7 +183,7 @@ class ExternalStream(Stream):
     def __init__(self, stream_ptr, device=None, **kwargs):
         if not _COMPILED:
             raise RuntimeError("cudalite.cuda.Stream requires CUDA support")
-        _lazy_init()
+        _init_for_stream()
         with _device_ctx(device):
             _StreamBase.__init__(self, stream_ptr=stream_ptr, **kwargs)
 

@@ -8,9 +8,10 @@ batches while the training loop works on the current one, so in
         x = x.to(cuda, non_blocking=True)
 
 the copy is asynchronous and loading, pinning, copying and compute all overlap. With
-``num_workers=N`` there are N such threads (torch uses processes; cudalite's ops release the
-GIL in their C++ core, and threads share the pinned allocator). Batch order is the sampler's
-order whatever the thread timing, and indices are drawn in the order batches are yielded.
+``num_workers=N`` there are N such threads (torch uses processes; cudalite's large ops,
+copies and pinning run without the GIL, and threads share the pinned allocator). Batch
+order is the sampler's order whatever the thread timing, and indices are drawn in the
+order batches are yielded.
 """
 
 import collections
