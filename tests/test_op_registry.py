@@ -208,6 +208,15 @@ def test_gradient_matches_finite_differences(device, op):
     assert cudalite.autograd.gradcheck(getattr(cudalite, op.name), args)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_signbit_reads_the_sign_of_zeros_and_nans(device, dtype):
+    x = cudalite.tensor([-0.0, 0.0, -1.5, 2.0, float("-inf"), float("inf")], device=device)
+    x = cudalite.cat([x, -cudalite.tensor([float("nan")], device=device)]).to(
+        getattr(cudalite, dtype)
+    )
+    assert cudalite.signbit(x).tolist() == [True, False, True, False, True, False, True]
+
+
 def test_floor_divide_has_no_derivative():
     x = cudalite.tensor([1.5, 2.5], requires_grad=True)
     with pytest.raises(RuntimeError, match="the derivative for 'floor_divide' is not implemented"):

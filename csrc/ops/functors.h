@@ -383,11 +383,13 @@ struct IsNegInf {
       return false;
   }
 };
+// The sign bit as copysign reads it (-0.0 and -nan included): GCC 12 fails to compile
+// std::signbit vectorised at -O3 (an internal compiler error).
 struct Signbit {
   template <class T>
   CL_HOST_DEVICE bool operator()(T a) const {
     if constexpr (is_fp<T>)
-      return std::signbit(a);
+      return std::copysign(T(1), a) < T(0);
     else if constexpr (std::is_signed_v<T>)
       return a < 0;
     else
