@@ -341,9 +341,12 @@ def run(n_files, seed=0, workers=2, batch=250, deadline=None, out_dir=None, devi
                 "limit": 2 * tbytes + (8 << 20),  # twice the tensors, plus the interpreter's
             }
         )
+    import cudalite
+
+    # The workers load the cudalite this process runs (an installed package or the tree).
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.join(HERE, "..", "python"), env.get("PYTHONPATH", "")]
+        [os.path.dirname(os.path.dirname(cudalite.__file__)), env.get("PYTHONPATH", "")]
     )
     results, failures = [], []
     pending = [jobs[i : i + batch] for i in range(0, len(jobs), batch)]
