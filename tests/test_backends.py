@@ -99,8 +99,9 @@ def test_cudnn_set_flags_returns_previous(restore_cudnn):
 
 
 def test_matmul_allow_tf32():
-    matmul = cudalite.backends.cuda.matmul
-    before = matmul.allow_tf32
+    mod = cudalite.backends.cuda
+    saved = (mod._flags(), mod._fp32_precision, mod._precision_with_tf32)
+    matmul = mod.matmul
     try:
         matmul.allow_tf32 = True
         assert matmul.allow_tf32 is True
@@ -109,7 +110,8 @@ def test_matmul_allow_tf32():
         with pytest.raises(RuntimeError, match="^set_allow_tf32_cublas expects a bool, but got"):
             matmul.allow_tf32 = 1
     finally:
-        matmul.allow_tf32 = before
+        cudalite._C._cuda._set_matmul_flags(*saved[0])
+        mod._fp32_precision, mod._precision_with_tf32 = saved[1:]
 
 
 def test_backends_names():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import warnings
 
 import pytest
 
@@ -54,7 +55,9 @@ def test_copies_are_right_at_any_size(n, restore_threads):
 
 def test_fork_keeps_the_setting(restore_threads):
     cudalite.set_num_threads(3)
-    pid = os.fork()
+    with warnings.catch_warnings():  # Python 3.12+ warns about fork() with threads running
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         os._exit(0 if cudalite.get_num_threads() == 3 else 1)
     _, status = os.waitpid(pid, 0)
