@@ -13,6 +13,7 @@ constexpr const char* kTypeNames[] = {"cpu", "cuda", "mkldnn",       "opengl", "
                                       "xpu", "mps",  "meta",         "hpu",    "ve",     "lazy",
                                       "ipu", "mtia", "privateuseone"};
 constexpr int kNumTypes = int(sizeof(kTypeNames) / sizeof(kTypeNames[0]));
+static_assert(kNumTypes == int(DeviceType::PrivateUse1) + 1, "a name for every DeviceType");
 
 // The device types torch's parser accepts, in the order its error message lists them.
 constexpr DeviceType kParsed[] = {
