@@ -5,8 +5,6 @@
 with torch's memory statistics. Importing never initialises CUDA.
 """
 
-import typing as _typing
-
 from cudalite import _C
 from cudalite._C import (
     AcceleratorError,
@@ -109,20 +107,16 @@ swapdims = swapaxes  # noqa: F405 - torch's other name for it
 
 # Submodules and functions that load on first use (``cudalite.nn``, ``from cudalite import
 # nn``): torch imports them with torch, cudalite keeps them out of ``import cudalite``.
+# __dir__ lists them; type checkers see them through __init__.pyi (scripts/gen_stubs.py).
 _LAZY_MODULES = ("nn", "optim", "utils", "testing", "serialization", "accelerator")
 _LAZY_NAMES = ("save", "load", "UntypedStorage")
-
-if _typing.TYPE_CHECKING:  # what __getattr__ returns, for type checkers and IDEs
-    from cudalite import accelerator, nn, optim, serialization, testing, utils
-    from cudalite.serialization import load, save
-    from cudalite.storage import UntypedStorage
 
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY_MODULES) | set(_LAZY_NAMES))
 
 
-def __getattr__(name: str) -> _typing.Any:
+def __getattr__(name: str):  # types: __init__.pyi
     if name in _LAZY_MODULES:
         import importlib
 
