@@ -10,6 +10,7 @@ import types
 import pytest
 
 import cudalite
+from conftest import mypy_env
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 LAZY = [
@@ -111,8 +112,11 @@ def test_unknown_attribute():
 
 def test_mypy_infers_lazy_names(tmp_path, monkeypatch):
     mypy = pytest.importorskip("mypy.api")
-    # mypy does not read PYTHONPATH: point it at the cudalite being tested.
-    monkeypatch.setenv("MYPYPATH", str(pathlib.Path(cudalite.__file__).parents[1]))
+    env = mypy_env(pathlib.Path(cudalite.__file__).parent)
+    if "MYPYPATH" in env:
+        monkeypatch.setenv("MYPYPATH", env["MYPYPATH"])
+    else:
+        monkeypatch.delenv("MYPYPATH", raising=False)
     src = tmp_path / "use.py"
     src.write_text(
         "import cudalite as torch\n"
