@@ -7,7 +7,7 @@
     torch empty    torch.empty(n, dtype=torch.uint8, device="cuda") and del
     cupy           cupy.empty(n, dtype=uint8) and del (CuPy's memory pool)
 
-Goals (TARGETS.md): the C++ pair <= 100 ns; empty + free from Python <= 0.8 us (torch 1.45,
+Goals: the C++ pair <= 100 ns; empty + free from Python <= 0.8 us (torch 1.45,
 CuPy 1.31 on an H200). Medians of 5 rounds.
 
     python benchmarks/bench_allocator.py

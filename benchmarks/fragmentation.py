@@ -1,7 +1,7 @@
 """Fragmentation suite: replays allocation traces through several caching allocators and
 prints peak reserved / peak allocated memory and the time per allocation.
 
-Traces (benchmarks/traces/): the synthetic trace of TARGETS.md, a training loop whose batch
+Traces (benchmarks/traces/): a synthetic trace of mixed sizes, a training loop whose batch
 and sequence length change every step, and an inference server whose key/value buffers grow
 by reallocation. Allocators, each in its own subprocess so that its environment variables
 apply from the start:

@@ -225,7 +225,7 @@ def c_stub():
     return "\n".join(out)
 
 
-LAZY = ("nn", "optim", "utils", "testing", "serialization")
+LAZY = ("nn", "optim", "utils", "testing", "serialization", "accelerator")
 
 
 def init_stub():

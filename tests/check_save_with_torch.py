@@ -1,7 +1,7 @@
 """Loads files written by ``cudalite.save`` in torch 2.11 (not a test: needs torch, which the
 test environment does not have). Run from the repository root with the reference interpreter:
 
-    PYTHONPATH=python /work/torchref/bin/python tests/check_save_with_torch.py [--device cuda]
+    PYTHONPATH=python $TORCH_PYTHON tests/check_save_with_torch.py [--device cuda]
 
 For tensors of every dtype, views sharing a storage, non-contiguous, 0-dim and empty tensors,
 Parameters, state dicts, optimizer state and nested containers, the file must load with

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 import pytest
 
@@ -45,3 +47,34 @@ def exact(msg):
 
     tail = r"(\n[\s\S]*)?" if msg.endswith("expected one of:") else ""
     return "^" + re.escape(msg) + tail + "$"
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Skipped tests, one line per reason with a count (pyproject's addopts leaves skips out of
+    pytest's own short summary, which would list every location)."""
+    counts = collections.Counter()
+    for rep in terminalreporter.stats.get("skipped", []):
+        reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
+        counts[reason.removeprefix("Skipped: ")] += 1
+    if counts:
+        terminalreporter.write_sep("=", "skipped tests by reason")
+        for reason, n in counts.most_common():
+            terminalreporter.write_line(f"{n:6d}  {reason}")
+
+
+def mypy_env(package_dir):
+    """os.environ for running mypy on code that imports the cudalite in ``package_dir``: an
+    installed cudalite mypy finds by itself (and refuses site-packages in MYPYPATH); a source
+    tree on PYTHONPATH it finds through MYPYPATH, since mypy ignores PYTHONPATH."""
+    import os
+    import site
+    import sysconfig
+    from pathlib import Path
+
+    root = Path(package_dir).resolve().parent
+    installed = {Path(p).resolve() for p in site.getsitepackages() + [site.getusersitepackages()]}
+    installed |= {Path(sysconfig.get_paths()[k]).resolve() for k in ("purelib", "platlib")}
+    env = dict(os.environ)
+    if root not in installed:
+        env["MYPYPATH"] = str(root)
+    return env

@@ -1,6 +1,6 @@
 """Differential fuzzing of cudalite's printer against PyTorch 2.11 (not a test; needs torch).
 
-Run by hand:  /work/torchref/bin/python tests/fuzz_tensor_str_vs_torch.py [seed] [count]
+Run by hand:  $TORCH_PYTHON tests/fuzz_tensor_str_vs_torch.py [seed] [count]
 
 Random shapes, dtypes, value mixes (tiny, huge, integral, nan/inf/-0, rounding boundaries),
 print options and suffixes; prints the first mismatches and exits non-zero if any.

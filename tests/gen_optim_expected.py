@@ -1,5 +1,5 @@
 """Generates the expected optimizer trajectories in tests/optim_expected.py with the reference
-torch (CPU, single-tensor implementations): /work/torchref/bin/python tests/gen_optim_expected.py
+torch (CPU, single-tensor implementations): $TORCH_PYTHON tests/gen_optim_expected.py
 """
 
 import torch

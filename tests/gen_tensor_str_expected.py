@@ -1,6 +1,6 @@
 """Regenerate ``tensor_str_expected.py`` from PyTorch 2.11 (not a test; CI has no torch).
 
-Run by hand:  /work/torchref/bin/python tests/gen_tensor_str_expected.py
+Run by hand:  $TORCH_PYTHON tests/gen_tensor_str_expected.py
 
 Every case of ``tensor_str_cases.py`` is turned into a torch tensor and its ``repr()`` is
 recorded.  torch's own suffix layout runs on cudalite's names: "dtype=cudalite.float16" is

@@ -1,7 +1,7 @@
 """Generates tests/views_more_expected.json, torch's outcome of each case in
 tests/views_more_cases.py (one case a line), with the reference torch (CPU):
 
-    cd tests && /work/torchref/bin/python gen_views_more_expected.py
+    cd tests && $TORCH_PYTHON gen_views_more_expected.py
 """
 
 import json

@@ -299,7 +299,7 @@ def test_pybind_methods_word_errors_as_torch(x):
 
 
 def test_a_list_shape_that_does_not_fit(x):
-    # The signature check reads a list as a shape, not as a dtype (it used to fail hashing it).
+    # The signature check reads a list as a shape, not as a dtype (a list cannot be hashed).
     with err(RuntimeError, "shape '[0, 1]' is invalid for input of size 6"):
         x.view([0, 1])
 

@@ -135,3 +135,125 @@ def test_tensors_on_cpu_devices(spec):
     assert t.is_cpu
     assert not t.is_cuda
     assert t.get_device() == -1
+
+
+# Every type torch's parser accepts, with the number torch's DeviceType gives it.
+OTHER_TYPES = {
+    "mkldnn": 2,
+    "opengl": 3,
+    "opencl": 4,
+    "ideep": 5,
+    "hip": 6,
+    "fpga": 7,
+    "maia": 8,
+    "xla": 9,
+    "vulkan": 10,
+    "xpu": 12,
+    "mps": 13,
+    "meta": 14,
+    "hpu": 15,
+    "ve": 16,
+    "lazy": 17,
+    "ipu": 18,
+    "mtia": 19,
+    "privateuseone": 20,
+}
+
+
+def _quiet(fn):
+    """Calls fn with the deprecation warning torch gives for "mkldnn" allowed."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "'mkldnn' is no longer used", UserWarning)
+        return fn()
+
+
+def test_every_parsed_type_is_listed():
+    assert sorted(TYPES.split(", ")) == sorted(["cpu", "cuda", *OTHER_TYPES])
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_TYPES))
+def test_other_types_parse(name):
+    d = _quiet(lambda: device(name))
+    assert (d.type, d.index, str(d), repr(d)) == (name, None, name, f"device(type='{name}')")
+    d3 = _quiet(lambda: device(f"{name}:3"))
+    assert (d3.type, d3.index, str(d3)) == (name, 3, f"{name}:3")
+    assert repr(d3) == f"device(type='{name}', index=3)"
+    assert _quiet(lambda: device(name, 3)) == d3
+    assert d != d3
+    assert d != device("cpu") and d != device("cuda")
+    assert hash(_quiet(lambda: device(name))) == hash(d)
+    assert len({d, d3, device("cpu"), device("cuda"), device("cuda:3")}) == 5
+
+
+@pytest.mark.parametrize("name", ["mps", "meta", "xpu", "privateuseone"])
+def test_other_types_pickle(name):
+    d = device(f"{name}:1")
+    assert pickle.loads(pickle.dumps(d)) == d
+    assert copy.deepcopy(device(name)) == device(name)
+
+
+def test_mkldnn_is_deprecated():
+    with pytest.warns(UserWarning, match="^'mkldnn' is no longer used as device type"):
+        device("mkldnn")
+
+
+@pytest.mark.parametrize("name", ["mps", "meta", "hpu", "privateuseone", "xla", "vulkan"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda d: cudalite.zeros(2, device=d),
+        lambda d: cudalite.empty(2, device=d),
+        lambda d: cudalite.randn(2, device=d),
+        lambda d: cudalite.tensor([1.0, 2.0], device=d),
+        lambda d: cudalite.ones(2).to(d),
+        lambda d: cudalite.ones(2).to(device=cudalite.device(d)),
+    ],
+)
+def test_tensors_on_other_types_are_refused(name, make):
+    msg = f"cudalite is not linked with support for {name} devices"
+    with pytest.raises(RuntimeError, match=f"^{msg}$"):
+        make(name)
+    with pytest.raises(RuntimeError, match=f"^{msg}$"):
+        make(f"{name}:0")
+
+
+@pytest.mark.parametrize("name, text", [("xpu", "XPU"), ("mtia", "MTIA")])
+def test_tensors_on_xpu_and_mtia_are_refused(name, text):
+    # torch raises AssertionError("Torch not compiled with XPU enabled") for these.
+    with pytest.raises(AssertionError, match=f"^cudalite not compiled with {text} enabled$"):
+        cudalite.zeros(2, device=name)
+    with pytest.raises(AssertionError, match=f"^cudalite not compiled with {text} enabled$"):
+        cudalite.ones(2).to(name)
+
+
+@pytest.mark.parametrize(
+    "s", ["cuda:32768", "cuda:65536", "cuda:99999", "mps:65536", "cpu:123456", "cuda:99999999999"]
+)
+def test_index_too_large_in_string(s):
+    # torch truncates such indices to its 8-bit DeviceIndex; cudalite refuses them with the
+    # message torch gives for an index it cannot parse.
+    idx = s.split(":")[1]
+    msg = f"Could not parse device index '{idx}' in device string '{s}'"
+    with pytest.raises(RuntimeError, match=f"^{re.escape(msg)}$"):
+        device(s)
+
+
+@pytest.mark.parametrize("args", [("cuda", 65536), ("cuda", 32768), (65536,), ("mps", 2**40)])
+def test_index_too_large(args):
+    msg = f"Device index must not exceed 32767, got {args[-1]}"
+    with pytest.raises(RuntimeError, match=f"^{re.escape(msg)}$"):
+        device(*args)
+
+
+@pytest.mark.parametrize("args", [("cuda", 2**63), (2**64,)])
+def test_index_overflow(args):
+    with pytest.raises(ValueError, match="^Overflow when unpacking long long$"):
+        device(*args)
+
+
+def test_largest_index():
+    assert device("cuda:32767").index == 32767
+    assert device("cuda", 32767) == device("cuda:32767")
+    assert device(32767).index == 32767

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import cudalite
+from conftest import mypy_env
 
 PKG = Path(cudalite.__file__).parent
 TYPING = Path(__file__).parent / "typing"
@@ -53,7 +54,7 @@ def test_every_tensor_method_has_a_stub():
 
 def _mypy(script):
     pytest.importorskip("mypy")
-    env = {**os.environ, "MYPYPATH": str(PKG.parent)}
+    env = mypy_env(PKG)
     cmd = [sys.executable, "-m", "mypy", "--follow-imports=silent", "--no-incremental"]
     cmd += ["--cache-dir", os.devnull, str(TYPING / script)]
     return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=TYPING, timeout=300)

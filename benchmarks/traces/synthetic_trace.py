@@ -1,5 +1,6 @@
-"""The synthetic allocation trace quoted in TARGETS.md (torch default: peak reserved /
-peak allocated = 1.083). Deterministic: the same list of operations on every machine.
+"""A synthetic allocation trace: 20,000 mixed allocations and frees (torch 2.11's default
+allocator: peak reserved / peak allocated = 1.083). Deterministic: the same list of
+operations on every machine.
 
     from synthetic_trace import trace
     for op in trace():      # ("alloc", id, nbytes) or ("free", id)

@@ -4,16 +4,35 @@
 namespace cl::bind {
 
 namespace {
+// A Python int as a device index: torch's errors for negative, too large or overflowing ones.
+int int_index(py::handle h) {
+  int overflow = 0;
+  long long i = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+  if (overflow) throw ValueError("Overflow when unpacking long long");
+  check_device_index(i);
+  return int(i);
+}
+
+// torch warns that "mkldnn" is no longer a device type.
+Device warn_deprecated(Device d) {
+  if (d.type == DeviceType::MKLDNN &&
+      PyErr_WarnEx(PyExc_UserWarning,
+                   "'mkldnn' is no longer used as device type. So torch.device('mkldnn') will be "
+                   "deprecated and removed in the future. Please use other valid device types "
+                   "instead.",
+                   1) < 0)
+    throw py::error_already_set();
+  return d;
+}
+
 Device make_device(py::handle first, py::handle index) {
   Device d;
   if (py::isinstance<Device>(first)) {
     d = first.cast<Device>();
   } else if (py::isinstance<py::str>(first)) {
-    d = Device(first.cast<std::string>());
+    d = warn_deprecated(Device(first.cast<std::string>()));
   } else if (PyLong_Check(first.ptr()) && !PyBool_Check(first.ptr())) {
-    int64_t i = first.cast<int64_t>();
-    CL_CHECK(i >= 0, "Device index must not be negative");
-    return Device(DeviceType::CUDA, int(i));
+    return Device(DeviceType::CUDA, int_index(first));
   } else {
     std::string got = py::str(py::type::of(first).attr("__name__"));
     throw TypeError(detail::str(
@@ -30,9 +49,7 @@ Device make_device(py::handle first, py::handle index) {
       throw TypeError(detail::str("device(): argument 'index' (position 2) must be int, not ",
                                   std::string(py::str(py::type::of(index).attr("__name__")))));
     }
-    int64_t i = index.cast<int64_t>();
-    CL_CHECK(i >= 0, "Device index must not be negative");
-    d.index = int16_t(i);
+    d.index = int16_t(int_index(index));
   }
   return d;
 }
@@ -42,7 +59,9 @@ namespace {
 PyTypeObject* g_device_type = nullptr;
 }  // namespace
 
-Device to_device(py::handle h) {
+namespace {
+// A device argument as a Device, of any type torch's parser accepts.
+Device parse_device(py::handle h) {
   if (g_device_type && Py_TYPE(h.ptr()) == g_device_type) return h.cast<Device>();
   if (PyUnicode_Check(h.ptr())) {
     // The spellings nearly every call uses, without parsing.
@@ -52,10 +71,17 @@ Device to_device(py::handle h) {
     if (h.ptr() == cpu) return Device(DeviceType::CPU);
     Py_ssize_t n = 0;
     const char* s = PyUnicode_AsUTF8AndSize(h.ptr(), &n);
-    if (s) return Device(std::string(s, size_t(n)));
+    if (s) return warn_deprecated(Device(std::string(s, size_t(n))));
   }
   if (py::isinstance<Device>(h)) return h.cast<Device>();
   return make_device(h, py::none());
+}
+}  // namespace
+
+Device to_device(py::handle h) {
+  Device d = parse_device(h);
+  check_tensor_device(d);
+  return d;
 }
 
 std::optional<Device> to_optional_device(py::handle h) {

@@ -101,6 +101,8 @@ void bind_memory(py::module_& m);
 void bind_autograd(py::module_& m);
 void bind_checked(py::module_& m);
 void bind_checksum(py::module_& m);
+void bind_parallel(py::module_& m);
+void bind_version(py::module_& m);
 
 }  // namespace cl::bind
 

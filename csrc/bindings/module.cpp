@@ -19,4 +19,6 @@ PYBIND11_MODULE(_C, m) {
   cl::bind::bind_autograd(m);
   cl::bind::bind_checked(m);
   cl::bind::bind_checksum(m);
+  cl::bind::bind_parallel(m);
+  cl::bind::bind_version(m);
 }

@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/error.h"
+
 namespace cl {
 
 namespace {
@@ -24,6 +26,7 @@ struct Job {
   const std::function<void(int)>* fn = nullptr;
   int n = 0;
   std::atomic<int> next{0};
+  std::atomic<int> slots{0};  // workers that may still join (the pool's size less the caller)
   std::mutex mu;
   std::condition_variable done_cv;
   int remaining = 0;
@@ -46,17 +49,22 @@ struct Job {
 
 class Pool {
  public:
-  explicit Pool(int threads) : pid_(getpid()) {
-    for (int i = 1; i < threads; ++i) std::thread([this] { work(); }).detach();
+  explicit Pool(int threads) : pid_(getpid()) { resize(threads); }
+
+  int threads() const { return threads_.load(); }
+  pid_t pid() const { return pid_; }
+
+  // Threads start as needed and are never stopped: a smaller size lets fewer of them join.
+  void resize(int threads) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (; spawned_ + 1 < threads; ++spawned_) std::thread([this] { work(); }).detach();
     threads_ = threads;
   }
 
-  int threads() const { return threads_; }
-  pid_t pid() const { return pid_; }
-
   void run(int n, const std::function<void(int)>& fn) {
     std::unique_lock<std::mutex> busy(run_mu_, std::try_to_lock);
-    if (!busy.owns_lock() || threads_ == 1 || n == 1) {
+    int threads = threads_.load();
+    if (!busy.owns_lock() || threads == 1 || n == 1) {
       for (int i = 0; i < n; ++i) fn(i);
       return;
     }
@@ -64,6 +72,7 @@ class Pool {
     job->fn = &fn;
     job->n = n;
     job->remaining = n;
+    job->slots = threads - 1;
     {
       std::lock_guard<std::mutex> lock(mu_);
       job_ = job;
@@ -91,12 +100,13 @@ class Pool {
         seen = generation_;
         job = job_;
       }
-      if (job) job->drain();
+      if (job && job->slots.fetch_sub(1) > 0) job->drain();
     }
   }
 
   pid_t pid_;
-  int threads_ = 1;
+  std::atomic<int> threads_{1};
+  int spawned_ = 0;    // worker threads started (under mu_)
   std::mutex run_mu_;  // one job at a time
   std::mutex mu_;
   std::condition_variable cv_;
@@ -104,10 +114,14 @@ class Pool {
   std::shared_ptr<Job> job_;
 };
 
+// The size set_host_threads asked for; 0: the default.
+std::atomic<int> g_requested{0};
+
 int default_threads() {
+  if (int n = g_requested.load(); n > 0) return n;
   if (const char* env = std::getenv("CUDALITE_COPY_THREADS")) {
     int n = std::atoi(env);
-    if (n > 0) return std::min(n, 64);
+    if (n > 0) return std::min(n, kMaxHostThreads);
   }
   cpu_set_t set;
   int cpus = 0;
@@ -129,6 +143,13 @@ Pool& pool() {
 }  // namespace
 
 int host_threads() { return pool().threads(); }
+
+void set_host_threads(int n) {
+  CL_CHECK(n > 0, "set_num_threads expects a positive integer");
+  n = std::min(n, kMaxHostThreads);
+  g_requested = n;
+  pool().resize(n);
+}
 
 void parallel_run(int n, const std::function<void(int)>& fn) {
   if (n <= 0) return;

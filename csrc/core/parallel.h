@@ -8,9 +8,17 @@
 
 namespace cl {
 
-// Threads that parallel_run uses, the caller included: CUDALITE_COPY_THREADS, or the CPUs
-// this process may run on, at most 16 (a memcpy saturates memory well before that).
+// The most threads the pool runs.
+constexpr int kMaxHostThreads = 64;
+
+// Threads that parallel_run uses, the caller included: the last set_host_threads, else
+// CUDALITE_COPY_THREADS, else the CPUs this process may run on, at most 16 (a memcpy
+// saturates memory well before that).
 int host_threads();
+
+// Sets the number of threads parallel_run uses (torch.set_num_threads), at most
+// kMaxHostThreads; throws for n < 1. A process forked later keeps the setting.
+void set_host_threads(int n);
 
 // Runs fn(0) .. fn(n - 1), spread over host_threads() threads (the caller is one of them),
 // and returns when all have finished; rethrows the first exception. A call made while

@@ -62,6 +62,7 @@ int64_t wrap_dim(int64_t dim, int64_t ndim) {
 Device resolve_device(Device d) {
   if (d.is_cuda() && !d.has_index()) return Device(DeviceType::CUDA, cuda::current_device());
   if (d.is_cpu()) return Device(DeviceType::CPU);
+  check_tensor_device(d);
   return d;
 }
 

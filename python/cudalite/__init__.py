@@ -49,7 +49,16 @@ from cudalite.random import (
     set_rng_state,
 )
 from cudalite._tensor import get_printoptions, set_printoptions
-from cudalite import random, autograd, cuda, backends
+from cudalite import random, autograd, cuda, backends, version
+from cudalite.version import __version__
+from cudalite._parallel import get_num_threads, set_num_threads
+from cudalite._deterministic import (
+    are_deterministic_algorithms_enabled,
+    get_deterministic_debug_mode,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode,
+    use_deterministic_algorithms,
+)
 from cudalite._interop import from_dlpack
 from cudalite._asarray import asarray, frombuffer
 from cudalite.backends import get_float32_matmul_precision, set_float32_matmul_precision
@@ -60,8 +69,6 @@ from cudalite.autograd import (
     no_grad,
     set_grad_enabled,
 )
-
-__version__ = "0.1.0"
 
 _tensor.install()
 _tensor_math.install_properties(Tensor)
@@ -98,11 +105,19 @@ _checked.install()  # torch's TypeErrors for arguments that fit no signature
 swapdims = swapaxes  # noqa: F405 - torch's other name for it
 
 
-def __getattr__(name):
-    # nn, optim, utils, testing and serialization load on first use (``cudalite.nn``, ``from
-    # cudalite import nn``); torch imports them with torch, cudalite keeps them out of
-    # ``import cudalite``.
-    if name in ("nn", "optim", "utils", "testing", "serialization"):
+# Submodules and functions that load on first use (``cudalite.nn``, ``from cudalite import
+# nn``): torch imports them with torch, cudalite keeps them out of ``import cudalite``.
+# __dir__ lists them; type checkers see them through __init__.pyi (scripts/gen_stubs.py).
+_LAZY_MODULES = ("nn", "optim", "utils", "testing", "serialization", "accelerator")
+_LAZY_NAMES = ("save", "load", "UntypedStorage")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_MODULES) | set(_LAZY_NAMES))
+
+
+def __getattr__(name: str):  # types: __init__.pyi
+    if name in _LAZY_MODULES:
         import importlib
 
         return importlib.import_module(f"cudalite.{name}")

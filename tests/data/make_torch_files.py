@@ -1,7 +1,7 @@
 """Writes the torch 2.11 checkpoints that tests/test_serialization.py loads (not a test;
 needs torch). Run with the reference interpreter from the repository root:
 
-    /work/torchref/bin/python tests/data/make_torch_files.py
+    $TORCH_PYTHON tests/data/make_torch_files.py
 
 Each ``<name>.pt`` comes with its description in ``torch_files.json``: for every tensor its
 type, dtype, shape, strides, storage offset, requires_grad, values and which storage it
