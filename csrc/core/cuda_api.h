@@ -33,9 +33,8 @@ int current_device();
 void set_device(int device);
 void check_device_index(int device);  // AcceleratorError "invalid device ordinal" when bad
 // Raises what the runtime reports for the current device (cudaGetDevice's error, as
-// AcceleratorError) when a driver is present but CUDA is not usable; returns when it is
-// usable, when there is no driver at all, or in a forked child. torch raises that error from
-// calls that skip lazy initialisation (torch.cuda.Stream()).
+// AcceleratorError) when CUDA is not usable; returns when it is, or in a forked child. torch
+// raises that error from calls that skip lazy initialisation (torch.cuda.Stream()).
 void check_current_device();
 
 Allocator* device_allocator(int device);

@@ -215,12 +215,7 @@ void check_current_device() {
   poison_fork();  // before the runtime touches the driver (Note at the top of this file)
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) return;
-  cudaGetLastError();
-  // Without a driver, lazy initialisation's "Found no NVIDIA driver" stands, as in torch;
-  // with a driver and no usable device, the runtime's error (torch's AcceleratorError).
-  if (err == cudaErrorInsufficientDriver) return;
-  throw_cuda_error(err, __FILE__, __LINE__);
+  if (err != cudaSuccess) throw_cuda_error(err, __FILE__, __LINE__);
 }
 
 void check_device_index(int device) {
