@@ -378,3 +378,28 @@ def test_inference_mode_view(device):
     with cudalite.no_grad():
         v = x[1:]
     _raises(lambda: v.mul_(2), NOGRAD_MSG)
+
+
+def test_inplace_fast_methods_are_the_same_objects_before_and_after_arming():
+    """add_/sub_/mul_/div_ stay the C++ methods when autograd is armed (Note [Arming]): they
+    record through the arithmetic hook and hand keywords to their (recording) slow method."""
+    import ast
+    import subprocess
+    import sys
+
+    code = (
+        "import cudalite as torch\n"
+        "before = [torch.Tensor.__dict__[n] for n in ('add_', 'sub_', 'mul_', 'div_')]\n"
+        "x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\n"
+        "y = x * 1\n"
+        "y.mul_(x).add_(x, alpha=2).sub_(2.0, alpha=3).div_(x + 1).div_(2.0)\n"
+        "y.sum().backward()\n"
+        "after = [torch.Tensor.__dict__[n] for n in ('add_', 'sub_', 'mul_', 'div_')]\n"
+        "print(all(a is b for a, b in zip(before, after)), x.grad.tolist())\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    same, grad = r.stdout.split(" ", 1)
+    assert same == "True"
+    # torch 2.11's gradients of the same chain
+    expected = [1.375, 0.888888955116272, 0.71875]
+    assert [round(g, 6) for g in ast.literal_eval(grad)] == [round(g, 6) for g in expected]

@@ -54,11 +54,18 @@ def _unary_method(name):
     return f, f_
 
 
+def _inplace_orig(name):
+    """What an armed in-place method calls when it does not record: for the C++ fast methods
+    (add_, sub_, mul_, div_), their Python slow method, since the armed one takes that place
+    and the C++ method stays on the class (Note [Arming]); else the method itself."""
+    return _tensor._slow_methods.get(name) or _tensor._methods.get(name)
+
+
 def _binary_method(name, opname):
     """``x.mul(y)`` / ``x.mul_(y)``: the foundation's method unless recording (argument
     errors are the foundation's either way); ``f_`` is None for ops without an in-place form."""
     rec = pw.BINARY_RECORDERS[opname]
-    orig, orig_ = _tensor._methods[name], _tensor._methods.get(name + "_")
+    orig, orig_ = _tensor._methods[name], _inplace_orig(name + "_")
     check = _ops.check_args
 
     def f(self, other):
@@ -80,7 +87,7 @@ def _binary_method(name, opname):
 def _kw_method(name, opname):
     """add/sub (``alpha``) and div (``rounding_mode``)."""
     rec = pw.BINARY_RECORDERS[opname]
-    orig, orig_ = _tensor._methods[name], _tensor._methods[name + "_"]
+    orig, orig_ = _tensor._methods[name], _inplace_orig(name + "_")
     check = _ops.check_args
 
     def f(self, other, **kwargs):
@@ -274,8 +281,15 @@ def _arm():
         armed[alias] = armed[target]
         if target + "_" in armed and not alias.startswith("_"):
             armed[alias + "_"] = armed[target + "_"]
+    # The C++ in-place methods stay on the class: they record through _hook, and hand what
+    # they don't take (keywords, other operands) to their slow method, which is now the
+    # recording one. Tensor.mul_ is the same object before and after arming.
+    fast = {n for n in _tensor._slow_methods if n in ("add_", "sub_", "mul_", "div_")}
+    _C._set_slow_methods({n: armed[n] for n in fast})
+    _tensor._slow_methods.update({n: armed[n] for n in fast})
     for name, fn in armed.items():
-        setattr(T, name, fn)
+        if name not in fast:
+            setattr(T, name, fn)
     _checked.install_methods()  # Note [Argument errors]
     for name, box in _install.FUNCTION_WRAPPERS.items():
         box[0] = _function_recorder(name)
