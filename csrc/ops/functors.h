@@ -346,43 +346,23 @@ struct IsNan {
     return a != a;
   }
 };
-struct IsInf {
-  template <class T>
-  CL_HOST_DEVICE bool operator()(T a) const {
-    if constexpr (is_fp<T>)
-      return std::isinf(a);
-    else
-      return false;
-  }
-};
-struct IsFinite {
-  template <class T>
-  CL_HOST_DEVICE bool operator()(T a) const {
-    if constexpr (is_fp<T>)
-      return std::isfinite(a);
-    else
-      return true;
-  }
-};
+// Predicates of floating values, constant for integers and bools.
+#define CL_FP_PREDICATE(Name, fp_expr, int_value) \
+  struct Name {                                   \
+    template <class T>                            \
+    CL_HOST_DEVICE bool operator()(T a) const {   \
+      if constexpr (is_fp<T>)                     \
+        return fp_expr;                           \
+      else                                        \
+        return int_value;                         \
+    }                                             \
+  };
+CL_FP_PREDICATE(IsInf, std::isinf(a), false)
+CL_FP_PREDICATE(IsFinite, std::isfinite(a), true)
+CL_FP_PREDICATE(IsPosInf, std::isinf(a) && a > 0, false)
+CL_FP_PREDICATE(IsNegInf, std::isinf(a) && a < 0, false)
+#undef CL_FP_PREDICATE
 
-struct IsPosInf {
-  template <class T>
-  CL_HOST_DEVICE bool operator()(T a) const {
-    if constexpr (is_fp<T>)
-      return std::isinf(a) && a > 0;
-    else
-      return false;
-  }
-};
-struct IsNegInf {
-  template <class T>
-  CL_HOST_DEVICE bool operator()(T a) const {
-    if constexpr (is_fp<T>)
-      return std::isinf(a) && a < 0;
-    else
-      return false;
-  }
-};
 // The sign bit as copysign reads it (-0.0 and -nan included): GCC 12 fails to compile
 // std::signbit vectorised at -O3 (an internal compiler error).
 struct Signbit {
