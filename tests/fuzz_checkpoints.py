@@ -238,10 +238,17 @@ def _tensors(obj, out):
 def _values(obj):
     import numpy as np
 
-    return [
-        (str(t.dtype), tuple(t.shape), np.asarray(t.detach().float().cpu().numpy()).tobytes())
-        for t in _tensors(obj, [])
-    ]
+    import cudalite
+
+    # The bytes as stored: converting to float on the GPU would canonicalise NaN payloads,
+    # which the file keeps (bfloat16 has no NumPy dtype: its bits are compared as int16).
+    out = []
+    for t in _tensors(obj, []):
+        c = t.detach().cpu()
+        if "bfloat16" in str(c.dtype):
+            c = c.view(cudalite.int16)
+        out.append((str(t.dtype), tuple(t.shape), np.asarray(c.numpy()).tobytes()))
+    return out
 
 
 def _consistent(obj):
