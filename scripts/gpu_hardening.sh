@@ -10,9 +10,9 @@ export PYTHONUNBUFFERED=1
 secs=${1:-240}
 shift || true
 echo "### GIL (two pinned cores, intra-op pools at one thread)"
-taskset -c 2,3 python3 benchmarks/bench_threads.py 2>&1 | tail -15
+taskset -c 2,3 python3 benchmarks/bench_threads.py > "$OUT/threads.log" 2>&1; cat "$OUT/threads.log"
 echo "### checkpoint fuzzer, map_location=cuda"
-timeout 120 python3 tests/fuzz_checkpoints.py --files 2000 --seed 5 --device cuda 2>&1 | tail -6
+timeout 150 python3 tests/fuzz_checkpoints.py --files 2000 --seed 5 --device cuda > "$OUT/fuzz_ckpt.log" 2>&1; tail -4 "$OUT/fuzz_ckpt.log"
 echo "### compute-sanitizer memcheck on the CUDA tests (${secs} s)"
 san=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
 if [ -z "$san" ]; then echo "no compute-sanitizer"; exit 0; fi
