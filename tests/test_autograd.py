@@ -437,24 +437,34 @@ def test_no_grad_path_unchanged():
 
 
 def test_arming_and_import_cost():
-    """Before any tensor requires grad, Tensor's methods are the foundation's own and the
-    backward formulas, nn, optim and NumPy are not even imported."""
+    """Before any tensor requires grad, the backward formulas, nn, optim and NumPy are not
+    even imported; arming fills the methods' recording slots and sets nothing on Tensor
+    (Note [Arming]): every class attribute is the same object before and after."""
     import subprocess
     import sys
 
     code = (
         "import sys, cudalite\n"
-        "from cudalite import _tensor\n"
+        "from cudalite import _C, _tensor\n"
         "T = cudalite.Tensor\n"
-        "assert T.sum is _tensor._methods['sum'] and T.exp is _tensor._methods['exp']\n"
+        "before = dict(vars(T))\n"
+        "mul_, exp = T.mul_, T.exp\n"
+        "assert isinstance(vars(T)['exp'], _C._Checked) and vars(T)['exp']._recorder is None\n"
         "for m in ('cudalite.autograd.functions.pointwise', 'cudalite.nn', 'cudalite.optim',\n"
         "          'numpy'):\n"
         "    assert m not in sys.modules, m\n"
         "x = cudalite.ones(2)\n"
         "assert (x * 2).grad_fn is None\n"
         "w = cudalite.ones(2, requires_grad=True)\n"
-        "assert T.sum is not _tensor._methods['sum']\n"
+        "assert vars(T)['exp']._recorder is not None\n"
+        "assert _tensor._slow_methods['sum']._recorder is not None\n"
         "assert type(w.sum().grad_fn).__name__ == 'SumBackward0'\n"
+        "assert type(w.exp().grad_fn).__name__ == 'ExpBackward0'\n"
+        "assert x.exp().grad_fn is None and x.sum().grad_fn is None\n"
+        "w.exp().sum().backward()\n"
+        "changed = [n for n, v in vars(T).items() if before.get(n) is not v]\n"
+        "assert not changed, changed\n"
+        "assert T.mul_ is mul_ and T.exp is exp\n"
         "import cudalite.nn, cudalite.optim\n"
         "assert 'numpy' not in sys.modules\n"
     )

@@ -13,10 +13,8 @@ import pytest
 
 import cudalite
 import cudalite.cuda as cuda
-from cudalite import _C, _interop
+from cudalite import _C
 from cudalite._interop import DLDeviceType, from_dlpack
-
-_interop.install(_C.Tensor)
 
 HAS_GPU = cuda.is_available()
 gpu = pytest.mark.skipif(not HAS_GPU, reason="needs a visible CUDA GPU")

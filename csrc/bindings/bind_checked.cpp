@@ -1,4 +1,5 @@
-// _C._Checked(fn, on_error, reduce): calls fn; when fn raises an Exception, first calls
+// _C._Checked(fn, on_error, reduce): calls fn (or, once autograd has armed it and a tensor
+// argument requires grad, its recorder: Note [Recording slots]); when that raises, first calls
 // on_error(exception, args, kwargs), which may raise torch's error in its place (Note
 // [Argument errors] in python/cudalite/_checked.py) or return (result,) to stand for the
 // call's result; when it returns None, fn's exception propagates as it was.
@@ -17,13 +18,44 @@ namespace cl::bind {
 
 namespace {
 
+// Note [Recording slots]
+// A Tensor method that autograd records is a _Checked whose `recorder` slot is empty until
+// autograd is armed (the first tensor made to require grad: autograd/_arm.py), which fills
+// the slots instead of replacing the methods, so `Tensor.mul_` is the same object before and
+// after. Each call decides at the entry: when the slot is filled and a tensor argument (or a
+// tensor in a list or tuple argument) requires grad, the recorder runs, which records in
+// grad mode and otherwise calls the method's own function (`__wrapped__`); every other call
+// goes straight to that function. Checking the flags costs a few loads per argument.
 struct Checked {
   PyObject_HEAD vectorcallfunc vectorcall;
   PyObject* fn;
   PyObject* on_error;
   PyObject* reduce;  // what __reduce__ returns: how pickle finds the wrapper again
   PyObject* dict;
+  PyObject* recorder;  // null until armed
 };
+
+bool requires_grad(PyObject* o) {
+  if (!is_tensor(o)) return false;
+  auto v_h = reinterpret_cast<py::detail::instance*>(o)->get_value_and_holder();
+  return v_h.holder_constructed() && v_h.template holder<Tensor>()->requires_grad;
+}
+
+bool any_requires_grad(PyObject* const* args, Py_ssize_t n) {
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* a = args[i];
+    if (requires_grad(a)) return true;
+    if (PyList_Check(a) || PyTuple_Check(a)) {
+      PyObject* seq = a;
+      Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+      PyObject** items = PySequence_Fast_ITEMS(seq);
+      for (Py_ssize_t j = 0; j < len; ++j) {
+        if (requires_grad(items[j])) return true;
+      }
+    }
+  }
+  return false;
+}
 
 // on_error(exc, args, kwargs) with the call's arguments rebuilt as a tuple and a dict.
 PyObject* call_on_error(Checked* c, PyObject* exc, PyObject* const* args, size_t nargsf,
@@ -56,7 +88,12 @@ PyObject* call_on_error(Checked* c, PyObject* exc, PyObject* const* args, size_t
 
 PyObject* checked_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   auto* c = reinterpret_cast<Checked*>(self);
-  PyObject* r = PyObject_Vectorcall(c->fn, args, nargsf, kwnames);
+  PyObject* target = c->fn;
+  if (c->recorder) {
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf) + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    if (any_requires_grad(args, n)) target = c->recorder;
+  }
+  PyObject* r = PyObject_Vectorcall(target, args, nargsf, kwnames);
   if (r || !PyErr_ExceptionMatches(PyExc_Exception)) return r;  // KeyboardInterrupt passes
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
@@ -100,6 +137,7 @@ PyObject* checked_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   c->on_error = on_error;
   c->reduce = reduce;
   c->dict = nullptr;
+  c->recorder = nullptr;
   return reinterpret_cast<PyObject*>(c);
 }
 
@@ -109,6 +147,7 @@ int checked_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(c->on_error);
   Py_VISIT(c->reduce);
   Py_VISIT(c->dict);
+  Py_VISIT(c->recorder);
   Py_VISIT(Py_TYPE(self));
   return 0;
 }
@@ -119,6 +158,7 @@ int checked_clear(PyObject* self) {
   Py_CLEAR(c->on_error);
   Py_CLEAR(c->reduce);
   Py_CLEAR(c->dict);
+  Py_CLEAR(c->recorder);
   return 0;
 }
 
@@ -158,7 +198,26 @@ PyObject* checked_reduce(PyObject* self, PyObject*) {
   return r;
 }
 
+// _set_recorder(fn): fills the recording slot (None empties it).
+PyObject* checked_set_recorder(PyObject* self, PyObject* fn) {
+  auto* c = reinterpret_cast<Checked*>(self);
+  if (fn != Py_None && !PyCallable_Check(fn)) {
+    PyErr_SetString(PyExc_TypeError, "_set_recorder: expected a callable or None");
+    return nullptr;
+  }
+  PyObject* old = c->recorder;
+  c->recorder = fn == Py_None ? nullptr : Py_NewRef(fn);
+  Py_XDECREF(old);
+  Py_RETURN_NONE;
+}
+
+PyObject* get_recorder(PyObject* self, void*) {
+  PyObject* r = reinterpret_cast<Checked*>(self)->recorder;
+  return Py_NewRef(r ? r : Py_None);
+}
+
 PyMethodDef g_methods[] = {{"__reduce__", checked_reduce, METH_NOARGS, nullptr},
+                           {"_set_recorder", checked_set_recorder, METH_O, nullptr},
                            {nullptr, nullptr, 0, nullptr}};
 
 PyMemberDef g_members[] = {
@@ -196,6 +255,7 @@ char k_name[] = "__name__", k_qualname[] = "__qualname__", k_doc[] = "__doc__",
 PyGetSetDef g_getset[] = {
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
     {"__wrapped__", get_wrapped, nullptr, nullptr, nullptr},
+    {"_recorder", get_recorder, nullptr, nullptr, nullptr},
     {k_name, get_fn_attr, nullptr, nullptr, k_name},
     {k_qualname, get_qualname, nullptr, nullptr, nullptr},
     {k_doc, get_fn_attr, nullptr, nullptr, k_doc},

@@ -7,7 +7,8 @@
 // 4-6 us on an H200 (benchmarks/cpp/op_overhead.cu against bench_gpu_math.py --launch). So
 // the argument-free call runs here in C++; every other call (arguments, keywords, a tensor
 // that requires grad) goes to the full Python method, registered with _set_slow_methods,
-// with the same arguments. Autograd, once armed, replaces these methods on the class.
+// with the same arguments; that method records once autograd is armed (Note [Recording
+// slots] in bind_checked.cpp).
 #include <string>
 #include <utility>
 #include <vector>

@@ -70,16 +70,10 @@ from cudalite.autograd import (
     set_grad_enabled,
 )
 
-_tensor.install()
-_tensor_math.install_properties(Tensor)
-_layout.install(Tensor)
+_tensor.install()  # Tensor's Python methods and properties, set once (Note [Arming])
 _C._set_legacy_ctor(_legacy.legacy_new)
 globals().update(_legacy.make_legacy_types(is_cuda=False))
 vars(cuda).update(_legacy.make_legacy_types(is_cuda=True))
-from cudalite import _interop  # noqa: E402
-
-_interop.install(Tensor)
-
 # torch's dtype aliases.
 float = float32
 double = float64

@@ -298,26 +298,59 @@ def _target(fn, takes_arguments):
     return None
 
 
+def _passes(exc, args, kwargs):
+    """The on_error of a method without torch signatures to check: its error stands."""
+    return None
+
+
+# The dunders that autograd records; every public method is an entry too.
+_ENTRY_DUNDERS = frozenset(("__getitem__", "__setitem__", "__matmul__", "__rmatmul__", "__abs__"))
+
+
 def install_methods():
-    """Wraps Tensor's Python methods (again after autograd swaps its own in: only functions
-    are wrapped, and a wrapper is not one)."""
+    """Makes every public Tensor method (and the recorded dunders) a ``_C._Checked``: the
+    entry that checks a failed call's arguments against torch's signatures (Note [Argument
+    errors]) and holds the method's recording slot (Note [Recording slots] in
+    csrc/bindings/bind_checked.cpp). Runs once, at import; arming fills the slots and
+    replaces nothing. The C++ fast methods stay as they are: their slow methods are wrapped."""
     from cudalite import _tensor
 
     T = _C.Tensor
-    for name, takes_arguments in _signatures.METHODS.items():
-        fn = T.__dict__.get(name)
-        target = _target(fn, takes_arguments)
-        if target is not None:
-            w = _wrap(target, "m", name)
-            setattr(T, name, w)
-            if _tensor._methods.get(name) is fn:
-                _tensor._methods[name] = w
+    names = [n for n in T.__dict__ if not n.startswith("_") or n in _ENTRY_DUNDERS]
+    names += [n for n, args in _signatures.METHODS.items() if args and n.startswith("_")]
+    for name in dict.fromkeys(names):
+        if name in _tensor._slow_methods or name not in T.__dict__:
+            continue
+        target = _target(T.__dict__[name], True)
+        if target is None:
+            continue
+        if _signatures.METHODS.get(name):
+            setattr(T, name, _wrap(target, "m", name))
+        else:
+            setattr(T, name, _C._Checked(target, _passes, (_lookup, ("m", name))))
     slow = {}
     for name, fn in _tensor._slow_methods.items():
-        if isinstance(fn, types.FunctionType) and _signatures.METHODS.get(name):
-            slow[name] = _tensor._slow_methods[name] = _wrap(fn, "m", name)
+        if isinstance(fn, types.FunctionType):
+            if _signatures.METHODS.get(name):
+                slow[name] = _wrap(fn, "m", name)
+            else:
+                slow[name] = _C._Checked(fn, _passes, (_lookup, ("m", name)))
+            _tensor._slow_methods[name] = slow[name]
     if slow:
         _C._set_slow_methods(slow)
+
+
+def recording_slot(name):
+    """The ``_C._Checked`` whose slot records ``Tensor.<name>``: the class's method, or for a
+    C++ fast method the slow method it hands requires-grad calls to."""
+    from cudalite import _tensor
+
+    w = _tensor._slow_methods.get(name)
+    if w is None:
+        w = _C.Tensor.__dict__.get(name)
+    if not isinstance(w, _C._Checked):
+        raise RuntimeError(f"cudalite: Tensor.{name} has no recording slot")
+    return w
 
 
 def install():

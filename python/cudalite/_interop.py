@@ -6,8 +6,9 @@ torch's Python signatures, and :func:`install` attaches them to the Tensor class
 """
 
 from cudalite import _C
+from cudalite._tensor import _methods
 
-__all__ = ["from_dlpack", "install", "to_dlpack"]  # and DLDeviceType, made on first use
+__all__ = ["from_dlpack", "to_dlpack"]  # and DLDeviceType, made on first use
 
 
 def _make_dl_device_type():
@@ -160,8 +161,6 @@ def from_dlpack(ext_tensor, *, device=None, copy=None):
     return result
 
 
-def install(tensor_cls):
-    """Attaches ``__dlpack__``, ``__dlpack_device__`` and ``__cuda_array_interface__``."""
-    tensor_cls.__dlpack__ = __dlpack__
-    tensor_cls.__dlpack_device__ = __dlpack_device__
-    tensor_cls.__cuda_array_interface__ = property(_cuda_array_interface)
+_methods["__dlpack__"] = __dlpack__
+_methods["__dlpack_device__"] = __dlpack_device__
+_methods["__cuda_array_interface__"] = property(_cuda_array_interface)

@@ -4,6 +4,8 @@ dense memory), which ``Tensor.layout`` reports and the ``layout=`` arguments of
 
 from __future__ import annotations
 
+from cudalite._tensor import _methods
+
 __all__ = ["layout", "strided"]
 
 
@@ -25,6 +27,5 @@ class layout:  # noqa: N801  (torch's name)
 strided = layout("strided")
 
 
-def install(Tensor):
-    """``Tensor.layout``: every cudalite tensor is strided."""
-    Tensor.layout = property(lambda self: strided)
+# ``Tensor.layout``: every cudalite tensor is strided.
+_methods["layout"] = property(lambda self: strided)

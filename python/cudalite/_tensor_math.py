@@ -572,7 +572,6 @@ def flip(self, *dims):
     return out if dims else self.clone()
 
 
-def install_properties(Tensor):
-    Tensor.T = property(_T)
-    Tensor.mT = property(_matrix_transpose("mT"))
-    Tensor.mH = property(_matrix_transpose("mH"))
+_methods["T"] = property(_T)
+_methods["mT"] = property(_matrix_transpose("mT"))
+_methods["mH"] = property(_matrix_transpose("mH"))

@@ -1,5 +1,6 @@
 """Arming (Note [Arming] in _wrappers.py): run once, when the first tensor of the process is
-made to require grad. Loads the backward formulas, swaps recording wrappers into Tensor,
+made to require grad. Loads the backward formulas, fills the recording slots of Tensor's
+methods (Note [Recording slots] in csrc/bindings/bind_checked.cpp: no method is replaced),
 points the top-level wrappers at their recorders and connects the C++ arithmetic dunders."""
 
 from __future__ import annotations
@@ -54,18 +55,25 @@ def _unary_method(name):
     return f, f_
 
 
-def _inplace_orig(name):
-    """What an armed in-place method calls when it does not record: for the C++ fast methods
-    (add_, sub_, mul_, div_), their Python slow method, since the armed one takes that place
-    and the C++ method stays on the class (Note [Arming]); else the method itself."""
-    return _tensor._slow_methods.get(name) or _tensor._methods.get(name)
+def _raw(fn):
+    """The function inside a method's entry (``_C._Checked``): what a recorder calls when it
+    does not record, since the entry itself would hand the call back to the recorder."""
+    return fn.__wrapped__ if isinstance(fn, _C._Checked) else fn
+
+
+def _orig(name):
+    """What the recorder of ``Tensor.<name>`` calls when it does not record: for the C++ fast
+    methods (add_, sum, cuda, ...), their Python slow method; else the method's function."""
+    fn = _tensor._slow_methods.get(name) or _C.Tensor.__dict__.get(name)
+    return None if fn is None else _raw(fn)
+
 
 
 def _binary_method(name, opname):
     """``x.mul(y)`` / ``x.mul_(y)``: the foundation's method unless recording (argument
     errors are the foundation's either way); ``f_`` is None for ops without an in-place form."""
     rec = pw.BINARY_RECORDERS[opname]
-    orig, orig_ = _tensor._methods[name], _inplace_orig(name + "_")
+    orig, orig_ = _orig(name), _orig(name + "_")
     check = _ops.check_args
 
     def f(self, other):
@@ -87,7 +95,7 @@ def _binary_method(name, opname):
 def _kw_method(name, opname):
     """add/sub (``alpha``) and div (``rounding_mode``)."""
     rec = pw.BINARY_RECORDERS[opname]
-    orig, orig_ = _tensor._methods[name], _inplace_orig(name + "_")
+    orig, orig_ = _orig(name), _orig(name + "_")
     check = _ops.check_args
 
     def f(self, other, **kwargs):
@@ -245,19 +253,18 @@ def arm():
 
 
 def _arm():
-    T = Tensor
     for name in ("view", "reshape", "permute", "transpose", "swapaxes", "expand", "squeeze"):
-        vw._orig[name] = getattr(T, name)
+        vw._orig[name] = _orig(name)
     for name in ("unsqueeze", "flatten", "select", "as_strided", "contiguous", "t", "copy_"):
-        vw._orig[name] = getattr(T, name)
+        vw._orig[name] = _orig(name)
     for name in ("index_select", "masked_fill", "unbind", "split", "chunk", "repeat", "flip"):
-        vw._orig[name] = getattr(T, name)
-    vw._orig["t_"] = T.t_
+        vw._orig[name] = _orig(name)
+    vw._orig["t_"] = _orig("t_")
     for name in ("to", "cuda", "cpu", "float", "double", "half", "bfloat16", "type"):
-        vw._orig[name] = _tensor._methods[name]
+        vw._orig[name] = _orig(name)
     _common.RAW.update(vw._orig)
 
-    armed = {"t": _t_method(T.t)}
+    armed = {"t": _t_method(_orig("t"))}
     for name in _tensor_math._UNARY:
         if name in pw.UNARY_NODES or name == "square":
             armed[name], armed[name + "_"] = _unary_method(name)
@@ -269,28 +276,23 @@ def _arm():
     armed["sub"], armed["sub_"] = _kw_method("sub", "sub")
     armed["div"], armed["div_"] = _kw_method("div", "div")
     for name, rec in _method_recorders().items():
+        orig = _orig(name)
         ngv = vw.nograd_view if name in W.VIEW_METHODS else None
         if name in W.HOT_METHODS:
             params, args, cond = W.METHODS[name]
-            armed[name] = W.gen(name, getattr(T, name), rec, params, args, cond, ngv=ngv)
+            armed[name] = W.gen(name, orig, rec, params, args, cond, ngv=ngv)
         elif ngv is not None:
-            armed[name] = W.generic_view(name, getattr(T, name), rec, ngv)
+            armed[name] = W.generic_view(name, orig, rec, ngv)
         else:
-            armed[name] = W.generic(name, getattr(T, name), rec)
+            armed[name] = W.generic(name, orig, rec)
     for alias, target in W.METHOD_ALIASES.items():
         armed[alias] = armed[target]
         if target + "_" in armed and not alias.startswith("_"):
             armed[alias + "_"] = armed[target + "_"]
-    # The C++ in-place methods stay on the class: they record through _hook, and hand what
-    # they don't take (keywords, other operands) to their slow method, which is now the
-    # recording one. Tensor.mul_ is the same object before and after arming.
-    fast = {n for n in _tensor._slow_methods if n in ("add_", "sub_", "mul_", "div_")}
-    _C._set_slow_methods({n: armed[n] for n in fast})
-    _tensor._slow_methods.update({n: armed[n] for n in fast})
+    # Every method keeps its place on the class (Note [Recording slots]): its entry hands
+    # the calls whose tensors require grad to the recorder put in its slot here.
     for name, fn in armed.items():
-        if name not in fast:
-            setattr(T, name, fn)
-    _checked.install_methods()  # Note [Argument errors]
+        _checked.recording_slot(name)._set_recorder(fn)
     for name, box in _install.FUNCTION_WRAPPERS.items():
         box[0] = _function_recorder(name)
     _C._set_autograd_hook(_hook)

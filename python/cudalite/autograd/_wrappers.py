@@ -6,10 +6,14 @@ itself: ``t._rg`` (a dict lookup, see Note [The _rg mirror] in graph.py) for eac
 argument, and the grad-mode flag only when one is set.
 
 Note [Arming]
-Tensor methods are swapped for their wrappers only when the first tensor of the process is
-made to require grad (``arm``). Until then ``x.view(...)``, ``x.sum()`` ... are exactly the
-foundation's methods, with no cost at all. Top-level functions (``cudalite.sum``) are wrapped
-from the start: user code may hold a reference to them from before arming.
+The recorders are built only when the first tensor of the process is made to require grad
+(``arm`` in _arm.py), so ``import cudalite`` loads no backward formula. Arming replaces no
+method: each Tensor method is an entry (``_C._Checked``) with a recording slot, and arming
+fills the slots (Note [Recording slots] in csrc/bindings/bind_checked.cpp). Per call, the
+entry hands the call to the recorder only when a tensor argument requires grad; the
+recorder records in grad mode and otherwise calls the method's own function. ``Tensor.mul_``
+is the same object before and after the first ``backward()``. Top-level functions
+(``cudalite.sum``) are wrapped from the start the same way: their ``box[0]`` is the slot.
 """
 
 from __future__ import annotations
