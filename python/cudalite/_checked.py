@@ -25,11 +25,9 @@ raised inside are unchanged.
 
 from __future__ import annotations
 
-import re
 import types
 
 from cudalite import _C, _arg_parser, _signatures
-from cudalite import _deprecated_overloads as _deprecated
 from cudalite._reductions import _Absent
 
 _parsers = {}
@@ -55,6 +53,8 @@ def _parser(kind, name):
         data = _signature_data()
         sigs = list(data["methods" if kind == "m" else "functions"][name])
         hidden = ()
+        from cudalite import _deprecated_overloads as _deprecated  # (failed calls only)
+
         if key in _deprecated.DEPRECATED:  # Note [Deprecated overloads]
             sigs += [fmt for fmt, *_ in _deprecated.DEPRECATED[key] if fmt not in sigs]
             hidden = [f for f in sigs if _deprecated.SCALAR_FIRST.search(f)]
@@ -111,6 +111,8 @@ def complete_combination(kind, name, args, kwargs, exc):
     kwargs = dict(reversed(list(kwargs.items())))  # as torch lists them
     # The function's own list of the arguments, where it names keywords that the cleaning
     # above took for forwarded Nones (memory_format=None given to a factory).
+    import re  # (failed calls only: re stays out of `import cudalite`)
+
     m = re.search(r"arguments - got \((.*)\), but expected one of:$", str(exc))
     got = None
     if m and len(texts) > 1 and m.group(1).count("=") > len(kwargs):
@@ -197,10 +199,20 @@ def _first_tensor(args):
 
 # Python's own errors for a call that misses an argument or has an unknown keyword, which
 # torch words differently ('arguments: "size"'; "invalid combination" where it has overloads).
-_PYTHON_CALL_ERRORS = re.compile(
-    r"\(\) (missing \d+ required [a-z-]+ arguments?: '|got an unexpected keyword argument"
-    r"|takes .*positional arguments? but \d+ .*(was|were) given)"
-)
+_PYTHON_CALL_ERRORS = []
+
+
+def _python_call_error(msg):
+    if not _PYTHON_CALL_ERRORS:
+        import re
+
+        _PYTHON_CALL_ERRORS.append(
+            re.compile(
+                r"\(\) (missing \d+ required [a-z-]+ arguments?: '|got an unexpected keyword "
+                r"argument|takes .*positional arguments? but \d+ .*(was|were) given)"
+            )
+        )
+    return _PYTHON_CALL_ERRORS[0].search(msg)
 
 
 def _deliberate(e, name):
@@ -211,7 +223,7 @@ def _deliberate(e, name):
     msg = str(e)
     return (
         msg.startswith((name + "(", name.rstrip("_") + "("))
-        and not _PYTHON_CALL_ERRORS.search(msg)
+        and not _python_call_error(msg)
         and "incompatible function arguments" not in msg  # pybind11's
     )
 
@@ -247,6 +259,8 @@ def _numpy_names(kind, name, exc, kwargs):
 
 def _wrap(fn, kind, name):
     def on_error(exc, args, kwargs):
+        from cudalite import _deprecated_overloads as _deprecated
+
         if type(exc) is TypeError and (kind, name) in _deprecated.DEPRECATED:
             call = _deprecated.call(kind, name, args, kwargs)
             if call is not None:

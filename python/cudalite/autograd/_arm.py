@@ -68,7 +68,6 @@ def _orig(name):
     return None if fn is None else _raw(fn)
 
 
-
 def _binary_method(name, opname):
     """``x.mul(y)`` / ``x.mul_(y)``: the foundation's method unless recording (argument
     errors are the foundation's either way); ``f_`` is None for ops without an in-place form."""

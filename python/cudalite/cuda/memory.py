@@ -5,10 +5,10 @@ snapshot format (PyTorch's memory_viz viewer opens ``_dump_snapshot`` files) and
 The allocator behind them is described in ``docs/allocator.md``.
 """
 
-import pickle
+from __future__ import annotations
+
 import sys
 import warnings
-from typing import Any
 
 from cudalite import _C
 from cudalite.cuda._host_memory import (
@@ -20,6 +20,10 @@ from cudalite.cuda._host_memory import (
     reset_peak_host_memory_stats,
 )
 from cudalite.cuda._memory_summary import _format_summary
+
+TYPE_CHECKING = False  # typing and pickle stay out of `import cudalite`
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "caching_allocator_alloc",
@@ -524,6 +528,8 @@ def _dump_snapshot(filename="dump_snapshot.pickle", augment_with_fx_traces=False
 
     This file can be opened by the interactive snapshot viewer at pytorch.org/memory_viz
     """
+    import pickle
+
     s = _snapshot(augment_with_fx_traces=augment_with_fx_traces)
     with open(filename, "wb") as f:
         pickle.dump(s, f)
