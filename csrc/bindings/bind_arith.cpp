@@ -38,6 +38,11 @@ template <BinaryOp OP, Form F>
 py::object arith(py::handle self_h, py::handle other) {
   auto o = to_operand(other);
   if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  if (OP == BinaryOp::Pow && F != Form::Inplace && autocast_active()) {
+    // pow is in autocast's float32 list: its entry casts (Note [Autocast at the entry]).
+    py::object pow = py::module_::import("cudalite").attr("pow");
+    return F == Form::Fwd ? pow(self_h, other) : pow(other, self_h);
+  }
   Tensor self = as_tensor(self_h);
   if (needs_grad(self, o)) {
     static constexpr const char* kForm[] = {"fwd", "rev", "inplace"};

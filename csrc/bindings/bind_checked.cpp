@@ -33,7 +33,22 @@ struct Checked {
   PyObject* reduce;  // what __reduce__ returns: how pickle finds the wrapper again
   PyObject* dict;
   PyObject* recorder;  // null until armed
+  int cast_policy;     // its autocast list (Note [Autocast at the entry]); 0: none
 };
+
+// Note [Autocast at the entry]
+// An op in one of torch's autocast lists (python/cudalite/amp/autocast_mode.py) has its
+// list's number in its entry. While an autocast region is enabled in this thread, such a
+// call goes to the autocast hook, which casts the eligible tensor arguments and calls the
+// entry again with autocast suspended (as torch's Autocast dispatch key excludes itself), so
+// autograd then records the casts and the op. Outside regions the check is one load.
+thread_local int t_autocast = 0;
+PyObject* g_autocast_hook = nullptr;  // hook(policy, entry, args, kwargs)
+}  // namespace
+
+bool autocast_active() { return t_autocast != 0; }
+
+namespace {
 
 bool requires_grad(PyObject* o) {
   if (!is_tensor(o)) return false;
@@ -57,13 +72,13 @@ bool any_requires_grad(PyObject* const* args, Py_ssize_t n) {
   return false;
 }
 
-// on_error(exc, args, kwargs) with the call's arguments rebuilt as a tuple and a dict.
-PyObject* call_on_error(Checked* c, PyObject* exc, PyObject* const* args, size_t nargsf,
-                        PyObject* kwnames) {
+// A vectorcall's arguments as a new tuple and a new dict; false with the error set.
+bool pack_call(PyObject* const* args, size_t nargsf, PyObject* kwnames, PyObject** tuple_out,
+               PyObject** kw_out) {
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
   Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   PyObject* tuple = PyTuple_New(n);
-  if (!tuple) return nullptr;
+  if (!tuple) return false;
   for (Py_ssize_t i = 0; i < n; ++i) {
     Py_INCREF(args[i]);
     PyTuple_SET_ITEM(tuple, i, args[i]);
@@ -71,15 +86,26 @@ PyObject* call_on_error(Checked* c, PyObject* exc, PyObject* const* args, size_t
   PyObject* kw = PyDict_New();
   if (!kw) {
     Py_DECREF(tuple);
-    return nullptr;
+    return false;
   }
   for (Py_ssize_t i = 0; i < nk; ++i) {
     if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0) {
       Py_DECREF(tuple);
       Py_DECREF(kw);
-      return nullptr;
+      return false;
     }
   }
+  *tuple_out = tuple;
+  *kw_out = kw;
+  return true;
+}
+
+// on_error(exc, args, kwargs) with the call's arguments rebuilt as a tuple and a dict.
+PyObject* call_on_error(Checked* c, PyObject* exc, PyObject* const* args, size_t nargsf,
+                        PyObject* kwnames) {
+  PyObject* tuple = nullptr;
+  PyObject* kw = nullptr;
+  if (!pack_call(args, nargsf, kwnames, &tuple, &kw)) return nullptr;
   PyObject* r = PyObject_CallFunctionObjArgs(c->on_error, exc, tuple, kw, nullptr);
   Py_DECREF(tuple);
   Py_DECREF(kw);
@@ -88,6 +114,21 @@ PyObject* call_on_error(Checked* c, PyObject* exc, PyObject* const* args, size_t
 
 PyObject* checked_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   auto* c = reinterpret_cast<Checked*>(self);
+  if (t_autocast && c->cast_policy && g_autocast_hook) {
+    PyObject* policy = PyLong_FromLong(c->cast_policy);
+    if (!policy) return nullptr;
+    PyObject* tuple = nullptr;
+    PyObject* kw = nullptr;
+    if (!pack_call(args, nargsf, kwnames, &tuple, &kw)) {
+      Py_DECREF(policy);
+      return nullptr;
+    }
+    PyObject* r = PyObject_CallFunctionObjArgs(g_autocast_hook, policy, self, tuple, kw, nullptr);
+    Py_DECREF(policy);
+    Py_DECREF(tuple);
+    Py_DECREF(kw);
+    return r;
+  }
   PyObject* target = c->fn;
   if (c->recorder) {
     Py_ssize_t n = PyVectorcall_NARGS(nargsf) + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
@@ -138,6 +179,7 @@ PyObject* checked_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   c->reduce = reduce;
   c->dict = nullptr;
   c->recorder = nullptr;
+  c->cast_policy = 0;
   return reinterpret_cast<PyObject*>(c);
 }
 
@@ -211,6 +253,14 @@ PyObject* checked_set_recorder(PyObject* self, PyObject* fn) {
   Py_RETURN_NONE;
 }
 
+// _set_cast_policy(n): the autocast list this op is in (0: none).
+PyObject* checked_set_cast_policy(PyObject* self, PyObject* n) {
+  long v = PyLong_AsLong(n);
+  if (v == -1 && PyErr_Occurred()) return nullptr;
+  reinterpret_cast<Checked*>(self)->cast_policy = int(v);
+  Py_RETURN_NONE;
+}
+
 PyObject* get_recorder(PyObject* self, void*) {
   PyObject* r = reinterpret_cast<Checked*>(self)->recorder;
   return Py_NewRef(r ? r : Py_None);
@@ -218,6 +268,7 @@ PyObject* get_recorder(PyObject* self, void*) {
 
 PyMethodDef g_methods[] = {{"__reduce__", checked_reduce, METH_NOARGS, nullptr},
                            {"_set_recorder", checked_set_recorder, METH_O, nullptr},
+                           {"_set_cast_policy", checked_set_cast_policy, METH_O, nullptr},
                            {nullptr, nullptr, 0, nullptr}};
 
 PyMemberDef g_members[] = {
@@ -285,6 +336,17 @@ void bind_checked(py::module_& m) {
   PyObject* type = PyType_FromSpec(&g_spec);
   if (!type) throw py::error_already_set();
   m.add_object("_Checked", py::reinterpret_steal<py::object>(type));
+  m.def(
+      "_set_autocast_hook",
+      [](py::object f) {
+        Py_XDECREF(g_autocast_hook);
+        g_autocast_hook = f.is_none() ? nullptr : f.release().ptr();
+      },
+      "The function autocast calls ops in its lists through (Note [Autocast at the entry]).");
+  m.def(
+      "_set_autocast_active", [](bool on) { t_autocast = on ? 1 : 0; },
+      "Whether an autocast region is enabled in this thread (any device).");
+  m.def("_is_autocast_active", [] { return t_autocast != 0; });
 }
 
 }  // namespace cl::bind

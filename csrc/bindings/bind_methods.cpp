@@ -79,7 +79,8 @@ PyObject* no_args(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObj
                   const char* name) {
   return guarded([&] {
     Tensor t;
-    if (nargs == 0 && !kwnames && load_tensor(self, t) && !t->requires_grad) return F(t);
+    if (nargs == 0 && !kwnames && !autocast_active() && load_tensor(self, t) && !t->requires_grad)
+      return F(t);
     return call_slow(name, self, args, nargs, kwnames);
   });
 }

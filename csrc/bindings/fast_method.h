@@ -39,6 +39,11 @@ PyCFunction as_cfunction(Fn* f) {
 py::object call_slow(const char* name, PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                      PyObject* kwnames);
 
+// Whether an autocast region is enabled in this thread: the C++ fast paths of ops in
+// autocast's lists (sum, **) then hand the call to the op's entry (Note [Autocast at the
+// entry] in bind_checked.cpp).
+bool autocast_active();
+
 // Sets each method of the null-terminated `defs` on the Tensor class.
 void add_tensor_methods(PyMethodDef* defs);
 

@@ -102,12 +102,24 @@ swapdims = swapaxes  # noqa: F405 - torch's other name for it
 # Submodules and functions that load on first use (``cudalite.nn``, ``from cudalite import
 # nn``): torch imports them with torch, cudalite keeps them out of ``import cudalite``.
 # __dir__ lists them; type checkers see them through __init__.pyi (scripts/gen_stubs.py).
-_LAZY_MODULES = ("nn", "optim", "utils", "testing", "serialization", "accelerator")
+_LAZY_MODULES = ("nn", "optim", "utils", "testing", "serialization", "accelerator", "amp")
 _LAZY_NAMES = ("save", "load", "UntypedStorage")
+# torch.autocast and its state functions (cudalite.amp.autocast_mode)
+_AUTOCAST_NAMES = (
+    "autocast",
+    "clear_autocast_cache",
+    "get_autocast_dtype",
+    "is_autocast_available",
+    "is_autocast_cache_enabled",
+    "is_autocast_enabled",
+    "set_autocast_cache_enabled",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
+)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY_MODULES) | set(_LAZY_NAMES))
+    return sorted(set(globals()) | set(_LAZY_MODULES) | set(_LAZY_NAMES) | set(_AUTOCAST_NAMES))
 
 
 def __getattr__(name: str):  # types: __init__.pyi
@@ -120,6 +132,10 @@ def __getattr__(name: str):  # types: __init__.pyi
         from cudalite import serialization
 
         return getattr(serialization, name)
+    if name in _AUTOCAST_NAMES:
+        from cudalite.amp import autocast_mode
+
+        return getattr(autocast_mode, name)
     if name == "UntypedStorage":
         from cudalite.storage import UntypedStorage
 

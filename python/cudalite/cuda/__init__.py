@@ -77,6 +77,10 @@ if _is_compiled():
 
 
 def __getattr__(name):
+    if name == "amp":  # torch.cuda.amp: deprecated spellings of cudalite.amp, loaded on use
+        import importlib
+
+        return importlib.import_module("cudalite.cuda.amp")
     # torch code reads torch.cuda._initialized; the flag lives in _lazy.
     if name == "_initialized":
         from cudalite.cuda import _lazy

@@ -382,3 +382,10 @@ def dropout(input, p=0.5, training=True, inplace=False):
         input.copy_(out)
         return input
     return out
+
+
+# The functions in autocast's lists are entries, as Tensor's methods and cudalite's
+# functions are (Note [Autocast at the entry]); this stays the last statement of the module.
+from cudalite.amp import autocast_mode as _autocast_mode  # noqa: E402
+
+_autocast_mode.make_entries(globals())
