@@ -39,6 +39,7 @@ SUBMODULES = {
     "accelerator",
     "return_types",
     "storage",
+    "amp",
 }
 
 
