@@ -124,6 +124,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     _tensor("hardtanh", input)
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if not input.dtype.is_floating_point:  # torch's kernel keeps integer dtypes
+        min_val, max_val = int(min_val), int(max_val)
     out = input.clamp(min_val, max_val)
     if input.requires_grad and _C._is_grad_enabled():
         inside = (input > min_val).logical_and(input < max_val)

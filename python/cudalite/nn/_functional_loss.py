@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import warnings
 
-from cudalite import _arg_parser
+from cudalite import _C, _arg_parser
 from cudalite._C import Tensor
 from cudalite.autograd.functions import nn as _nn
-from cudalite.nn._functional_activation import _softplus
 
 __all__ = [
     "smooth_l1_loss",
@@ -43,6 +42,16 @@ def _warn_size(input, target):
             "broadcasting. Please ensure they have the same size.",
             stacklevel=3,
         )
+
+
+def _not_differentiable(op, **named):
+    """torch's error for a weight that requires grad (its formulas have none for them)."""
+    for name, t in named.items():
+        if t is not None and t.requires_grad and _C._is_grad_enabled():
+            raise RuntimeError(
+                f"The function '{op}' is not differentiable with respect to argument "
+                f"'{name}'. This input cannot have requires_grad True."
+            )
 
 
 def _reduce(loss, reduction):
@@ -101,6 +110,7 @@ def binary_cross_entropy(
             f"({input.shape}) is deprecated. Please ensure they have the same size."
         )
     _nn._check_reduction(reduction)
+    _not_differentiable("binary_cross_entropy", weight=weight)
     dt = input.dtype
     if not dt.is_floating_point:
         raise NotImplementedError(
@@ -142,12 +152,15 @@ def binary_cross_entropy_with_logits(
             f"Target size ({target.shape}) must be the same as input size ({input.shape})"
         )
     _nn._check_reduction(reduction)
+    _not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
     if not target.dtype.is_floating_point and input.dtype.is_floating_point:
         raise RuntimeError(
             f"result type {input.dtype._short_name} can't be cast to the desired output type "
             f"{target.dtype._short_name}"
         )
-    sp = _softplus(-input, 1.0, 20.0)  # -log(sigmoid(x))
+    # -log(sigmoid(x)) = log1p(exp(-|x|)) + max(-x, 0), each branch with a finite gradient
+    pos, neg = input.clamp(min=0), input.clamp(max=0)
+    sp = (-pos).exp().log1p().where(input >= 0, neg.exp().log1p() - neg)
     if pos_weight is not None:
         loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * sp
     else:

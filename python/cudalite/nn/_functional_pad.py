@@ -36,7 +36,10 @@ def _constant(x, pads, value):
         if lo < 0 or hi < 0:
             n = x.size(dim)
             start = -lo if lo < 0 else 0
-            x = x.narrow(dim, start, n - start + min(hi, 0))
+            length = n - start + min(hi, 0)
+            if length < 0:  # checked here too: the recorded narrow does not check it
+                raise RuntimeError("narrow(): length must be non-negative.")
+            x = x.narrow(dim, start, length)
         parts = []
         for width in (lo, hi):
             if width > 0:

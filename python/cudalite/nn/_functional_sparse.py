@@ -60,11 +60,10 @@ def embedding(
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
     if input.dtype not in (_C.int64, _C.int32):
-        kind = "cuda." if input.is_cuda else ""
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar "
-            f"types: Long, Int; but got torch.{kind}{input.type().rsplit('.', 1)[1]} instead "
-            "(while checking arguments for embedding)"
+            f"types: Long, Int; but got {input.type()} instead (while checking arguments for "
+            "embedding)"
         )
     if sparse:
         raise NotImplementedError(
