@@ -86,11 +86,16 @@ def _check_nonconstant(x, pads, mode):
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
         )
+    out_shape = list(x.shape)
+    for i in range(k):
+        out_shape[d - 1 - i] += pads[2 * i] + pads[2 * i + 1]
     if mode == "circular":
         for i in range(k):
             n = x.size(d - 1 - i)
             if pads[2 * i] > n or pads[2 * i + 1] > n:
                 raise RuntimeError("Padding value causes wrapping around more than once.")
+            if out_shape[d - 1 - i] < 0:
+                raise RuntimeError("Negative padding value is resulting in an empty dimension")
         return
     shape = list(x.shape)
     first = 1 if d == k + 2 else 0
@@ -99,6 +104,13 @@ def _check_nonconstant(x, pads, mode):
             f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and "
             f"other non-zero dimensions for input, but got: {shape}"
         )
+    if k == 1 and out_shape[-1] < 1:
+        raise RuntimeError(
+            f"input (W: {shape[-1]}) is too small. Calculated output W: {out_shape[-1]}"
+        )
+    for n in out_shape:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {out_shape}")
     if mode == "reflect":
         for i in range(k):
             dim = d - 1 - i
