@@ -38,6 +38,17 @@ ARRAYS = {
     "fm": _arr((4, 5), 0.8, 1.0),
     "img": _arr((1, 2, 3, 4), 0.25),
     "logits": _arr((5, 4), 0.45),
+    "xq": _arr((3, 2, 4), 0.15, 1.0),
+    "xk": _arr((5, 2, 4), 0.85, 1.0),
+    "xk3": _arr((5, 2, 3), 1.45, 1.0),
+    "ipw": _arr((12, 4), 0.05, 0.6),
+    "ipb": _arr((12,), 1.05, 0.3),
+    "opw": _arr((4, 4), 2.05, 0.6),
+    "opb": _arr((4,), 0.55, 0.3),
+    "pw44": _arr((4, 4), 1.75, 0.6),
+    "pw43": _arr((4, 3), 0.35, 0.6),
+    "bk": _arr((1, 1, 4), 0.65, 0.5),
+    "bv": _arr((1, 1, 4), 1.95, 0.5),
 }
 
 INDEX = {
@@ -45,7 +56,12 @@ INDEX = {
     "tgt": np.array([1, -1, 3, 0, -1]),
     "cls": np.array([[0, 2], [3, 1]]),
     "bm": _arr((4, 5), 0.33, 1.0) > -0.4,
+    "kpm": np.array([[False, False, True, False, True], [False, True, False, False, False]]),
 }
+
+_MHA = "F.multi_head_attention_forward"
+_SELF = "(xq, xq, xq, 4, 2, ipw, ipb, None, None, False, 0.0, opw, opb"
+_CROSS = "(xq, xk, xk, 4, 2, ipw, ipb, None, None, False, 0.0, opw, opb"
 
 # (name, expression): differentiated with respect to the float inputs it names
 VALUE_CASES = [
@@ -119,6 +135,37 @@ VALUE_CASES = [
     ("one_hot", "F.one_hot(cls)"),
     ("one_hot_classes", "F.one_hot(cls, 6)"),
     ("dropout_eval", "F.dropout(a, 0.5, training=False)"),
+    ("mha_self", _MHA + _SELF + ")[0]"),
+    ("mha_self_weights", _MHA + _SELF + ")[1]"),
+    ("mha_cross_padding", _MHA + _CROSS + ", key_padding_mask=kpm)[0]"),
+    ("mha_cross_padding_weights", _MHA + _CROSS + ", key_padding_mask=kpm)[1]"),
+    ("mha_float_mask", _MHA + _CROSS + ", attn_mask=fm[:3])[0]"),
+    ("mha_per_head_weights", _MHA + _CROSS + ", attn_mask=fm[:3], average_attn_weights=False)[1]"),
+    ("mha_no_weights_bool_mask", _MHA + _CROSS + ", attn_mask=~bm[:3], need_weights=False)[0]"),
+    (
+        "mha_no_weights_mask_and_padding",
+        _MHA + _CROSS + ", attn_mask=~bm[:3], key_padding_mask=kpm, need_weights=False)[0]",
+    ),
+    (
+        "mha_causal",
+        _MHA + _SELF + ", attn_mask=M.arange(3).view(3, 1) < M.arange(3), is_causal=True, "
+        "need_weights=False)[0]",
+    ),
+    (
+        "mha_bias_kv_zero_attn",
+        _MHA + "(xq, xk, xk, 4, 2, ipw, ipb, bk, bv, True, 0.0, opw, opb, key_padding_mask=kpm)[0]",
+    ),
+    (
+        "mha_separate_weights",
+        _MHA + "(xq, xk3, xk3, 4, 2, None, ipb, None, None, False, 0.0, opw, opb, "
+        "use_separate_proj_weight=True, q_proj_weight=pw44, k_proj_weight=pw43, "
+        "v_proj_weight=pw43)[0]",
+    ),
+    (
+        "mha_unbatched",
+        _MHA + "(xq[:, 0], xk[:, 0], xk[:, 0], 4, 2, ipw, ipb, None, None, False, 0.0, opw, opb, "
+        "key_padding_mask=kpm[0])[1]",
+    ),
 ]
 
 ERROR_CASES = [
@@ -177,6 +224,12 @@ ERROR_CASES = [
     "F.scaled_dot_product_attention(q, k, v.float())",
     "F.scaled_dot_product_attention(q, k, v, attn_mask=idx)",
     "F.scaled_dot_product_attention(q, k, v, dropout_p=2.0)",
+    _MHA + _SELF + ", is_causal=True)",
+    _MHA + _CROSS + ", attn_mask=fm)",
+    _MHA + _CROSS + ", attn_mask=fm[None])",
+    _MHA + _CROSS + ", key_padding_mask=idx)",
+    _MHA + _CROSS + ", key_padding_mask=kpm[:, :3])",
+    "M.nn.MultiheadAttention(6, 4)",
 ]
 
 

@@ -469,3 +469,69 @@ def test_loss_modules(device):
         warnings.simplefilter("error")
         with pytest.raises(UserWarning, match="size_average and reduce args will be deprecated"):
             nn.SmoothL1Loss(size_average=False)
+
+
+# ---- MultiheadAttention ----
+
+
+def test_multihead_attention_module(device):
+    torch.manual_seed(0)
+    m = nn.MultiheadAttention(8, 2, device=device)
+    assert repr(m) == (
+        "MultiheadAttention(\n"
+        "  (out_proj): NonDynamicallyQuantizableLinear(in_features=8, out_features=8, "
+        "bias=True)\n)"
+    )
+    assert [n for n, _ in m.named_parameters()] == [
+        "in_proj_weight",
+        "in_proj_bias",
+        "out_proj.weight",
+        "out_proj.bias",
+    ]
+    assert m.in_proj_bias.abs().sum().item() == 0 and m.out_proj.bias.abs().sum().item() == 0
+    x = torch.randn(5, 3, 8, device=device)
+    out, w = m(x, x, x)
+    assert out.shape == (5, 3, 8) and w.shape == (3, 5, 5)
+    np.testing.assert_allclose(w.sum(-1).detach().cpu().numpy(), np.ones((3, 5)), rtol=1e-5)
+    out2, none = m(x, x, x, need_weights=False)
+    assert none is None
+    np.testing.assert_allclose(out2.detach().cpu().numpy(), out.detach().cpu().numpy(), atol=1e-5)
+    _, per_head = m(x, x, x, average_attn_weights=False)
+    assert per_head.shape == (3, 2, 5, 5)
+    bf = nn.MultiheadAttention(8, 2, batch_first=True, device=device)
+    bf.load_state_dict(m.state_dict())
+    out_bf, _ = bf(x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1))
+    np.testing.assert_allclose(
+        out_bf.transpose(0, 1).detach().cpu().numpy(), out.detach().cpu().numpy(), atol=1e-6
+    )
+    out.sum().backward()
+    assert m.in_proj_weight.grad is not None and m.out_proj.weight.grad is not None
+
+
+def test_multihead_attention_options():
+    m = nn.MultiheadAttention(4, 2, kdim=3, vdim=5, add_bias_kv=True, add_zero_attn=True)
+    assert [n for n, _ in m.named_parameters()] == [
+        "q_proj_weight",
+        "k_proj_weight",
+        "v_proj_weight",
+        "in_proj_bias",
+        "bias_k",
+        "bias_v",
+        "out_proj.weight",
+        "out_proj.bias",
+    ]
+    q, k, v = torch.randn(2, 1, 4), torch.randn(3, 1, 3), torch.randn(3, 1, 5)
+    out, w = m(q, k, v)
+    assert out.shape == (2, 1, 4) and w.shape == (1, 2, 5)  # 3 keys + bias_k + a zero key
+    nb = nn.MultiheadAttention(4, 1, bias=False)
+    assert nb.in_proj_bias is None and nb.out_proj.bias is None
+    raises(
+        AssertionError,
+        "embed_dim must be divisible by num_heads",
+        lambda: nn.MultiheadAttention(6, 4),
+    )
+    raises(
+        ValueError,
+        "embed_dim and num_heads must be greater than 0, got embed_dim=0 and num_heads=2 instead",
+        lambda: nn.MultiheadAttention(0, 2),
+    )

@@ -12,6 +12,7 @@ from cudalite.nn.activation import (
     LeakyReLU,
     LogSoftmax,
     Mish,
+    MultiheadAttention,
     ReLU,
     ReLU6,
     Sigmoid,
@@ -85,4 +86,5 @@ __all__ = [
     "HuberLoss",
     "BCELoss",
     "BCEWithLogitsLoss",
+    "MultiheadAttention",
 ]

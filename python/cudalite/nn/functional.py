@@ -28,6 +28,7 @@ from cudalite.nn._functional_loss import (
     huber_loss,
     smooth_l1_loss,
 )
+from cudalite.nn._functional_mha import multi_head_attention_forward
 from cudalite.nn._functional_norm import layer_norm
 from cudalite.nn._functional_pad import pad
 from cudalite.nn._functional_sparse import embedding, one_hot
@@ -66,6 +67,7 @@ __all__ = [
     "huber_loss",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
+    "multi_head_attention_forward",
 ]
 
 _ADD = _ops.BINARY["add"]

@@ -11,7 +11,7 @@ from cudalite.nn.functional import linear
 from cudalite.nn.module import Module
 from cudalite.nn.parameter import Parameter, UninitializedParameter
 
-__all__ = ["Linear", "LazyLinear", "Identity"]
+__all__ = ["Linear", "LazyLinear", "NonDynamicallyQuantizableLinear", "Identity"]
 
 
 def _empty(shape, device, dtype):
@@ -52,6 +52,10 @@ class Linear(Module):
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
         )
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear by another name (MultiheadAttention's out_proj, as torch's)."""
 
 
 class LazyLinear(Linear):
