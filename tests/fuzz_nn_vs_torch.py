@@ -34,6 +34,8 @@ def run(M, fn, args, kw):
     xs = []
     conv = []
     for a in args:
+        if isinstance(a, np.generic):  # a 0-dim draw
+            a = np.asarray(a)
         if isinstance(a, np.ndarray):
             dt = M.float64 if a.dtype.kind == "f" else M.int64
             t = M.tensor(a, dtype=dt, requires_grad=(a.dtype.kind == "f"))
@@ -42,11 +44,16 @@ def run(M, fn, args, kw):
         else:
             conv.append(a)
     kw2 = {}
+    pick = kw.get("_pick")
     for k, v in kw.items():
+        if k == "_pick":
+            continue
         if isinstance(v, np.ndarray):
             v = M.tensor(v) if v.dtype == bool else M.tensor(v, dtype=M.float64)
         kw2[k] = v
     y = getattr(F, fn)(*conv, **kw2)
+    if pick is not None:  # one of the (output, weights) pair
+        y = y[pick]
     if y.requires_grad:
         w = M.tensor(np.linspace(0.5, 1.5, y.numel()).reshape(tuple(y.shape)), dtype=M.float64)
         (y * w).sum().backward()
@@ -92,6 +99,7 @@ def new_case():
                 "binary_cross_entropy",
                 "binary_cross_entropy_with_logits",
                 "cross_entropy",
+                "multi_head_attention_forward",
             ]
         )
     )
@@ -183,6 +191,27 @@ def new_case():
         if rng.random() < 0.4:
             kw["pos_weight"] = rng.random(sh[-1:]) * 3
         return fn, (rng.standard_normal(sh) * 5, t), kw
+    if fn == "multi_head_attention_forward":
+        heads, hd = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+        e = heads * hd
+        L, S, N = (int(v) for v in rng.integers(1, 4, 3))
+        q = rng.standard_normal((L, N, e))
+        kv = q if rng.random() < 0.3 and L == S else rng.standard_normal((S, N, e))
+        bias = rng.random() < 0.7
+        args = (q, kv, kv, e, heads, rng.standard_normal((3 * e, e)) * 0.7)
+        args += (rng.standard_normal(3 * e) * 0.3 if bias else None, None, None, False, 0.0)
+        args += (rng.standard_normal((e, e)) * 0.7, rng.standard_normal(e) if bias else None)
+        kw = {"need_weights": bool(rng.random() < 0.6), "_pick": 0}
+        if kw["need_weights"] and rng.random() < 0.5:
+            kw["_pick"] = 1
+            kw["average_attn_weights"] = bool(rng.random() < 0.5)
+        if rng.random() < 0.4:
+            kpm = rng.random((N, S)) < 0.3
+            kpm[:, 0] = False  # a row with every key masked gives nan in torch's weights path
+            kw["key_padding_mask"] = kpm
+        if rng.random() < 0.4:
+            kw["attn_mask"] = rng.standard_normal((L, S))
+        return fn, args, kw
     n, c = int(rng.integers(1, 6)), int(rng.integers(2, 5))
     tgt = rng.integers(-1, c, n)
     kw = {"reduction": red, "ignore_index": -1}

@@ -139,4 +139,5 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 
 def relu6(input, inplace=False):
     """``min(max(x, 0), 6)``."""
+    _tensor("relu6", input)
     return hardtanh(input, 0.0, 6.0, inplace)
