@@ -99,7 +99,8 @@ VALUE_CASES = [
     (
         "sdpa_masked_row",
         "F.scaled_dot_product_attention(q, k, v, attn_mask=M.tensor([True, False, True, "
-        "False, True]).view(1, 5).expand(4, 5) & (M.arange(4) != 2).view(4, 1))",
+        "False, True], device=dev).view(1, 5).expand(4, 5) "
+        "& (M.arange(4, device=dev) != 2).view(4, 1))",
     ),
     ("sdpa_2d", "F.scaled_dot_product_attention(q[0, 0], k[0, 0], v[0, 0])"),
     ("pad_constant", "F.pad(a, (1, 2))"),
@@ -148,8 +149,8 @@ VALUE_CASES = [
     ),
     (
         "mha_causal",
-        _MHA + _SELF + ", attn_mask=M.arange(3).view(3, 1) < M.arange(3), is_causal=True, "
-        "need_weights=False)[0]",
+        _MHA + _SELF + ", attn_mask=M.arange(3, device=dev).view(3, 1) "
+        "< M.arange(3, device=dev), is_causal=True, need_weights=False)[0]",
     ),
     (
         "mha_bias_kv_zero_attn",
@@ -177,12 +178,12 @@ ERROR_CASES = [
     "F.leaky_relu(idx)",
     "F.softplus(idx)",
     "F.hardtanh(a, 2.0, 1.0)",
-    "F.embedding(M.tensor([6]), emb)",
-    "F.embedding(M.tensor([-1]), emb)",
-    "F.embedding(M.tensor([1.0]), emb)",
-    "F.embedding(M.tensor([1]), emb, padding_idx=6)",
-    "F.embedding(M.tensor([1]), emb, padding_idx=-7)",
-    "F.embedding(M.tensor([1]), emb[0])",
+    "F.embedding(M.tensor([6], device=dev), emb)",
+    "F.embedding(M.tensor([-1], device=dev), emb)",
+    "F.embedding(M.tensor([1.0], device=dev), emb)",
+    "F.embedding(M.tensor([1], device=dev), emb, padding_idx=6)",
+    "F.embedding(M.tensor([1], device=dev), emb, padding_idx=-7)",
+    "F.embedding(M.tensor([1], device=dev), emb[0])",
     "F.layer_norm(a, (3,))",
     "F.layer_norm(a, (4,), w34)",
     "F.layer_norm(a, (4,), None, w34)",
@@ -235,7 +236,7 @@ ERROR_CASES = [
 
 def inputs(M, dtype, dev):
     """The tensors the cases use, the same on both sides; float ones require grad."""
-    env = {}
+    env = {"dev": dev}
     for name, arr in ARRAYS.items():
         env[name] = M.tensor(arr, dtype=dtype, device=dev, requires_grad=True)
     for name, arr in INDEX.items():
