@@ -1,11 +1,14 @@
-"""Differential fuzzing of cudalite.nn.functional (losses, softmax, linear) against PyTorch
-2.11, forward values and gradients (not a test; needs torch).
+"""Differential fuzzing of cudalite.nn.functional (losses, softmax, linear, activations,
+embedding, layer_norm, scaled_dot_product_attention, pad, one_hot) against PyTorch 2.11,
+forward values and gradients (not a test; needs torch).
 
     python tests/fuzz_nn_vs_torch.py [--seed N] [--count N]
 
 Random shapes, reductions, class weights, ignored targets (all of them, at times), label
-smoothing and class-probability targets, in float64 on the CPU. Exits non-zero on any
-mismatch.
+smoothing and class-probability targets; activation parameters; padding indices, repeated
+indices and max_norm; attention masks (bool and float, rows fully masked at times), causal
+attention, scales and grouped heads; pads of every mode, negative ones included; in float64
+on the CPU. Exits non-zero on any mismatch.
 """
 
 import argparse
@@ -31,6 +34,8 @@ def run(M, fn, args, kw):
     xs = []
     conv = []
     for a in args:
+        if isinstance(a, np.generic):  # a 0-dim draw
+            a = np.asarray(a)
         if isinstance(a, np.ndarray):
             dt = M.float64 if a.dtype.kind == "f" else M.int64
             t = M.tensor(a, dtype=dt, requires_grad=(a.dtype.kind == "f"))
@@ -38,13 +43,181 @@ def run(M, fn, args, kw):
             conv.append(t)
         else:
             conv.append(a)
-    kw2 = {
-        k: (M.tensor(v, dtype=M.float64) if isinstance(v, np.ndarray) else v) for k, v in kw.items()
-    }
+    kw2 = {}
+    pick = kw.get("_pick")
+    for k, v in kw.items():
+        if k == "_pick":
+            continue
+        if isinstance(v, np.ndarray):
+            v = M.tensor(v) if v.dtype == bool else M.tensor(v, dtype=M.float64)
+        kw2[k] = v
     y = getattr(F, fn)(*conv, **kw2)
-    w = M.tensor(np.linspace(0.5, 1.5, y.numel()).reshape(tuple(y.shape)), dtype=M.float64)
-    (y * w).sum().backward()
-    return y.detach().numpy(), [x.grad.numpy() if x.grad is not None else None for x in xs]
+    if pick is not None:  # one of the (output, weights) pair
+        y = y[pick]
+    if y.requires_grad:
+        w = M.tensor(np.linspace(0.5, 1.5, y.numel()).reshape(tuple(y.shape)), dtype=M.float64)
+        (y * w).sum().backward()
+    # the inputs too: max_norm renormalises the embedding's rows in place
+    return y.detach().numpy(), [x.grad.numpy() if x.grad is not None else None for x in xs] + [
+        x.detach().numpy() for x in xs
+    ]
+
+
+def shape(lo, hi, ndim_lo, ndim_hi):
+    return tuple(int(n) for n in rng.integers(lo, hi, rng.integers(ndim_lo, ndim_hi + 1)))
+
+
+ACTIVATIONS = {
+    "gelu": lambda: {"approximate": str(rng.choice(["none", "tanh"]))},
+    "silu": dict,
+    "mish": dict,
+    "softplus": lambda: (
+        {"beta": float(rng.choice([1.0, 0.5, 2.0])), "threshold": 20.0}
+        if rng.random() < 0.5
+        else {"beta": 2.0, "threshold": float(rng.uniform(0.5, 3))}
+    ),
+    "elu": lambda: {"alpha": float(rng.uniform(0.1, 2))},
+    "leaky_relu": lambda: {"negative_slope": float(rng.uniform(-0.5, 0.5))},
+    "hardtanh": lambda: {"min_val": float(rng.uniform(-2, 0)), "max_val": float(rng.uniform(0, 2))},
+    "relu6": dict,
+}
+
+
+def new_case():
+    """A case of one of the functions composed of tensor ops."""
+    fn = str(
+        rng.choice(
+            [
+                "activation",
+                "layer_norm",
+                "embedding",
+                "scaled_dot_product_attention",
+                "pad",
+                "one_hot",
+                "smooth_l1_loss",
+                "huber_loss",
+                "binary_cross_entropy",
+                "binary_cross_entropy_with_logits",
+                "cross_entropy",
+                "multi_head_attention_forward",
+            ]
+        )
+    )
+    red = str(rng.choice(["mean", "sum", "none"]))
+    if fn == "activation":
+        name = str(rng.choice(list(ACTIVATIONS)))
+        x = rng.standard_normal(shape(1, 4, 0, 3)) * 4
+        return name, (x,), ACTIVATIONS[name]()
+    if fn == "layer_norm":
+        sh = shape(1, 4, 1, 4)
+        k = int(rng.integers(1, len(sh) + 1))
+        ns = sh[len(sh) - k :]
+        args = [rng.standard_normal(sh) * 3 + 1, ns]
+        if rng.random() < 0.6:
+            args.append(rng.standard_normal(ns))
+            if rng.random() < 0.7:
+                args.append(rng.standard_normal(ns))
+        return fn, tuple(args), {"eps": float(rng.choice([1e-5, 1e-2]))}
+    if fn == "embedding":
+        n, d = int(rng.integers(1, 6)), int(rng.integers(1, 4))
+        idx = rng.integers(0, n, shape(1, 4, 0, 2))
+        kw = {}
+        if rng.random() < 0.4:
+            kw["padding_idx"] = int(rng.integers(-n, n))
+        if rng.random() < 0.3:
+            kw["scale_grad_by_freq"] = True
+        if rng.random() < 0.2:
+            kw["max_norm"] = float(rng.uniform(0.5, 2))
+            kw["norm_type"] = float(rng.choice([1.0, 2.0, 3.0]))
+        return fn, (idx, rng.standard_normal((n, d))), kw
+    if fn == "scaled_dot_product_attention":
+        batch = shape(1, 3, 0, 2)
+        L, S, E, Ev = (int(v) for v in rng.integers(1, 5, 4))
+        kw = {}
+        hq = hk = None
+        if batch and rng.random() < 0.3:
+            hk = int(rng.integers(1, 3))
+            hq = hk * int(rng.integers(1, 3))
+            kw["enable_gqa"] = True
+        qb = batch[:-1] + (hq,) if hq else batch
+        kb = batch[:-1] + (hk,) if hk else batch
+        q = rng.standard_normal(qb + (L, E))
+        k = rng.standard_normal(kb + (S, E))
+        v = rng.standard_normal(kb + (S, Ev))
+        r = rng.random()
+        if r < 0.25:
+            kw["is_causal"] = True
+        elif r < 0.5:
+            kw["attn_mask"] = rng.random((L, S)) < 0.7
+        elif r < 0.65:
+            kw["attn_mask"] = rng.standard_normal((L, S))
+        if rng.random() < 0.3:
+            kw["scale"] = float(rng.uniform(0.1, 2))
+        return fn, (q, k, v), kw
+    if fn == "pad":
+        mode = str(rng.choice(["constant", "reflect", "replicate", "circular"]))
+        x = rng.standard_normal(shape(1, 5, 1, 4))
+        npairs = int(rng.integers(1, min(3, x.ndim) + 1))
+        pads = tuple(int(p) for p in rng.integers(-2, 4, 2 * npairs))
+        if mode == "circular":  # torch reads uninitialised memory for mixed signs
+            pads = tuple(abs(p) for p in pads) if min(pads) < 0 < max(pads) else pads
+        kw = {"mode": mode}
+        if mode == "constant" and rng.random() < 0.5:
+            kw["value"] = float(rng.standard_normal())
+        return fn, (x, pads), kw
+    if fn == "one_hot":
+        c = int(rng.integers(1, 5))
+        idx = rng.integers(0, c, shape(1, 4, 0, 2))
+        return fn, (idx,), {"num_classes": int(rng.choice([-1, c, c + 2]))}
+    if fn in ("smooth_l1_loss", "huber_loss"):
+        sh = shape(1, 4, 0, 3)
+        a, b = rng.standard_normal(sh) * 2, rng.standard_normal(sh) * 2
+        if fn == "smooth_l1_loss":
+            return fn, (a, b), {"reduction": red, "beta": float(rng.choice([0.0, 0.5, 1.0, 2]))}
+        kw = {"reduction": red, "delta": float(rng.choice([0.5, 1.0, 2.0]))}
+        if rng.random() < 0.3:
+            kw["weight"] = rng.random(sh)
+        return fn, (a, b), kw
+    if fn in ("binary_cross_entropy", "binary_cross_entropy_with_logits"):
+        sh = shape(1, 4, 1, 3)
+        t = rng.random(sh)
+        if rng.random() < 0.5:
+            t = (t > 0.5).astype(np.float64)
+        kw = {"reduction": red}
+        if rng.random() < 0.4:
+            kw["weight"] = rng.random(sh[-1:]) + 0.5
+        if fn == "binary_cross_entropy":
+            return fn, (rng.uniform(0.02, 0.98, sh), t), kw
+        if rng.random() < 0.4:
+            kw["pos_weight"] = rng.random(sh[-1:]) * 3
+        return fn, (rng.standard_normal(sh) * 5, t), kw
+    if fn == "multi_head_attention_forward":
+        heads, hd = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+        e = heads * hd
+        L, S, N = (int(v) for v in rng.integers(1, 4, 3))
+        q = rng.standard_normal((L, N, e))
+        kv = q if rng.random() < 0.3 and L == S else rng.standard_normal((S, N, e))
+        bias = rng.random() < 0.7
+        args = (q, kv, kv, e, heads, rng.standard_normal((3 * e, e)) * 0.7)
+        args += (rng.standard_normal(3 * e) * 0.3 if bias else None, None, None, False, 0.0)
+        args += (rng.standard_normal((e, e)) * 0.7, rng.standard_normal(e) if bias else None)
+        kw = {"need_weights": bool(rng.random() < 0.6), "_pick": 0}
+        if kw["need_weights"] and rng.random() < 0.5:
+            kw["_pick"] = 1
+            kw["average_attn_weights"] = bool(rng.random() < 0.5)
+        if rng.random() < 0.4:
+            kpm = rng.random((N, S)) < 0.3
+            kpm[:, 0] = False  # a row with every key masked gives nan in torch's weights path
+            kw["key_padding_mask"] = kpm
+        if rng.random() < 0.4:
+            kw["attn_mask"] = rng.standard_normal((L, S))
+        return fn, args, kw
+    n, c = int(rng.integers(1, 6)), int(rng.integers(2, 5))
+    tgt = rng.integers(-1, c, n)
+    kw = {"reduction": red, "ignore_index": -1}
+    if rng.random() < 0.5:
+        kw["label_smoothing"] = float(rng.choice([0.05, 0.1, 0.3]))
+    return fn, (rng.standard_normal((n, c)), tgt), kw
 
 
 cases = []
@@ -87,6 +260,8 @@ for _ in range(opts.count):
         if rng.random() < 0.5:
             args = args + (rng.standard_normal((o,)),)
         cases.append((fn, args, {}))
+for _ in range(opts.count):
+    cases.append(new_case())
 for fn, args, kw in cases:
     res = []
     for M in (torch, cudalite):

@@ -8,6 +8,30 @@ import warnings
 from cudalite import _C, _arg_parser, _linalg, _ops
 from cudalite._C import Tensor
 from cudalite.autograd.functions import nn as _nn
+from cudalite.nn._functional_activation import (
+    elu,
+    elu_,
+    gelu,
+    hardtanh,
+    hardtanh_,
+    leaky_relu,
+    leaky_relu_,
+    mish,
+    relu6,
+    silu,
+    softplus,
+)
+from cudalite.nn._functional_attention import scaled_dot_product_attention
+from cudalite.nn._functional_loss import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    huber_loss,
+    smooth_l1_loss,
+)
+from cudalite.nn._functional_mha import multi_head_attention_forward
+from cudalite.nn._functional_norm import layer_norm
+from cudalite.nn._functional_pad import pad
+from cudalite.nn._functional_sparse import embedding, one_hot
 
 __all__ = [
     "linear",
@@ -22,6 +46,28 @@ __all__ = [
     "nll_loss",
     "cross_entropy",
     "dropout",
+    # ---- composed of tensor ops (one file per family) ----
+    "gelu",
+    "silu",
+    "mish",
+    "softplus",
+    "elu",
+    "elu_",
+    "leaky_relu",
+    "leaky_relu_",
+    "hardtanh",
+    "hardtanh_",
+    "relu6",
+    "embedding",
+    "one_hot",
+    "layer_norm",
+    "pad",
+    "scaled_dot_product_attention",
+    "smooth_l1_loss",
+    "huber_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "multi_head_attention_forward",
 ]
 
 _ADD = _ops.BINARY["add"]

@@ -21,6 +21,18 @@ __all__ = [
     "xavier_normal_",
     "kaiming_uniform_",
     "kaiming_normal_",
+    # ---- truncated normal, orthogonal and the deprecated names ----
+    "trunc_normal_",
+    "orthogonal_",
+    "uniform",
+    "normal",
+    "constant",
+    "eye",
+    "xavier_uniform",
+    "xavier_normal",
+    "kaiming_uniform",
+    "kaiming_normal",
+    "orthogonal",
 ]
 
 
@@ -143,3 +155,128 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     fan = _calculate_correct_fan(tensor, mode)
     gain = calculate_gain(nonlinearity, a)
     return normal_(tensor, 0.0, gain / math.sqrt(fan), generator)
+
+
+# ---- truncated normal, orthogonal and the deprecated names ----
+
+_ERFINV_SMALL = (
+    2.81022636e-08,
+    3.43273939e-07,
+    -3.5233877e-06,
+    -4.39150654e-06,
+    0.00021858087,
+    -0.00125372503,
+    -0.00417768164,
+    0.246640727,
+    1.50140941,
+)
+_ERFINV_LARGE = (
+    -0.000200214257,
+    0.000100950558,
+    0.00134934322,
+    -0.00367342844,
+    0.00573950773,
+    -0.0076224613,
+    0.00943887047,
+    1.00167406,
+    2.83297682,
+)
+
+
+def _horner(coeffs, w):
+    p = w * 0 + coeffs[0]
+    for c in coeffs[1:]:
+        p = p * w + c
+    return p
+
+
+def _erfinv(y):
+    """erf's inverse of a float64 tensor in (-1, 1): Giles's single-precision approximation
+    refined by three Newton steps on erf (float64 accuracy), composed of tensor ops."""
+    w = -((1 - y) * (1 + y)).log()
+    small = _horner(_ERFINV_SMALL, w - 2.5)
+    large = _horner(_ERFINV_LARGE, w.clamp(min=0).sqrt() - 3)
+    x = small.where(w < 5, large) * y
+    finite = x.isfinite()
+    for _ in range(3):
+        step = (x.erf() - y) / ((-x * x).exp() * (2 / math.sqrt(math.pi)))
+        x = (x - step).where(finite, x)
+    return x
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """Fills ``tensor`` from N(mean, std²) truncated to [a, b], as torch: uniform values mapped
+    through the normal's inverse CDF (same random stream, so torch's numbers for a seed),
+    then clamped to [a, b]."""
+
+    def norm_cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn(
+            "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+            "The distribution of values may be incorrect.",
+            stacklevel=2,
+        )
+    with no_grad():
+        lo = norm_cdf((a - mean) / std)
+        hi = norm_cdf((b - mean) / std)
+        tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
+        x = _erfinv(tensor.double()) * (std * math.sqrt(2.0)) + mean
+        tensor.copy_(x.clamp(min=a, max=b))
+        return tensor
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """Fills ``tensor`` (flattened to rows x rest) with a (semi-)orthogonal matrix: the Q of
+    a QR factorisation of a standard normal matrix, its columns' signs fixed by R's diagonal,
+    times ``gain``."""
+    import numpy as np
+
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.size(0)
+    cols = tensor.numel() // rows
+    with no_grad():
+        flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
+        m = _C._numpy(flattened.double().cpu()).copy()
+        if rows < cols:
+            m = m.T
+        q, r = np.linalg.qr(m)
+        q *= np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        from cudalite import tensor as _tensor
+
+        tensor.view(rows, cols).copy_(_tensor(np.ascontiguousarray(q)) * gain)
+    return tensor
+
+
+def _make_deprecate(meth):
+    new_name = meth.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(
+            f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return meth(*args, **kwargs)
+
+    deprecated_init.__doc__ = f"Deprecated: use ``nn.init.{new_name}``."
+    deprecated_init.__name__ = old_name
+    return deprecated_init
+
+
+uniform = _make_deprecate(uniform_)
+normal = _make_deprecate(normal_)
+constant = _make_deprecate(constant_)
+eye = _make_deprecate(eye_)
+xavier_uniform = _make_deprecate(xavier_uniform_)
+xavier_normal = _make_deprecate(xavier_normal_)
+kaiming_uniform = _make_deprecate(kaiming_uniform_)
+kaiming_normal = _make_deprecate(kaiming_normal_)
+orthogonal = _make_deprecate(orthogonal_)

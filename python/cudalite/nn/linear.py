@@ -1,16 +1,17 @@
-"""``nn.Linear`` and ``nn.Identity``."""
+"""``nn.Linear``, ``nn.LazyLinear`` and ``nn.Identity``."""
 
 from __future__ import annotations
 
 import math
 
 from cudalite import _C
+from cudalite.autograd import no_grad
 from cudalite.nn import init
 from cudalite.nn.functional import linear
 from cudalite.nn.module import Module
-from cudalite.nn.parameter import Parameter
+from cudalite.nn.parameter import Parameter, UninitializedParameter
 
-__all__ = ["Linear", "Identity"]
+__all__ = ["Linear", "LazyLinear", "NonDynamicallyQuantizableLinear", "Identity"]
 
 
 def _empty(shape, device, dtype):
@@ -51,6 +52,50 @@ class Linear(Module):
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
         )
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear by another name (MultiheadAttention's out_proj, as torch's)."""
+
+
+class LazyLinear(Linear):
+    """A Linear whose ``in_features`` is taken from its first input's last dimension: the
+    parameters are materialised and initialised then, and the module becomes a Linear."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        Module.__init__(self)
+        self.in_features = 0
+        self.out_features = out_features
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        else:
+            self.register_parameter("bias", None)
+
+    def has_uninitialized_params(self):
+        return any(isinstance(p, UninitializedParameter) for p in self._parameters.values())
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        """Sets ``in_features`` from ``input`` and materialises and initialises the
+        parameters."""
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
+
+    def forward(self, input):
+        self.initialize_parameters(input)
+        self.__class__ = self.cls_to_become
+        return self.forward(input)
 
 
 class Identity(Module):

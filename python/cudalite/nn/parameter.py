@@ -7,7 +7,7 @@ from collections import OrderedDict
 from cudalite import _C, _utils
 from cudalite._C import Tensor
 
-__all__ = ["Parameter"]
+__all__ = ["Parameter", "UninitializedParameter"]
 
 
 class Parameter(Tensor):
@@ -50,3 +50,36 @@ class Parameter(Tensor):
             _utils._rebuild_parameter_with_state,
             (self.detach(), self.requires_grad, OrderedDict(), state),
         )
+
+
+class UninitializedParameter(Parameter):
+    """A parameter whose shape is not known yet (``nn.LazyLinear``'s before its first call):
+    it holds no data until ``materialize(shape)``, which turns it, in place, into a
+    ``Parameter`` of that shape on its device and dtype."""
+
+    cls_to_become = Parameter
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        data = _C._empty([0], dtype or _C.get_default_dtype(), device or "cpu", False)
+        super().__init__(data, requires_grad)
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Gives this parameter uninitialised memory of ``shape`` and makes it a Parameter."""
+        device = device or self.device
+        dtype = dtype or self.dtype
+        if isinstance(shape, int):
+            shape = (shape,)
+        self._set_metadata(_C._empty(list(shape), dtype, device, False))
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self):
+        return "<UninitializedParameter>"
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.requires_grad, self.device, self.dtype)
+        memo[id(self)] = result
+        return result

@@ -1,0 +1,63 @@
+"""``nn.LayerNorm``: normalisation over the trailing ``normalized_shape`` dimensions."""
+
+from __future__ import annotations
+
+import numbers
+
+from cudalite import _C
+from cudalite.nn import functional as F
+from cudalite.nn import init
+from cudalite.nn.module import Module
+from cudalite.nn.parameter import Parameter
+
+__all__ = ["LayerNorm"]
+
+
+class LayerNorm(Module):
+    """``(x - mean) / sqrt(var + eps) * weight + bias`` over the last dimensions; ``weight``
+    starts at ones and ``bias`` at zeros (``elementwise_affine=False``: neither;
+    ``bias=False``: no bias)."""
+
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+
+    def __init__(
+        self,
+        normalized_shape,
+        eps=1e-5,
+        elementwise_affine=True,
+        bias=True,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            dt, dev = dtype or _C.get_default_dtype(), device or "cpu"
+            shape = list(self.normalized_shape)
+            self.weight = Parameter(_C._empty(shape, dt, dev, False))
+            if bias:
+                self.bias = Parameter(_C._empty(shape, dt, dev, False))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
