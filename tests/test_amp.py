@@ -319,6 +319,13 @@ _TABLE = [
     ("mse_loss", lambda t, a, b, lo: t.nn.functional.mse_loss(a.half(), b.half())),
     ("l1_loss", lambda t, a, b, lo: t.nn.functional.l1_loss(a.bfloat16(), b)),
     ("atan2", lambda t, a, b, lo: t.atan2(a.half(), b)),
+    ("cross_entropy", lambda t, a, b, lo: t.nn.functional.cross_entropy(a.to(lo), b.argmax(1))),
+    ("layer_norm", lambda t, a, b, lo: t.nn.functional.layer_norm(a.to(lo), (4,))),
+    ("gelu", lambda t, a, b, lo: t.nn.functional.gelu(a.to(lo))),
+    (
+        "scaled_dot_product_attention",
+        lambda t, a, b, lo: t.nn.functional.scaled_dot_product_attention(a[None], b[None], b[None]),
+    ),
     ("cat", lambda t, a, b, lo: t.cat([a.to(lo), b])),
     ("add", lambda t, a, b, lo: a.half() + b),
     ("mm float64", lambda t, a, b, lo: a.double().mm(b.double())),

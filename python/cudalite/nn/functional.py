@@ -380,7 +380,9 @@ def cross_entropy(
     _nn._check_softmax(input, cdim, "log_softmax")
     if not prob:
         _nll_checks(input, target, weight)
-    logp = _nn.log_softmax(input, cdim)
+    # log_softmax's entry: under CUDA autocast it runs in float32, as torch's decomposition
+    # of cross_entropy does (Note [Autocast at the entry]).
+    logp = log_softmax(input, cdim)
     classes = input.shape[cdim]
     if prob:
         if label_smoothing > 0:
