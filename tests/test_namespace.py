@@ -40,6 +40,7 @@ SUBMODULES = {
     "return_types",
     "storage",
     "amp",
+    "distributed",
 }
 
 

@@ -102,7 +102,16 @@ swapdims = swapaxes  # noqa: F405 - torch's other name for it
 # Submodules and functions that load on first use (``cudalite.nn``, ``from cudalite import
 # nn``): torch imports them with torch, cudalite keeps them out of ``import cudalite``.
 # __dir__ lists them; type checkers see them through __init__.pyi (scripts/gen_stubs.py).
-_LAZY_MODULES = ("nn", "optim", "utils", "testing", "serialization", "accelerator", "amp")
+_LAZY_MODULES = (
+    "nn",
+    "optim",
+    "utils",
+    "testing",
+    "serialization",
+    "accelerator",
+    "amp",
+    "distributed",
+)
 _LAZY_NAMES = ("save", "load", "UntypedStorage")
 # torch.autocast and its state functions (cudalite.amp.autocast_mode)
 _AUTOCAST_NAMES = (

@@ -10,6 +10,7 @@ from cudalite import amp as amp
 from cudalite import autograd as autograd
 from cudalite import backends as backends
 from cudalite import cuda as cuda
+from cudalite import distributed as distributed
 from cudalite import nn as nn
 from cudalite import optim as optim
 from cudalite import random as random
