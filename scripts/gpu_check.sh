@@ -7,9 +7,7 @@ OUT=${OUT:-/tmp/cudalite-out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 CMAKE_BUILD_PARALLEL_LEVEL=16
 nvidia-smi -L
-t0=$(date +%s)
-python3 -m pip install --no-build-isolation -q -Ccmake.define.CUDALITE_BUILD_BENCH=ON . > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
-echo "build: $(( $(date +%s) - t0 )) s"
+bash scripts/gpu_ensure_built.sh || exit 1
 python3 -m cudalite | tail -12
 t0=$(date +%s)
 python3 -m pytest -q -p no:cacheprovider tests > "$OUT/pytest.log" 2>&1
