@@ -8,7 +8,6 @@ the random fills in ``_tensor_random.py``.
 
 from __future__ import annotations
 
-import copy as _copy
 import numbers
 
 from cudalite import _C, _arg_parser, _indexing, _memory_format
@@ -435,7 +434,9 @@ def __setitem__(self, idx, value):
 @method
 def __deepcopy__(self, memo):
     out = self.clone()
-    out.__dict__.update(_copy.deepcopy({k: v for k, v in self.__dict__.items()}, memo))
+    import copy  # (deep copies only: copy stays out of `import cudalite`)
+
+    out.__dict__.update(copy.deepcopy({k: v for k, v in self.__dict__.items()}, memo))
     out._requires_grad_flag = self._requires_grad_flag
     return out
 

@@ -1,23 +1,38 @@
 """The CUDA runtime calls that torch.cuda exposes as Python: ``cudart()``, ``check_error``,
 ``CudaError`` and ``_sleep``."""
 
-import enum
-
 from cudalite import _C
 from cudalite.cuda._lazy import _lazy_init
 
+_enum = []
 
-class cudaError(enum.IntEnum):  # noqa: N801  (torch's name)
-    """CUDA runtime status codes (only success is named, as in torch's ``_cudart``)."""
 
-    success = 0
+def _cuda_error():
+    """``cudaError``, the runtime's status codes as an IntEnum (only success is named, as in
+    torch's ``_cudart``); made on first use, so ``enum`` stays out of ``import cudalite``."""
+    if not _enum:
+        import enum
+
+        class cudaError(enum.IntEnum):  # noqa: N801  (torch's name)
+            success = 0
+
+        _enum.append(cudaError)
+    return _enum[0]
+
+
+def __getattr__(name):
+    if name == "cudaError":
+        return _cuda_error()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class _CudaRuntime:
     """What ``cudart()`` returns: the runtime functions torch's ``_cudart`` module offers for
     profiling. Each returns the runtime's status code, for :func:`check_error`."""
 
-    cudaError = cudaError
+    @property
+    def cudaError(self):  # noqa: N802
+        return _cuda_error()
 
     @staticmethod
     def cudaProfilerStart():  # noqa: N802
@@ -45,7 +60,7 @@ class CudaError(RuntimeError):
 
 def check_error(res: int) -> None:
     """Raises :class:`CudaError` unless ``res`` is the runtime's success code."""
-    if res != cudaError.success:
+    if res != 0:  # cudaError.success
         raise CudaError(res)
 
 
