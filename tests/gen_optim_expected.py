@@ -1,15 +1,56 @@
-"""Generates the expected optimizer trajectories in tests/optim_expected.py with the reference
-torch (CPU, single-tensor implementations): $TORCH_PYTHON tests/gen_optim_expected.py
-"""
+"""Records torch's optimizer trajectories (CPU, single-tensor implementations, float32 and
+float64) into tests/data/optim_trajectories.json, read by tests/test_optim_trajectories.py:
+$TORCH_PYTHON tests/gen_optim_expected.py
 
+Two parameters (shapes (7,) and (2, 3)) start from fixed values and take STEPS steps with
+fixed gradients; the second has no gradient on step 3. The values after the first and the
+last step are stored as float.hex strings, so that the test can compare bit for bit.
+
+torch's CPU sqrt (MKL's vector sqrt where torch is built with MKL) is not correctly rounded:
+about one float32 result in five is one unit in the last place off. cudalite's sqrt is
+correctly rounded, on the CPU and on CUDA. So each case is recorded twice: "first"/"last" with
+torch's Tensor.sqrt/sqrt_ replaced by a correctly rounded one (every other operation is
+torch's own kernel: these pin down the order and rounding of each update bit for bit), and
+"last_torch" with torch unchanged (compared to float rounding)."""
+
+import json
+import math
+
+import numpy as np
 import torch
 
-P0 = [0.5, -1.25, 2.0, 0.0]
-STEPS = 6
+_torch_sqrt, _torch_sqrt_ = torch.Tensor.sqrt, torch.Tensor.sqrt_
 
 
-def grads(t):
-    return [0.1 * t - 0.2, 0.3, -0.05 * t * t, 0.7 if t % 2 else -0.4]
+def _exact_sqrt(self):
+    return torch.from_numpy(np.sqrt(self.detach().numpy())).to(self.dtype)
+
+
+def _exact_sqrt_(self):
+    return self.copy_(_exact_sqrt(self))
+
+
+def exact_sqrt(on):
+    """Replaces torch's Tensor.sqrt and sqrt_ with correctly rounded ones (NumPy's)."""
+    torch.Tensor.sqrt = _exact_sqrt if on else _torch_sqrt
+    torch.Tensor.sqrt_ = _exact_sqrt_ if on else _torch_sqrt_
+
+
+STEPS = 20
+SHAPES = [(7,), (2, 3)]
+
+
+def initial(k):
+    n = math.prod(SHAPES[k])
+    return [math.sin(1.7 * i + k) * 2.0 + 0.25 * k for i in range(n)]
+
+
+def grad(k, t):
+    """The gradient of parameter k at step t (1-based); None where it has none."""
+    if k == 1 and t == 3:
+        return None
+    n = math.prod(SHAPES[k])
+    return [math.cos(1.3 * i + 0.7 * t + k) * (1 + 0.1 * t) - 0.01 * i for i in range(n)]
 
 
 CONFIGS = [
@@ -22,28 +63,73 @@ CONFIGS = [
     ("Adam", dict(lr=0.01, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1)),
     ("Adam", dict(lr=0.05, amsgrad=True)),
     ("Adam", dict(lr=0.05, maximize=True, weight_decay=0.01, decoupled_weight_decay=True)),
+    ("Adam", dict(lr=0.02, betas=(0.3, 0.9))),
+    ("AdamW", dict()),
+    ("AdamW", dict(lr=0.05, weight_decay=0.1, amsgrad=True)),
+    ("AdamW", dict(lr=0.01, betas=(0.5, 0.95), maximize=True)),
+    ("RMSprop", dict()),
+    ("RMSprop", dict(lr=0.01, alpha=0.9, momentum=0.5, weight_decay=0.1)),
+    ("RMSprop", dict(lr=0.01, centered=True)),
+    ("RMSprop", dict(lr=0.005, centered=True, momentum=0.9, maximize=True, eps=1e-4)),
+    ("Adagrad", dict()),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.05)),
+    ("Adagrad", dict(lr=0.1, initial_accumulator_value=0.5, eps=1e-6, maximize=True)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.1)),
+    ("Adadelta", dict(lr=2.0, rho=0.95, eps=1e-4, maximize=True)),
+    ("Adamax", dict()),
+    ("Adamax", dict(lr=0.01, betas=(0.8, 0.9), weight_decay=0.1)),
+    ("Adamax", dict(lr=0.05, eps=1e-3, maximize=True)),
+    ("NAdam", dict()),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, momentum_decay=0.01)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("RAdam", dict()),
+    ("RAdam", dict(lr=0.01, betas=(0.8, 0.9), weight_decay=0.1)),
+    ("RAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
 ]
 
+NO_FOREACH = {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"}
 
-def run(name, kw):
-    p = torch.nn.Parameter(torch.tensor(P0, dtype=torch.float32))
-    opt = getattr(torch.optim, name)([p], foreach=False, **kw)
+
+def run(name, kw, dtype):
+    params = [
+        torch.nn.Parameter(torch.tensor(initial(k), dtype=dtype).reshape(SHAPES[k]))
+        for k in range(len(SHAPES))
+    ]
+    extra = {"foreach": False} if name in NO_FOREACH else {}
+    opt = getattr(torch.optim, name)(params, **extra, **kw)
+    first = None
     for t in range(1, STEPS + 1):
-        p.grad = torch.tensor(grads(t), dtype=torch.float32)
+        for k, p in enumerate(params):
+            g = grad(k, t)
+            p.grad = None if g is None else torch.tensor(g, dtype=dtype).reshape(SHAPES[k])
         opt.step()
-    return [float(v) for v in p.detach()]
+        if t == 1:
+            first = [[v.hex() for v in p.detach().flatten().tolist()] for p in params]
+    last = [[v.hex() for v in p.detach().flatten().tolist()] for p in params]
+    return first, last
 
 
 if __name__ == "__main__":
-    lines = [
-        '"""Generated by tests/gen_optim_expected.py with torch ' + torch.__version__ + '."""',
-        "",
-    ]
-    lines.append(f"P0 = {P0!r}")
-    lines.append(f"STEPS = {STEPS}")
-    lines.append(f"GRADS = {[grads(t) for t in range(1, STEPS + 1)]!r}")
-    lines.append("EXPECTED = [")
+    cases = []
     for name, kw in CONFIGS:
-        lines.append(f"    ({name!r}, {kw!r}, {run(name, kw)!r}),")
-    lines.append("]")
-    open("tests/optim_expected.py", "w").write("\n".join(lines) + "\n")
+        for dtype in ("float32", "float64"):
+            exact_sqrt(False)
+            _, last_torch = run(name, kw, getattr(torch, dtype))
+            exact_sqrt(True)
+            first, last = run(name, kw, getattr(torch, dtype))
+            exact_sqrt(False)
+            cases.append(
+                {
+                    "optimizer": name,
+                    "kwargs": kw,
+                    "dtype": dtype,
+                    "first": first,
+                    "last": last,
+                    "last_torch": last_torch,
+                }
+            )
+    out = {"torch": torch.__version__, "steps": STEPS, "cases": cases}
+    with open("tests/data/optim_trajectories.json", "w") as f:
+        json.dump(out, f, indent=0)
+        f.write("\n")

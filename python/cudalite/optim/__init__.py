@@ -1,10 +1,29 @@
-"""``cudalite.optim``: Optimizer, SGD and Adam, with torch's hyperparameters, update rules
-and state_dict layout."""
+"""``cudalite.optim``: torch's optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta,
+Adamax, NAdam, RAdam) with their hyperparameters, update rules and state_dict layout, and
+``optim.lr_scheduler``. See docs/optim.md."""
 
 from __future__ import annotations
 
+from cudalite.optim.adadelta import Adadelta
+from cudalite.optim.adagrad import Adagrad
 from cudalite.optim.adam import Adam
+from cudalite.optim.adamax import Adamax
+from cudalite.optim.adamw import AdamW
+from cudalite.optim.nadam import NAdam
 from cudalite.optim.optimizer import Optimizer
+from cudalite.optim.radam import RAdam
+from cudalite.optim.rmsprop import RMSprop
 from cudalite.optim.sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam"]
+__all__ = [
+    "Optimizer",
+    "SGD",
+    "Adam",
+    "AdamW",
+    "RMSprop",
+    "Adagrad",
+    "Adadelta",
+    "Adamax",
+    "NAdam",
+    "RAdam",
+]

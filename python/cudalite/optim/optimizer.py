@@ -9,6 +9,7 @@ from collections import defaultdict
 
 from cudalite import _C
 from cudalite._C import Tensor
+from cudalite.autograd import enable_grad
 
 __all__ = ["Optimizer", "required"]
 
@@ -21,6 +22,26 @@ class _RequiredParameter:
 
 
 required = _RequiredParameter()
+
+
+def _check_lr(lr):
+    """torch's checks of a learning rate (a number or a one-element Tensor)."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _check_betas(betas):
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+
+
+def _scalar(x):
+    """A hyperparameter given as a one-element Tensor, as a number."""
+    return x.item() if isinstance(x, Tensor) else x
 
 
 def _typename(obj):
@@ -133,6 +154,22 @@ class Optimizer:
                     g.zero_()
 
     def step(self, closure=None):
+        """One update of every parameter that has a gradient; returns ``closure()``'s loss
+        (the closure runs with gradients enabled, the update without)."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        prev = _C._is_grad_enabled()
+        _C._set_grad_enabled(False)
+        try:
+            for group in self.param_groups:
+                self._update(group)
+        finally:
+            _C._set_grad_enabled(prev)
+        return loss
+
+    def _update(self, group):
         raise NotImplementedError
 
     @staticmethod
