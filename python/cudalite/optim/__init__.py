@@ -4,6 +4,7 @@ Adamax, NAdam, RAdam) with their hyperparameters, update rules and state_dict la
 
 from __future__ import annotations
 
+from cudalite.optim import lr_scheduler
 from cudalite.optim.adadelta import Adadelta
 from cudalite.optim.adagrad import Adagrad
 from cudalite.optim.adam import Adam
@@ -26,4 +27,5 @@ __all__ = [
     "Adamax",
     "NAdam",
     "RAdam",
+    "lr_scheduler",
 ]
