@@ -3,7 +3,7 @@ like ``torch.nn``. See docs/nn.md."""
 
 from __future__ import annotations
 
-from cudalite.nn import functional, init
+from cudalite.nn import functional, init, utils
 from cudalite.nn.activation import Dropout, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from cudalite.nn.container import ModuleList, Sequential
 from cudalite.nn.linear import Identity, Linear
@@ -30,4 +30,5 @@ __all__ = [
     "NLLLoss",
     "functional",
     "init",
+    "utils",
 ]
