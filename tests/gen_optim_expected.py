@@ -11,7 +11,8 @@ about one float32 result in five is one unit in the last place off. cudalite's s
 correctly rounded, on the CPU and on CUDA. So each case is recorded twice: "first"/"last" with
 torch's Tensor.sqrt/sqrt_ replaced by a correctly rounded one (every other operation is
 torch's own kernel: these pin down the order and rounding of each update bit for bit), and
-"last_torch" with torch unchanged (compared to float rounding)."""
+"last_torch" with torch unchanged (compared to float rounding). Also recorded: the keys of
+state_dict()'s param group and, per parameter, each state entry's dtype, shape and device."""
 
 import json
 import math
@@ -107,7 +108,15 @@ def run(name, kw, dtype):
         if t == 1:
             first = [[v.hex() for v in p.detach().flatten().tolist()] for p in params]
     last = [[v.hex() for v in p.detach().flatten().tolist()] for p in params]
-    return first, last
+    sd = opt.state_dict()
+    layout = {
+        "group_keys": list(sd["param_groups"][0]),
+        "state": [
+            {k: [str(v.dtype), list(v.shape), v.device.type] for k, v in sd["state"][i].items()}
+            for i in sorted(sd["state"])
+        ],
+    }
+    return first, last, layout
 
 
 if __name__ == "__main__":
@@ -115,9 +124,9 @@ if __name__ == "__main__":
     for name, kw in CONFIGS:
         for dtype in ("float32", "float64"):
             exact_sqrt(False)
-            _, last_torch = run(name, kw, getattr(torch, dtype))
+            _, last_torch, _ = run(name, kw, getattr(torch, dtype))
             exact_sqrt(True)
-            first, last = run(name, kw, getattr(torch, dtype))
+            first, last, layout = run(name, kw, getattr(torch, dtype))
             exact_sqrt(False)
             cases.append(
                 {
@@ -127,6 +136,7 @@ if __name__ == "__main__":
                     "first": first,
                     "last": last,
                     "last_torch": last_torch,
+                    "state_dict_layout": layout,
                 }
             )
     out = {"torch": torch.__version__, "steps": STEPS, "cases": cases}

@@ -84,6 +84,22 @@ def test_trajectories_match_torch(case, device):
     for g, e in zip(got[TRAJECTORIES["steps"]], expected, strict=True):
         np.testing.assert_allclose(g, e, rtol=tol, atol=tol)
     assert all(p.is_leaf and p.requires_grad and p.grad_fn is None for p in params)
+    # torch's state_dict layout: the group's keys in order, each state entry's kind
+    sd = opt.state_dict()
+    layout = case["state_dict_layout"]
+    assert list(sd["param_groups"][0]) == layout["group_keys"]
+    assert sorted(sd["state"]) == list(range(len(layout["state"])))
+    for i, entries in enumerate(layout["state"]):
+        got_state = {
+            k: [str(v.dtype).replace("cudalite", "torch"), list(v.shape), v.device.type]
+            for k, v in sd["state"][i].items()
+        }
+        if device != "cpu":  # parameters and their state on CUDA, steps on the CPU
+            entries = {
+                k: [d, s, "cpu" if k in ("step", "mu_product") else device]
+                for k, (d, s, _) in entries.items()
+            }
+        assert got_state == entries and list(got_state) == list(entries)
 
 
 # An SGD param group's hyperparameters with lr=0.1 and torch's defaults, as state_dict() shows.
@@ -374,3 +390,153 @@ def test_a_tensor_as_params_is_refused():
         "dicts, but got cudalite.FloatTensor$",
     ):
         torch.optim.SGD(x, lr=0.1)
+
+
+# ---- the other optimizers: checks, state, flags ----
+
+P = [nn.Parameter(torch.ones(1))]
+HYPERPARAMETER_ERRORS = [
+    (lambda: optim.AdamW(P, lr=-1.0), "Invalid learning rate: -1.0"),
+    (lambda: optim.AdamW(P, betas=(0.9, 1.0)), "Invalid beta parameter at index 1: 1.0"),
+    (lambda: optim.AdamW(P, weight_decay=-0.1), "Invalid weight_decay value: -0.1"),
+    (lambda: optim.AdamW(P, eps=-1e-8), "Invalid epsilon value: -1e-08"),
+    (lambda: optim.RMSprop(P, lr=-0.5), "Invalid learning rate: -0.5"),
+    (lambda: optim.RMSprop(P, eps=-1), "Invalid epsilon value: -1"),
+    (lambda: optim.RMSprop(P, momentum=-1), "Invalid momentum value: -1"),
+    (lambda: optim.RMSprop(P, weight_decay=-1), "Invalid weight_decay value: -1"),
+    (lambda: optim.RMSprop(P, alpha=-0.9), "Invalid alpha value: -0.9"),
+    (lambda: optim.Adagrad(P, lr=-1), "Invalid learning rate: -1"),
+    (lambda: optim.Adagrad(P, lr_decay=-1), "Invalid lr_decay value: -1"),
+    (lambda: optim.Adagrad(P, weight_decay=-1), "Invalid weight_decay value: -1"),
+    (
+        lambda: optim.Adagrad(P, initial_accumulator_value=-1),
+        "Invalid initial_accumulator_value value: -1",
+    ),
+    (lambda: optim.Adagrad(P, eps=-1), "Invalid epsilon value: -1"),
+    (lambda: optim.Adadelta(P, lr=-1), "Invalid learning rate: -1"),
+    (lambda: optim.Adadelta(P, rho=1.5), "Invalid rho value: 1.5"),
+    (lambda: optim.Adadelta(P, eps=-1), "Invalid epsilon value: -1"),
+    (lambda: optim.Adadelta(P, weight_decay=-1), "Invalid weight_decay value: -1"),
+    (lambda: optim.Adamax(P, lr=-1), "Invalid learning rate: -1"),
+    (lambda: optim.Adamax(P, eps=-1), "Invalid epsilon value: -1"),
+    (lambda: optim.Adamax(P, betas=(-0.1, 0.9)), "Invalid beta parameter at index 0: -0.1"),
+    (lambda: optim.Adamax(P, weight_decay=-1), "Invalid weight_decay value: -1"),
+    (lambda: optim.NAdam(P, lr=-1), "Invalid learning rate: -1"),
+    (lambda: optim.NAdam(P, eps=-1), "Invalid epsilon value: -1"),
+    (lambda: optim.NAdam(P, betas=(0.9, 2.0)), "Invalid beta parameter at index 1: 2.0"),
+    (lambda: optim.NAdam(P, weight_decay=-1), "Invalid weight_decay value: -1"),
+    (lambda: optim.NAdam(P, momentum_decay=-1), "Invalid momentum_decay value: -1"),
+    (lambda: optim.RAdam(P, lr=-1), "Invalid learning rate: -1"),
+    (lambda: optim.RAdam(P, eps=-1), "Invalid epsilon value: -1"),
+    (lambda: optim.RAdam(P, betas=(1.0, 0.9)), "Invalid beta parameter at index 0: 1.0"),
+    (lambda: optim.RAdam(P, weight_decay=-1), "Invalid weight_decay value: -1"),
+    (lambda: optim.SGD(P, lr=torch.ones(2)), "Tensor lr must be 1-element"),
+    (lambda: optim.Adam(P, lr=torch.ones(2)), "Tensor lr must be 1-element"),
+    (lambda: optim.RMSprop(P, lr=torch.ones(2)), "Tensor lr must be 1-element"),
+]
+
+
+@pytest.mark.parametrize(
+    "make, msg", HYPERPARAMETER_ERRORS, ids=[m for _, m in HYPERPARAMETER_ERRORS]
+)
+def test_other_optimizers_hyperparameter_errors(make, msg):
+    with pytest.raises(ValueError) as e:
+        make()
+    assert str(e.value) == msg
+
+
+def test_adamw_is_adam_with_decoupled_weight_decay():
+    a = nn.Parameter(torch.ones(1))
+    opt = optim.AdamW([a])
+    assert isinstance(opt, optim.Adam)
+    g = opt.param_groups[0]
+    assert g["weight_decay"] == 1e-2 and g["decoupled_weight_decay"] is True
+    assert repr(opt) == (
+        "AdamW (\nParameter Group 0\n    amsgrad: False\n    betas: (0.9, 0.999)\n"
+        "    capturable: False\n    decoupled_weight_decay: True\n    differentiable: False\n"
+        "    eps: 1e-08\n    foreach: None\n    fused: None\n    lr: 0.001\n"
+        "    maximize: False\n    weight_decay: 0.01\n)"
+    )
+    state = opt.__getstate__()
+    state["param_groups"][0]["decoupled_weight_decay"] = False
+    opt.__setstate__(state)  # an AdamW always decouples, even loading an old pickle
+    assert opt.param_groups[0]["decoupled_weight_decay"] is True
+
+
+@pytest.mark.parametrize(
+    "cls", [optim.AdamW, optim.RMSprop, optim.Adadelta, optim.Adamax, optim.NAdam, optim.RAdam]
+)
+def test_capturable_needs_cuda_params(cls):
+    p = nn.Parameter(torch.ones(2))
+    opt = cls([p], capturable=True)
+    p.grad = torch.ones(2)
+    with pytest.raises(AssertionError) as e:
+        opt.step()
+    mu = ", mu_products" if cls is optim.NAdam else ""
+    xla = "" if cls is optim.Adadelta else ", 'xla'"
+    assert str(e.value) == (
+        f"If capturable=True, params{mu} and state_steps must be on supported devices: "
+        f"['cuda', 'xpu', 'hpu', 'privateuseone'{xla}]."
+    )
+
+
+def test_adagrad_state_is_created_with_the_optimizer():
+    a, b = nn.Parameter(torch.ones(2)), nn.Parameter(torch.ones(3, dtype=torch.float64))
+    opt = optim.Adagrad([a, b], initial_accumulator_value=0.25)
+    assert opt.state[b]["sum"].tolist() == [0.25] * 3 and opt.state[b]["sum"].dtype == b.dtype
+    assert opt.state[a]["step"].item() == 0 and opt.state[a]["step"].dtype == torch.float32
+    a.grad = torch.ones(2)
+    opt.step()
+    assert opt.state[a]["step"].item() == 1 and opt.state[b]["step"].item() == 0
+    assert b.tolist() == [1.0] * 3  # no gradient: untouched
+
+
+@pytest.mark.parametrize("cls", [optim.AdamW, optim.Adagrad])
+def test_more_fused_checks(cls):
+    p = [nn.Parameter(torch.ones(2))]
+    with pytest.raises(RuntimeError, match="`fused` and `foreach` cannot be `True` together."):
+        cls(p, fused=True, foreach=True)
+    with pytest.raises(RuntimeError, match="`fused` does not support `differentiable`"):
+        cls(p, fused=True, differentiable=True)
+
+
+def test_nadam_mu_product_and_radam_warmup():
+    p = nn.Parameter(torch.ones(2))
+    opt = optim.NAdam([p], lr=0.1)
+    p.grad = torch.ones(2)
+    opt.step()
+    st = opt.state[p]
+    assert list(st) == ["step", "mu_product", "exp_avg", "exp_avg_sq"]
+    mu = 0.9 * (1.0 - 0.5 * 0.96**0.004)
+    assert st["mu_product"].item() == torch.tensor(mu).item()  # kept in float32
+    # RAdam: the first steps (rho_t <= 5) are plain momentum steps of lr * bias-corrected m
+    q = nn.Parameter(torch.zeros(1, dtype=torch.float64))
+    opt = optim.RAdam([q], lr=0.5)
+    q.grad = torch.ones(1, dtype=torch.float64)
+    opt.step()
+    assert q.item() == -0.5
+
+
+def test_lr_as_tensor_and_edited_lr():
+    p = nn.Parameter(torch.ones(1))
+    opt = optim.RMSprop([p], lr=torch.tensor(0.5), alpha=0.0)
+    p.grad = torch.ones(1)
+    opt.step()  # square_avg = g * g: the step is lr * g / (|g| + eps)
+    assert p.item() == pytest.approx(0.5)
+    opt.param_groups[0]["lr"] = 0.25  # as a scheduler does
+    opt.step()
+    assert p.item() == pytest.approx(0.25)
+
+
+def test_zero_grad_and_add_param_group_for_the_new_optimizers():
+    a, b = nn.Parameter(torch.ones(2)), nn.Parameter(torch.ones(2))
+    opt = optim.NAdam([a], lr=0.1)
+    opt.add_param_group({"params": [b], "lr": 0.0})
+    assert opt.param_groups[1]["momentum_decay"] == 4e-3 and opt.param_groups[1]["lr"] == 0.0
+    a.grad, b.grad = torch.ones(2), torch.ones(2)
+    opt.step()
+    assert b.tolist() == [1.0, 1.0] and a.tolist() != [1.0, 1.0]
+    opt.zero_grad()
+    assert a.grad is None and b.grad is None
+    sd = opt.state_dict()
+    assert sd["param_groups"][1]["params"] == [1] and sorted(sd["state"]) == [0, 1]

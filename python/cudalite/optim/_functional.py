@@ -86,9 +86,12 @@ def scalar_step(p, on_device, value=0.0):
     return _C._full([], value, _C.float32, p.device if on_device else "cpu")
 
 
-def check_capturable(group, p, extra=""):
+def check_capturable(group, p, extra="", xla=True):
+    """torch's check that a capturable optimizer's parameters are on a device that can
+    capture (its list of devices names 'xla' except for Adadelta)."""
     if group.get("capturable") and p.device.type != "cuda":
+        devices = "['cuda', 'xpu', 'hpu', 'privateuseone'" + (", 'xla']" if xla else "]")
         raise AssertionError(
             f"If capturable=True, params{extra} and state_steps must be on supported devices: "
-            "['cuda', 'xpu', 'hpu', 'privateuseone', 'xla']."
+            f"{devices}."
         )

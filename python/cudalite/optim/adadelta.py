@@ -55,7 +55,7 @@ class Adadelta(Optimizer):
                 st["acc_delta"] = F.zeros_like(p)
         for p in params:
             st = self.state[p]
-            F.check_capturable(group, p)
+            F.check_capturable(group, p, xla=False)
             g = p.grad
             F.binary(F.ADD, st["step"], 1, st["step"])
             if group["maximize"]:
