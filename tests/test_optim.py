@@ -540,3 +540,100 @@ def test_zero_grad_and_add_param_group_for_the_new_optimizers():
     assert a.grad is None and b.grad is None
     sd = opt.state_dict()
     assert sd["param_groups"][1]["params"] == [1] and sorted(sd["state"]) == [0, 1]
+
+
+# ---- hooks ----
+
+
+def test_step_hooks():
+    p = nn.Parameter(torch.ones(1))
+    opt = optim.SGD([p], lr=0.5)
+    calls = []
+
+    def pre(o, args, kwargs):
+        calls.append(("pre", o is opt, args[1:], kwargs))
+
+    def post(o, args, kwargs):
+        calls.append(("post", p.item()))
+
+    h1, h2 = opt.register_step_pre_hook(pre), opt.register_step_post_hook(post)
+    p.grad = torch.ones(1)
+    opt.step()
+    assert calls == [("pre", True, (), {}), ("post", 0.5)]
+    h1.remove()
+    h2.remove()
+    opt.step()
+    assert len(calls) == 2
+
+    def swap_closure(o, args, kwargs):  # a pre-hook may replace the arguments
+        return (args[0],), {"closure": lambda: 7}
+
+    opt.register_step_pre_hook(swap_closure)
+    assert opt.step() == 7
+    opt.register_step_pre_hook(lambda o, a, k: 3)
+    with pytest.raises(RuntimeError, match="must return None or a tuple of \\(new_args, new_kwa"):
+        opt.step()
+
+
+def test_global_step_hooks():
+    from cudalite.optim.optimizer import (
+        register_optimizer_step_post_hook,
+        register_optimizer_step_pre_hook,
+    )
+
+    seen = []
+    h1 = register_optimizer_step_pre_hook(lambda o, a, k: seen.append(("pre", type(o).__name__)))
+    h2 = register_optimizer_step_post_hook(lambda o, a, k: seen.append(("post", type(o).__name__)))
+    try:
+        p = nn.Parameter(torch.ones(1))
+        p.grad = torch.ones(1)
+        optim.Adam([p]).step()
+        optim.RMSprop([p]).step()
+    finally:
+        h1.remove()
+        h2.remove()
+    assert seen == [("pre", "Adam"), ("post", "Adam"), ("pre", "RMSprop"), ("post", "RMSprop")]
+
+
+def test_state_dict_hooks():
+    p = nn.Parameter(torch.ones(1))
+    opt = optim.SGD([p], lr=0.5)
+    order = []
+    opt.register_state_dict_pre_hook(lambda o: order.append("pre"))
+    opt.register_state_dict_pre_hook(lambda o: order.append("first"), prepend=True)
+
+    def add_key(o, sd):
+        sd["extra"] = 1
+        return sd
+
+    opt.register_state_dict_post_hook(add_key)
+    sd = opt.state_dict()
+    assert order == ["first", "pre"] and sd["extra"] == 1
+
+    def lower_lr(o, sd):
+        sd = dict(sd)
+        sd["param_groups"] = [dict(g, lr=0.125) for g in sd["param_groups"]]
+        return sd
+
+    loaded = []
+    opt.register_load_state_dict_pre_hook(lower_lr)
+    opt.register_load_state_dict_post_hook(lambda o: loaded.append(o.param_groups[0]["lr"]))
+    opt.load_state_dict(sd)
+    assert loaded == [0.125] and sd["param_groups"][0]["lr"] == 0.5  # the argument unchanged
+
+
+def test_hooks_survive_pickling_and_schedulers():
+    import pickle
+
+    p = nn.Parameter(torch.ones(1))
+    opt = optim.SGD([p], lr=0.5)
+    opt.register_step_pre_hook(lambda o, a, k: None)
+    opt2 = pickle.loads(pickle.dumps(opt))
+    assert len(opt2._optimizer_step_pre_hooks) == 0  # hooks are not pickled
+    calls = []
+    opt2.register_step_post_hook(lambda o, a, k: calls.append(1))
+    sched = optim.lr_scheduler.StepLR(opt2, 1, gamma=0.5)
+    opt2.param_groups[0]["params"][0].grad = torch.ones(1)
+    opt2.step()  # the scheduler's wrapper, then the hooks
+    sched.step()
+    assert calls == [1] and opt2.param_groups[0]["lr"] == 0.25
