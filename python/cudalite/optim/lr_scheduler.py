@@ -207,17 +207,19 @@ class LRScheduler:
             _set_group_value(group, "lr", lr)
         self._last_lr = _group_values(self.optimizer, "lr")
 
-    def _warn_outside_step(self):
-        if not self._get_lr_called_within_step:
-            warnings.warn(
-                "To get the last learning rate computed by the scheduler, please use "
-                "`get_last_lr()`.",
-                UserWarning,
-                stacklevel=3,
-            )
-
     def _lrs(self):
         return _group_values(self.optimizer, "lr")
+
+
+def _warn_get_lr_called_within_step(lr_scheduler):
+    """get_lr() called by user code (not by step()) warns to use get_last_lr()."""
+    if not lr_scheduler._get_lr_called_within_step:
+        warnings.warn(
+            "To get the last learning rate computed by the scheduler, please use "
+            "`get_last_lr()`.",
+            UserWarning,
+            stacklevel=2,
+        )
 
 
 class _LRScheduler(LRScheduler):
@@ -263,7 +265,7 @@ class LambdaLR(_LambdaState, LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        self._warn_outside_step()
+        _warn_get_lr_called_within_step(self)
         return [
             base_lr * fn(self.last_epoch)
             for fn, base_lr in zip(self.lr_lambdas, self.base_lrs, strict=True)
@@ -282,7 +284,7 @@ class MultiplicativeLR(_LambdaState, LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        self._warn_outside_step()
+        _warn_get_lr_called_within_step(self)
         if self._is_initial:
             return self._lrs()
         return [
@@ -300,7 +302,7 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        self._warn_outside_step()
+        _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return self._lrs()
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
@@ -320,7 +322,7 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        self._warn_outside_step()
+        _warn_get_lr_called_within_step(self)
         if self.last_epoch not in self.milestones:
             return self._lrs()
         return [
@@ -347,7 +349,7 @@ class ConstantLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        self._warn_outside_step()
+        _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0:
             return [group["lr"] * self.factor for group in self.optimizer.param_groups]
         if self.last_epoch != self.total_iters:
@@ -381,7 +383,7 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        self._warn_outside_step()
+        _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0:
             return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
         if self._is_initial or self.last_epoch > self.total_iters:
@@ -411,7 +413,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        self._warn_outside_step()
+        _warn_get_lr_called_within_step(self)
         if self._is_initial:
             return self._lrs()
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
@@ -510,7 +512,7 @@ class PolynomialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        self._warn_outside_step()
+        _warn_get_lr_called_within_step(self)
         if self._is_initial or self.last_epoch > self.total_iters:
             return self._lrs()
         decay = (
@@ -537,7 +539,7 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        self._warn_outside_step()
+        _warn_get_lr_called_within_step(self)
         t, T, lo = self.last_epoch, self.T_max, self.eta_min
         if self._is_initial:
             return self._lrs()
@@ -799,7 +801,7 @@ class CyclicLR(LRScheduler):
         return gamma**x
 
     def get_lr(self):
-        self._warn_outside_step()
+        _warn_get_lr_called_within_step(self)
         cycle = math.floor(1 + self.last_epoch / self.total_size)
         x = 1.0 + self.last_epoch / self.total_size - cycle
         if x <= self.step_ratio:
@@ -857,7 +859,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        self._warn_outside_step()
+        _warn_get_lr_called_within_step(self)
         lo = self.eta_min
         return [
             lo + (b - lo) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
@@ -998,7 +1000,7 @@ class OneCycleLR(LRScheduler):
         return (end - start) * pct + start
 
     def get_lr(self):
-        self._warn_outside_step()
+        _warn_get_lr_called_within_step(self)
         step_num = self.last_epoch
         if step_num > self.total_steps:
             raise ValueError(
