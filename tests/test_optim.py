@@ -430,6 +430,11 @@ HYPERPARAMETER_ERRORS = [
     (lambda: optim.RAdam(P, eps=-1), "Invalid epsilon value: -1"),
     (lambda: optim.RAdam(P, betas=(1.0, 0.9)), "Invalid beta parameter at index 0: 1.0"),
     (lambda: optim.RAdam(P, weight_decay=-1), "Invalid weight_decay value: -1"),
+    (lambda: optim.Rprop(P, lr=-1), "Invalid learning rate: -1"),
+    (lambda: optim.Rprop(P, etas=(1.2, 0.5)), "Invalid eta values: 1.2, 0.5"),
+    (lambda: optim.Rprop(P, etas=(0.5, 1.0)), "Invalid eta values: 0.5, 1.0"),
+    (lambda: optim.ASGD(P, lr=-1), "Invalid learning rate: -1"),
+    (lambda: optim.ASGD(P, weight_decay=-1), "Invalid weight_decay value: -1"),
     (lambda: optim.SGD(P, lr=torch.ones(2)), "Tensor lr must be 1-element"),
     (lambda: optim.Adam(P, lr=torch.ones(2)), "Tensor lr must be 1-element"),
     (lambda: optim.RMSprop(P, lr=torch.ones(2)), "Tensor lr must be 1-element"),
@@ -464,7 +469,17 @@ def test_adamw_is_adam_with_decoupled_weight_decay():
 
 
 @pytest.mark.parametrize(
-    "cls", [optim.AdamW, optim.RMSprop, optim.Adadelta, optim.Adamax, optim.NAdam, optim.RAdam]
+    "cls",
+    [
+        optim.AdamW,
+        optim.RMSprop,
+        optim.Adadelta,
+        optim.Adamax,
+        optim.NAdam,
+        optim.RAdam,
+        optim.Rprop,
+        optim.ASGD,
+    ],
 )
 def test_capturable_needs_cuda_params(cls):
     p = nn.Parameter(torch.ones(2))
@@ -472,7 +487,7 @@ def test_capturable_needs_cuda_params(cls):
     p.grad = torch.ones(2)
     with pytest.raises(AssertionError) as e:
         opt.step()
-    mu = ", mu_products" if cls is optim.NAdam else ""
+    mu = {optim.NAdam: ", mu_products", optim.ASGD: ", mus, etas,"}.get(cls, "")
     xla = "" if cls is optim.Adadelta else ", 'xla'"
     assert str(e.value) == (
         f"If capturable=True, params{mu} and state_steps must be on supported devices: "
@@ -515,6 +530,21 @@ def test_nadam_mu_product_and_radam_warmup():
     q.grad = torch.ones(1, dtype=torch.float64)
     opt.step()
     assert q.item() == -0.5
+
+
+def test_asgd_state_lives_on_the_parameters_device(device):
+    p = nn.Parameter(torch.ones(2, device=device))
+    opt = optim.ASGD([p], lr=0.5, t0=0)
+    p.grad = torch.ones(2, device=device)
+    opt.step()
+    st = opt.state[p]
+    assert list(st) == ["step", "eta", "mu", "ax"]
+    assert all(st[k].device.type == device and st[k].dtype == torch.float32 for k in st)
+    assert st["mu"].item() == 1.0 and st["ax"].tolist() == p.tolist()
+    opt.step()  # mu = 1 / max(1, step - t0) = 1 / 1: ax still follows p
+    assert st["mu"].item() == 0.5 and st["ax"].tolist() == p.tolist()
+    opt.step()
+    assert st["ax"].tolist() != p.tolist()
 
 
 def test_lr_as_tensor_and_edited_lr():

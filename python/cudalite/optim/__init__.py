@@ -1,6 +1,6 @@
 """``cudalite.optim``: torch's optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta,
-Adamax, NAdam, RAdam) with their hyperparameters, update rules and state_dict layout, and
-``optim.lr_scheduler``. See docs/optim.md."""
+Adamax, NAdam, RAdam, Rprop, ASGD) with their hyperparameters, update rules and state_dict
+layout, and ``optim.lr_scheduler``. See docs/optim.md."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ from cudalite.optim.adagrad import Adagrad
 from cudalite.optim.adam import Adam
 from cudalite.optim.adamax import Adamax
 from cudalite.optim.adamw import AdamW
+from cudalite.optim.asgd import ASGD
 from cudalite.optim.nadam import NAdam
 from cudalite.optim.optimizer import Optimizer
 from cudalite.optim.radam import RAdam
 from cudalite.optim.rmsprop import RMSprop
+from cudalite.optim.rprop import Rprop
 from cudalite.optim.sgd import SGD
 
 __all__ = [
@@ -27,5 +29,7 @@ __all__ = [
     "Adamax",
     "NAdam",
     "RAdam",
+    "Rprop",
+    "ASGD",
     "lr_scheduler",
 ]

@@ -215,8 +215,7 @@ def _warn_get_lr_called_within_step(lr_scheduler):
     """get_lr() called by user code (not by step()) warns to use get_last_lr()."""
     if not lr_scheduler._get_lr_called_within_step:
         warnings.warn(
-            "To get the last learning rate computed by the scheduler, please use "
-            "`get_last_lr()`.",
+            "To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
             UserWarning,
             stacklevel=2,
         )
