@@ -12,7 +12,9 @@ correctly rounded, on the CPU and on CUDA. So each case is recorded twice: "firs
 torch's Tensor.sqrt/sqrt_ replaced by a correctly rounded one (every other operation is
 torch's own kernel: these pin down the order and rounding of each update bit for bit), and
 "last_torch" with torch unchanged (compared to float rounding). Also recorded: the keys of
-state_dict()'s param group and, per parameter, each state entry's dtype, shape and device."""
+state_dict()'s param group and, per parameter, each state entry's dtype, shape and device.
+"lbfgs": LBFGS on a Rosenbrock function (losses, final point, evaluation counts), compared to
+rounding (its dot products are reductions)."""
 
 import json
 import math
@@ -136,6 +138,43 @@ def run(name, kw, dtype):
     return first, last, layout
 
 
+LBFGS_CONFIGS = [
+    dict(lr=0.1),  # (lr=1 overshoots to a loss of 36000 on step 3, where 1 ulp changes 1e-5)
+    dict(lr=0.5, history_size=3, max_iter=7),
+    dict(line_search_fn="strong_wolfe"),
+    dict(line_search_fn="strong_wolfe", history_size=2, max_iter=10, tolerance_change=1e-6),
+]
+LBFGS_STEPS = 4
+
+
+def rosenbrock(x):
+    """A 6-dimensional Rosenbrock function, from the start [-1.2, 1, -1.2, 1, ...]."""
+    return (100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
+
+
+def run_lbfgs(kw, dtype):
+    x = torch.nn.Parameter(torch.tensor([-1.2, 1.0] * 3, dtype=dtype))
+    opt = torch.optim.LBFGS([x], **kw)
+
+    def closure():
+        opt.zero_grad()
+        loss = rosenbrock(x)
+        loss.backward()
+        return loss
+
+    losses = [opt.step(closure).item() for _ in range(LBFGS_STEPS)]
+    st = opt.state[x]
+    return {
+        "kwargs": kw,
+        "dtype": str(dtype).split(".")[-1],
+        "losses": losses,
+        "x": x.detach().tolist(),
+        "func_evals": st["func_evals"],
+        "n_iter": st["n_iter"],
+        "state_keys": sorted(st),
+    }
+
+
 if __name__ == "__main__":
     cases = []
     for name, kw in CONFIGS:
@@ -156,7 +195,8 @@ if __name__ == "__main__":
                     "state_dict_layout": layout,
                 }
             )
-    out = {"torch": torch.__version__, "steps": STEPS, "cases": cases}
+    lbfgs = [run_lbfgs(kw, dtype) for kw in LBFGS_CONFIGS for dtype in (torch.float64,)]
+    out = {"torch": torch.__version__, "steps": STEPS, "cases": cases, "lbfgs": lbfgs}
     with open("tests/data/optim_trajectories.json", "w") as f:
         json.dump(out, f, indent=0)
         f.write("\n")

@@ -667,3 +667,75 @@ def test_hooks_survive_pickling_and_schedulers():
     opt2.step()  # the scheduler's wrapper, then the hooks
     sched.step()
     assert calls == [1] and opt2.param_groups[0]["lr"] == 0.25
+
+
+# ---- LBFGS ----
+
+
+def _rosenbrock(x):
+    return (100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
+
+
+@pytest.mark.parametrize(
+    "case",
+    TRAJECTORIES["lbfgs"],
+    ids=lambda c: ",".join(f"{k}={v}" for k, v in c["kwargs"].items()),
+)
+def test_lbfgs_matches_torch(case, device):
+    """Four steps on a Rosenbrock function (tests/gen_optim_expected.py): the same losses,
+    point and number of evaluations as torch, to the rounding of the dot products."""
+    dtype = getattr(torch, case["dtype"])
+    x = nn.Parameter(torch.tensor([-1.2, 1.0] * 3, dtype=dtype, device=device))
+    opt = optim.LBFGS([x], **case["kwargs"])
+
+    def closure():
+        opt.zero_grad()
+        loss = _rosenbrock(x)
+        loss.backward()
+        return loss
+
+    losses = [opt.step(closure).item() for _ in range(len(case["losses"]))]
+    np.testing.assert_allclose(losses, case["losses"], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(x.detach().cpu().tolist(), case["x"], rtol=1e-9, atol=1e-12)
+    st = opt.state[x]
+    assert (st["func_evals"], st["n_iter"]) == (case["func_evals"], case["n_iter"])
+    assert sorted(st) == case["state_keys"]
+
+
+def test_lbfgs_checks():
+    a, b = nn.Parameter(torch.ones(2)), nn.Parameter(torch.ones(2))
+    with pytest.raises(ValueError) as e:
+        optim.LBFGS([{"params": [a]}, {"params": [b]}])
+    assert str(e.value) == "LBFGS doesn't support per-parameter options (parameter groups)"
+    with pytest.raises(ValueError, match="Invalid learning rate: -1"):
+        optim.LBFGS([a], lr=-1)
+    opt = optim.LBFGS([a], line_search_fn="wolfe")
+    assert opt.param_groups[0]["max_eval"] == 25  # max_iter * 5 // 4
+
+    def closure():
+        opt.zero_grad()
+        loss = (a * a).sum()
+        loss.backward()
+        return loss
+
+    with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
+        opt.step(closure)
+    with pytest.raises(TypeError):
+        opt.step()  # the closure is required
+
+
+def test_lbfgs_stops_at_an_optimum_and_skips_missing_grads():
+    a, b = nn.Parameter(torch.zeros(3)), nn.Parameter(torch.ones(2))
+    opt = optim.LBFGS([a, b])
+
+    def closure():
+        opt.zero_grad()
+        loss = (a * a).sum()  # b gets no gradient: counted as zeros
+        loss.backward()
+        return loss
+
+    assert opt.step(closure).item() == 0.0
+    assert opt.state[a]["func_evals"] == 1 and "d" not in opt.state[a]
+    a.data.fill_(2.0)
+    opt.step(closure)
+    assert a.abs().max().item() < 1e-6 and b.tolist() == [1.0, 1.0]

@@ -1,5 +1,5 @@
 """``cudalite.optim``: torch's optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta,
-Adamax, NAdam, RAdam, Rprop, ASGD) with their hyperparameters, update rules and state_dict
+Adamax, NAdam, RAdam, Rprop, ASGD, LBFGS) with their hyperparameters, update rules and state_dict
 layout, and ``optim.lr_scheduler``. See docs/optim.md."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from cudalite.optim.adam import Adam
 from cudalite.optim.adamax import Adamax
 from cudalite.optim.adamw import AdamW
 from cudalite.optim.asgd import ASGD
+from cudalite.optim.lbfgs import LBFGS
 from cudalite.optim.nadam import NAdam
 from cudalite.optim.optimizer import Optimizer
 from cudalite.optim.radam import RAdam
@@ -31,5 +32,6 @@ __all__ = [
     "RAdam",
     "Rprop",
     "ASGD",
+    "LBFGS",
     "lr_scheduler",
 ]
