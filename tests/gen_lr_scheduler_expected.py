@@ -1,12 +1,12 @@
 """Records torch's learning-rate schedules into tests/data/lr_scheduler_expected.json, read
 by tests/test_lr_scheduler.py: $TORCH_PYTHON tests/gen_lr_scheduler_expected.py
 
-Each case is Python source building a scheduler from an optimizer `opt` and the module `S`
-(torch.optim.lr_scheduler here, cudalite's in the test). The optimizer is SGD (or Adam, for
-the beta1 cycling) with two param groups (lr 0.1 and 0.05); each epoch runs opt.step() and
-then sched.step() (ReduceLROnPlateau: sched.step(METRICS[epoch])). Recorded per epoch, as
-float.hex strings: get_last_lr() and, for the schedulers that cycle it, each group's momentum
-(or beta1); and the keys of
+Each case is Python source building a scheduler from an optimizer `opt`, the module `S`
+(torch.optim.lr_scheduler here, cudalite's in the test) and `swa` (optim.swa_utils, for
+SWALR). The optimizer is SGD (or Adam, for the beta1 cycling) with two param groups (lr 0.1
+and 0.05); each epoch runs opt.step() and then sched.step() (ReduceLROnPlateau:
+sched.step(METRICS[epoch])). Recorded per epoch, as float.hex strings: get_last_lr() and,
+for the schedulers that cycle it, each group's momentum (or beta1); and the keys of
 state_dict() at the end."""
 
 import json
@@ -86,6 +86,9 @@ CASES = [
         "S.ReduceLROnPlateau(opt, mode='max', threshold=0.01, threshold_mode='abs', "
         "patience=1, min_lr=[0.01, 0.001])",
     ),
+    ("SGD", "swa.SWALR(opt, swa_lr=0.05, anneal_epochs=7)"),
+    ("SGD", "swa.SWALR(opt, swa_lr=[0.01, 0.2], anneal_epochs=0, anneal_strategy='linear')"),
+    ("Adam", "swa.SWALR(opt, swa_lr=0.3, anneal_epochs=90, anneal_strategy='linear')"),
 ]
 
 
@@ -104,7 +107,8 @@ def momentum(group):
 
 def run(kind, source):
     opt, params = make_optimizer(torch.optim, kind)
-    sched = eval(source, {"S": torch.optim.lr_scheduler, "opt": opt})
+    namespace = {"S": torch.optim.lr_scheduler, "swa": torch.optim.swa_utils, "opt": opt}
+    sched = eval(source, namespace)
     plateau = isinstance(sched, torch.optim.lr_scheduler.ReduceLROnPlateau)
     lrs = [[float(v).hex() for v in sched.get_last_lr()]]
     moms = [[float(momentum(g)).hex() for g in opt.param_groups]]

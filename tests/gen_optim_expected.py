@@ -14,7 +14,8 @@ torch's own kernel: these pin down the order and rounding of each update bit for
 "last_torch" with torch unchanged (compared to float rounding). Also recorded: the keys of
 state_dict()'s param group and, per parameter, each state entry's dtype, shape and device.
 "lbfgs": LBFGS on a Rosenbrock function (losses, final point, evaluation counts), compared to
-rounding (its dot products are reductions)."""
+rounding (its dot products are reductions). "swa": swa_utils.AveragedModel's averages of a
+Linear model (with a buffer) over six updates, bit for bit."""
 
 import json
 import math
@@ -175,6 +176,48 @@ def run_lbfgs(kw, dtype):
     }
 
 
+SWA_CONFIGS = [
+    "{}",
+    "{'multi_avg_fn': swa.get_ema_multi_avg_fn(0.9)}",
+    "{'avg_fn': swa.get_ema_avg_fn(0.75)}",
+    "{'avg_fn': swa.get_swa_avg_fn()}",
+    "{'multi_avg_fn': swa.get_swa_multi_avg_fn()}",
+    "{'multi_avg_fn': swa.get_ema_multi_avg_fn(0.5), 'use_buffers': True}",
+]
+
+
+def model_values(k):
+    """The model's weight, bias and buffer at update k."""
+    w = [[math.sin(k + i + 3 * j) for i in range(3)] for j in range(2)]
+    b = [math.cos(2 * k + j) for j in range(2)]
+    return w, b, [0.5 * k, -1.25 * k]
+
+
+def run_swa(source, dtype):
+    swa = torch.optim.swa_utils
+    model = torch.nn.Linear(3, 2).to(dtype)
+    model.register_buffer("stat", torch.zeros(2, dtype=dtype))
+    averaged = None
+    for k in range(6):
+        w, b, stat = model_values(k)
+        with torch.no_grad():
+            model.weight.copy_(torch.tensor(w, dtype=dtype))
+            model.bias.copy_(torch.tensor(b, dtype=dtype))
+            model.stat.copy_(torch.tensor(stat, dtype=dtype))
+        if averaged is None:
+            averaged = swa.AveragedModel(model, **eval(source, {"swa": swa}))
+        averaged.update_parameters(model)
+    return {
+        "source": source,
+        "dtype": str(dtype).split(".")[-1],
+        "n_averaged": averaged.n_averaged.item(),
+        "values": {
+            k: [float(v).hex() for v in t.flatten().tolist()]
+            for k, t in averaged.state_dict().items()
+        },
+    }
+
+
 if __name__ == "__main__":
     cases = []
     for name, kw in CONFIGS:
@@ -196,7 +239,14 @@ if __name__ == "__main__":
                 }
             )
     lbfgs = [run_lbfgs(kw, dtype) for kw in LBFGS_CONFIGS for dtype in (torch.float64,)]
-    out = {"torch": torch.__version__, "steps": STEPS, "cases": cases, "lbfgs": lbfgs}
+    swa = [run_swa(src, dt) for src in SWA_CONFIGS for dt in (torch.float32, torch.float64)]
+    out = {
+        "torch": torch.__version__,
+        "steps": STEPS,
+        "cases": cases,
+        "lbfgs": lbfgs,
+        "swa": swa,
+    }
     with open("tests/data/optim_trajectories.json", "w") as f:
         json.dump(out, f, indent=0)
         f.write("\n")

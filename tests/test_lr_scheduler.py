@@ -15,6 +15,7 @@ import pytest
 import cudalite as torch
 from cudalite import nn, optim
 from cudalite.optim import lr_scheduler as S
+from cudalite.optim import swa_utils
 
 
 def _load():
@@ -44,7 +45,7 @@ def _hex(values):
 @pytest.mark.parametrize("case", DATA["cases"], ids=lambda c: c["source"][:70])
 def test_schedule_matches_torch(case):
     opt, params = _optimizer(case["optimizer"])
-    sched = eval(case["source"], {"S": S, "opt": opt})
+    sched = eval(case["source"], {"S": S, "swa": swa_utils, "opt": opt})
     plateau = isinstance(sched, S.ReduceLROnPlateau)
     lrs = [_hex(sched.get_last_lr())]
     moms = [_hex(_momentum(g) for g in opt.param_groups)]
@@ -72,14 +73,14 @@ def test_schedule_matches_torch(case):
 def test_state_dict_resumes_the_schedule(case):
     """A scheduler loaded halfway from another's state_dict continues with the same lrs."""
     opt, params = _optimizer(case["optimizer"])
-    sched = eval(case["source"], {"S": S, "opt": opt})
+    sched = eval(case["source"], {"S": S, "swa": swa_utils, "opt": opt})
     half = DATA["epochs"] // 2
     for _ in range(half):
         opt.step()
         sched.step()
     state = pickle.loads(pickle.dumps(sched.state_dict()))  # picklable, as torch's
     opt2, _ = _optimizer(case["optimizer"])
-    sched2 = eval(case["source"], {"S": S, "opt": opt2})
+    sched2 = eval(case["source"], {"S": S, "swa": swa_utils, "opt": opt2})
     opt2.load_state_dict(opt.state_dict())
     sched2.load_state_dict(state)
     assert sched2.get_last_lr() == sched.get_last_lr()

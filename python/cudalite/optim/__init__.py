@@ -1,10 +1,10 @@
 """``cudalite.optim``: torch's optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta,
 Adamax, NAdam, RAdam, Rprop, ASGD, LBFGS) with their hyperparameters, update rules and state_dict
-layout, and ``optim.lr_scheduler``. See docs/optim.md."""
+layout, ``optim.lr_scheduler`` and ``optim.swa_utils``. See docs/optim.md."""
 
 from __future__ import annotations
 
-from cudalite.optim import lr_scheduler
+from cudalite.optim import lr_scheduler, swa_utils
 from cudalite.optim.adadelta import Adadelta
 from cudalite.optim.adagrad import Adagrad
 from cudalite.optim.adam import Adam
@@ -34,4 +34,5 @@ __all__ = [
     "ASGD",
     "LBFGS",
     "lr_scheduler",
+    "swa_utils",
 ]
