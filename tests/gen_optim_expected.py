@@ -15,7 +15,8 @@ torch's own kernel: these pin down the order and rounding of each update bit for
 state_dict()'s param group and, per parameter, each state entry's dtype, shape and device.
 "lbfgs": LBFGS on a Rosenbrock function (losses, final point, evaluation counts), compared to
 rounding (its dot products are reductions). "swa": swa_utils.AveragedModel's averages of a
-Linear model (with a buffer) over six updates, bit for bit."""
+Linear model (with a buffer) over six updates, bit for bit. "adafactor": Adafactor's
+trajectories as the cases', compared to rounding (it takes norms)."""
 
 import json
 import math
@@ -109,6 +110,7 @@ NO_FOREACH = {
     "RAdam",
     "Rprop",
     "ASGD",
+    "Adafactor",
 }
 
 
@@ -138,6 +140,13 @@ def run(name, kw, dtype):
     }
     return first, last, layout
 
+
+# Adafactor's steps take norms (reductions): compared to rounding
+ADAFACTOR_CONFIGS = [
+    dict(),
+    dict(lr=0.05, weight_decay=0.1, maximize=True),
+    dict(lr=0.02, beta2_decay=-0.5, eps=(1e-20, 1e-2), d=1.5),
+]
 
 LBFGS_CONFIGS = [
     dict(lr=0.1),  # (lr=1 overshoots to a loss of 36000 on step 3, where 1 ulp changes 1e-5)
@@ -240,12 +249,27 @@ if __name__ == "__main__":
             )
     lbfgs = [run_lbfgs(kw, dtype) for kw in LBFGS_CONFIGS for dtype in (torch.float64,)]
     swa = [run_swa(src, dt) for src in SWA_CONFIGS for dt in (torch.float32, torch.float64)]
+    adafactor = []
+    for kw in ADAFACTOR_CONFIGS:
+        for dtype in ("float32", "float64"):
+            first, last, layout = run("Adafactor", kw, getattr(torch, dtype))
+            adafactor.append(
+                {
+                    "optimizer": "Adafactor",
+                    "kwargs": kw,
+                    "dtype": dtype,
+                    "first": first,
+                    "last": last,
+                    "state_dict_layout": layout,
+                }
+            )
     out = {
         "torch": torch.__version__,
         "steps": STEPS,
         "cases": cases,
         "lbfgs": lbfgs,
         "swa": swa,
+        "adafactor": adafactor,
     }
     with open("tests/data/optim_trajectories.json", "w") as f:
         json.dump(out, f, indent=0)

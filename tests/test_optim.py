@@ -669,6 +669,62 @@ def test_hooks_survive_pickling_and_schedulers():
     assert calls == [1] and opt2.param_groups[0]["lr"] == 0.25
 
 
+# ---- Adafactor ----
+
+
+@pytest.mark.parametrize("case", TRAJECTORIES["adafactor"], ids=_case_id)
+def test_adafactor_matches_torch(case, device):
+    """20 steps of a vector and a matrix parameter (row and column factors) against torch,
+    to rounding (Adafactor takes norms, which are reductions)."""
+    dtype = getattr(torch, case["dtype"])
+    params = [
+        nn.Parameter(torch.tensor(_initial(k), dtype=dtype, device=device).reshape(SHAPES[k]))
+        for k in range(len(SHAPES))
+    ]
+    opt = optim.Adafactor(params, **case["kwargs"])
+    for t in range(1, TRAJECTORIES["steps"] + 1):
+        for k, p in enumerate(params):
+            g = _grad(k, t)
+            p.grad = (
+                None
+                if g is None
+                else torch.tensor(g, dtype=dtype, device=device).reshape(SHAPES[k])
+            )
+        opt.step()
+        if t == 1:
+            first = [p.detach().cpu().flatten().tolist() for p in params]
+    tol = 1e-5 if case["dtype"] == "float32" else 1e-12
+    for key, got in (
+        ("first", first),
+        ("last", [p.detach().cpu().flatten().tolist() for p in params]),
+    ):
+        for g, e in zip(got, case[key], strict=True):
+            np.testing.assert_allclose(g, [float.fromhex(v) for v in e], rtol=tol, atol=tol)
+    sd = opt.state_dict()
+    assert list(sd["param_groups"][0]) == case["state_dict_layout"]["group_keys"]
+    for i, entries in enumerate(case["state_dict_layout"]["state"]):
+        assert {k: list(v.shape) for k, v in sd["state"][i].items()} == {
+            k: shape for k, (_, shape, _) in entries.items()
+        }
+
+
+def test_adafactor_checks():
+    p = [nn.Parameter(torch.ones(2))]
+    cases = [
+        (dict(lr=-1.0), "Learning rate should be >= 0 but is: -1.0"),
+        (dict(beta2_decay=0.5), "beta2_decay should be <= 0 but is: 0.5"),
+        (dict(eps=(-1.0, 1e-3)), "epsilon1 should be >= 0 but is: -1.0"),
+        (dict(eps=(None, -1.0)), "epsilon2 should be >= 0 but is: -1.0"),
+        (dict(d=0.5), "Clipping threshold d should be >= 1 but is: 0.5"),
+        (dict(weight_decay=-1.0), "weight_decay should be >= 0 but is: -1.0"),
+        (dict(lr=torch.ones(3)), "Tensor lr must be 1-element"),
+    ]
+    for kw, msg in cases:
+        with pytest.raises(ValueError) as e:
+            optim.Adafactor(p, **kw)
+        assert str(e.value) == msg
+
+
 # ---- LBFGS ----
 
 

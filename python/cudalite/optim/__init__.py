@@ -1,11 +1,13 @@
 """``cudalite.optim``: torch's optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta,
-Adamax, NAdam, RAdam, Rprop, ASGD, LBFGS) with their hyperparameters, update rules and state_dict
-layout, ``optim.lr_scheduler`` and ``optim.swa_utils``. See docs/optim.md."""
+Adamax, NAdam, RAdam, Rprop, ASGD, LBFGS, Adafactor) with their hyperparameters, update
+rules and state_dict layout, ``optim.lr_scheduler`` and ``optim.swa_utils``. See
+docs/optim.md."""
 
 from __future__ import annotations
 
 from cudalite.optim import lr_scheduler, swa_utils
 from cudalite.optim.adadelta import Adadelta
+from cudalite.optim.adafactor import Adafactor
 from cudalite.optim.adagrad import Adagrad
 from cudalite.optim.adam import Adam
 from cudalite.optim.adamax import Adamax
@@ -33,6 +35,7 @@ __all__ = [
     "Rprop",
     "ASGD",
     "LBFGS",
+    "Adafactor",
     "lr_scheduler",
     "swa_utils",
 ]
