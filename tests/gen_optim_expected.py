@@ -16,7 +16,8 @@ state_dict()'s param group and, per parameter, each state entry's dtype, shape a
 "lbfgs": LBFGS on a Rosenbrock function (losses, final point, evaluation counts), compared to
 rounding (its dot products are reductions). "swa": swa_utils.AveragedModel's averages of a
 Linear model (with a buffer) over six updates, bit for bit. "adafactor": Adafactor's
-trajectories as the cases', compared to rounding (it takes norms)."""
+trajectories as the cases', compared to rounding (it takes norms). "muon": Muon's parameters
+after 10 steps (compared to bfloat16 rounding)."""
 
 import json
 import math
@@ -148,6 +149,40 @@ ADAFACTOR_CONFIGS = [
     dict(lr=0.02, beta2_decay=-0.5, eps=(1e-20, 1e-2), d=1.5),
 ]
 
+# Muon (2-D parameters, a wide and a tall one) orthogonalises in bfloat16: compared to
+# rounding
+MUON_CONFIGS = [
+    dict(lr=0.02),
+    dict(lr=0.02, nesterov=False, weight_decay=0.0, adjust_lr_fn="match_rms_adamw"),
+    dict(lr=0.05, momentum=0.8, ns_steps=3, adjust_lr_fn="original"),
+]
+MUON_SHAPES = [(3, 4), (5, 2)]
+MUON_STEPS = 10
+
+
+def run_muon(kw, dtype):
+    params = [
+        torch.nn.Parameter(
+            torch.tensor([math.sin(1.3 * i + k) for i in range(math.prod(s))], dtype=dtype).reshape(
+                s
+            )
+        )
+        for k, s in enumerate(MUON_SHAPES)
+    ]
+    opt = torch.optim.Muon(params, **kw)
+    for t in range(1, MUON_STEPS + 1):
+        for k, p in enumerate(params):
+            n = p.numel()
+            g = [math.cos(0.9 * i + 0.4 * t + k) for i in range(n)]
+            p.grad = torch.tensor(g, dtype=dtype).reshape(p.shape)
+        opt.step()
+    return {
+        "kwargs": kw,
+        "dtype": str(dtype).split(".")[-1],
+        "params": [p.detach().flatten().tolist() for p in params],
+    }
+
+
 LBFGS_CONFIGS = [
     dict(lr=0.1),  # (lr=1 overshoots to a loss of 36000 on step 3, where 1 ulp changes 1e-5)
     dict(lr=0.5, history_size=3, max_iter=7),
@@ -249,6 +284,7 @@ if __name__ == "__main__":
             )
     lbfgs = [run_lbfgs(kw, dtype) for kw in LBFGS_CONFIGS for dtype in (torch.float64,)]
     swa = [run_swa(src, dt) for src in SWA_CONFIGS for dt in (torch.float32, torch.float64)]
+    muon = [run_muon(kw, dt) for kw in MUON_CONFIGS for dt in (torch.float32, torch.float64)]
     adafactor = []
     for kw in ADAFACTOR_CONFIGS:
         for dtype in ("float32", "float64"):
@@ -270,6 +306,7 @@ if __name__ == "__main__":
         "lbfgs": lbfgs,
         "swa": swa,
         "adafactor": adafactor,
+        "muon": muon,
     }
     with open("tests/data/optim_trajectories.json", "w") as f:
         json.dump(out, f, indent=0)

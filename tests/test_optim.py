@@ -795,3 +795,67 @@ def test_lbfgs_stops_at_an_optimum_and_skips_missing_grads():
     a.data.fill_(2.0)
     opt.step(closure)
     assert a.abs().max().item() < 1e-6 and b.tolist() == [1.0, 1.0]
+
+
+# ---- Muon ----
+
+
+@pytest.mark.parametrize(
+    "case",
+    TRAJECTORIES["muon"],
+    ids=lambda c: ",".join(f"{k}={v}" for k, v in c["kwargs"].items()) + "-" + c["dtype"],
+)
+def test_muon_matches_torch(case, device):
+    """10 steps of a wide and a tall matrix against torch: equal on the CPU; on CUDA to
+    bfloat16 rounding (the Newton-Schulz iterations run in bfloat16, and cuBLAS sums in
+    another order)."""
+    dtype = getattr(torch, case["dtype"])
+    shapes = [(3, 4), (5, 2)]
+    params = [
+        nn.Parameter(
+            torch.tensor(
+                [math.sin(1.3 * i + k) for i in range(math.prod(s))], dtype=dtype, device=device
+            ).reshape(s)
+        )
+        for k, s in enumerate(shapes)
+    ]
+    opt = optim.Muon(params, **case["kwargs"])
+    for t in range(1, 11):
+        for k, p in enumerate(params):
+            g = [math.cos(0.9 * i + 0.4 * t + k) for i in range(p.numel())]
+            p.grad = torch.tensor(g, dtype=dtype, device=device).reshape(p.shape)
+        opt.step()
+    for p, expected in zip(params, case["params"], strict=True):
+        got = p.detach().cpu().flatten().tolist()
+        if device == "cpu":
+            assert got == expected
+        else:
+            np.testing.assert_allclose(got, expected, atol=5e-3)
+    assert list(opt.state[params[0]]) == ["momentum_buffer"]
+
+
+def test_muon_checks():
+    m = [nn.Parameter(torch.ones(2, 2))]
+    cases = [
+        (dict(lr=-1.0), "Learning rate should be >= 0 but is: -1.0"),
+        (dict(momentum=-0.5), "momentum should be >= 0 but is: -0.5"),
+        (dict(weight_decay=-1.0), "weight decay should be >= 0 but is: -1.0"),
+        (dict(adjust_lr_fn="x"), "Adjust learning rate function x is not supported"),
+    ]
+    for kw, msg in cases:
+        with pytest.raises(ValueError) as e:
+            optim.Muon(m, **kw)
+        assert str(e.value) == msg
+    with pytest.raises(ValueError) as e:
+        optim.Muon([nn.Parameter(torch.ones(3))])
+    assert str(e.value) == (
+        "Muon only supports 2D parameters whereas we found a parameter with size: "
+        f"{torch.ones(3).size()}"
+    )
+    opt = optim.Muon(m, ns_steps=100)
+    m[0].grad = torch.ones(2, 2)
+    with pytest.raises(ValueError, match="Number of steps must be less than 100"):
+        opt.step()
+    opt = optim.Muon(m, ns_coefficients=(1.0, 2.0))
+    with pytest.raises(ValueError, match="Coefficients must be a tuple of exactly 3 values"):
+        opt.step()

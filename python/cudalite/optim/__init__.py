@@ -1,5 +1,5 @@
 """``cudalite.optim``: torch's optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta,
-Adamax, NAdam, RAdam, Rprop, ASGD, LBFGS, Adafactor) with their hyperparameters, update
+Adamax, NAdam, RAdam, Rprop, ASGD, LBFGS, Adafactor, Muon) with their hyperparameters, update
 rules and state_dict layout, ``optim.lr_scheduler`` and ``optim.swa_utils``. See
 docs/optim.md."""
 
@@ -14,6 +14,7 @@ from cudalite.optim.adamax import Adamax
 from cudalite.optim.adamw import AdamW
 from cudalite.optim.asgd import ASGD
 from cudalite.optim.lbfgs import LBFGS
+from cudalite.optim.muon import Muon
 from cudalite.optim.nadam import NAdam
 from cudalite.optim.optimizer import Optimizer
 from cudalite.optim.radam import RAdam
@@ -36,6 +37,7 @@ __all__ = [
     "ASGD",
     "LBFGS",
     "Adafactor",
+    "Muon",
     "lr_scheduler",
     "swa_utils",
 ]
