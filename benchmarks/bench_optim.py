@@ -31,6 +31,9 @@ OPTIMIZERS = [
     ("Adamax", {}),
     ("NAdam", {}),
     ("RAdam", {}),
+    ("Rprop", {}),
+    ("ASGD", {}),
+    ("Adafactor", {}),
 ]
 SHAPES = {"4 x 2**20": [(1 << 20,)] * 4, "100 x 1000": [(1000,)] * 100}
 
@@ -64,7 +67,7 @@ def main():
                 )
             }
             if torch is not None:
-                single = {**kwargs, "foreach": False}
+                single = {**kwargs, "foreach": False}  # (torch's Adafactor: its default too)
                 times["torch_single"] = per_call(
                     step_fn(torch, device, name, single, shapes), sync=syncs.get("torch")
                 )
