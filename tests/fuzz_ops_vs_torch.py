@@ -8,7 +8,8 @@ over an in-tree build):
 Random dtypes, shapes (empty, one-element, odd and large), layouts (contiguous, permuted,
 sliced with steps or an offset), broadcast operands and values (with nan, inf and -0.0),
 through every elementwise op of the core, in-place and out= forms, casts, the reductions
-over all, one or several dims, where, clamp, cat and matmul. The same numbers go to both
+over all, one or several dims, where, clamp, cat, matmul and the optimizers' fused
+multiply-add (`_C._fma`, against torch's addcmul). The same numbers go to both
 libraries; the results must agree in whether an exception is raised (and its type), dtype,
 shape and values (nan where nan). Prints the first mismatches and exits non-zero if any.
 """
@@ -137,6 +138,7 @@ def _case(rng, device):
             "clamp",
             "cat",
             "matmul",
+            "fma",
         ]
     )
     dt = str(rng.choice(DTYPES))
@@ -212,6 +214,14 @@ def _case(rng, device):
         c = Pair(rng, "bool", tuple(a.t.shape), device)
         b = Pair(rng, dt, tuple(a.t.shape), device)
         return f"where(bool, {dt}, {dt})", [c, a, b], lambda M, m, x, y: M.where(m, x, y)
+    if kind == "fma":  # cudalite's private fused multiply-add against torch's addcmul
+        fdt = str(rng.choice(["float32", "float64"]))
+        x, y, z = (Pair(rng, fdt, tuple(a.t.shape), device) for _ in range(3))
+
+        def fma(M, p, q, r):
+            return M.addcmul(r, p, q) if M is torch else cudalite._C._fma(p, q, r)
+
+        return f"_fma({fdt}{list(a.t.shape)} x3)", [x, y, z], fma
     if kind == "clamp":
         lo, hi = sorted(float(v) for v in rng.standard_normal(2))
         if dt in INTS:

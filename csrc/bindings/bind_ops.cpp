@@ -179,6 +179,20 @@ void bind_ops(py::module_& m) {
                              [&] { return where(c, *oa, *ob); });
   });
   m.def(
+      "_fma",
+      [](py::handle a, py::handle b, py::handle c, py::handle out) {
+        auto oa = to_operand(a), ob = to_operand(b), oc = to_operand(c);
+        if (!oa || !ob || !oc) throw TypeError("_fma(): arguments must be Tensors or Numbers");
+        Tensor o = opt_tensor(out);
+        Tensor r = maybe_without_gil(worth_releasing(*oa) || worth_releasing(*ob) ||
+                                         worth_releasing(*oc) || worth_releasing(o),
+                                     [&] { return fma(*oa, *ob, *oc, o); });
+        if (o) o->bump_version();
+        return r;
+      },
+      "a * b + c rounded once (float and double); out may be one of the inputs", py::arg("a"),
+      py::arg("b"), py::arg("c"), py::arg("out") = py::none());
+  m.def(
       "_clamp",
       [](const Tensor& a, py::handle lo, py::handle hi, py::handle out) {
         std::optional<Scalar> l, h;

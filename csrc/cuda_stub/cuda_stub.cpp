@@ -90,6 +90,7 @@ std::string blas_library_path() { return ""; }
 void binary(const ElementwiseIter&, BinaryOp) { fail(); }
 void unary(const ElementwiseIter&, UnaryOp) { fail(); }
 void where(const ElementwiseIter&) { fail(); }
+void fma(const ElementwiseIter&) { fail(); }
 void cast(const ElementwiseIter&) { fail(); }
 void affine_fill(const Tensor&, double, double) { fail(); }
 void reduce_rows(ReduceOp, const Tensor&, int64_t, int64_t, const Tensor&, const Tensor&) {

@@ -16,6 +16,7 @@ struct CpuLaunch {
 void binary(const ElementwiseIter& it, BinaryOp op) { dispatch_binary(it, op, CpuLaunch{}); }
 void unary(const ElementwiseIter& it, UnaryOp op) { dispatch_unary(it, op, CpuLaunch{}); }
 void where(const ElementwiseIter& it) { dispatch_where(it, CpuLaunch{}); }
+void fma(const ElementwiseIter& it) { dispatch_fma(it, CpuLaunch{}); }
 void cast(const ElementwiseIter& it) { dispatch_cast(it, CpuLaunch{}); }
 
 void affine_fill(const Tensor& t, double start, double step) {

@@ -391,6 +391,39 @@ Tensor where(const Tensor& cond, const Operand& a, const Operand& b) {
   return out;
 }
 
+Tensor fma(const Operand& a, const Operand& b, const Operand& c, const Tensor& out) {
+  check_same_device({&out, &a.tensor, &b.tensor, &c.tensor});
+  Device dev = op_device({&a.tensor, &b.tensor, &c.tensor, &out});
+  ScalarType ct = result_type({&a, &b, &c});
+  CL_CHECK_AS(NotImplementedError, ct == ScalarType::Float32 || ct == ScalarType::Float64,
+              not_implemented("fma", dev, ct));
+  Shape shape =
+      broadcast_shapes(operand_shape(a), broadcast_shapes(operand_shape(b), operand_shape(c)));
+  bool inplace = out && ((!a.is_scalar && out.get() == a.tensor.get()) ||
+                         (!b.is_scalar && out.get() == b.tensor.get()) ||
+                         (!c.is_scalar && out.get() == c.tensor.get()));
+  Keep keep;
+  IterInput ia = as_input(a, ct, dev, keep);
+  IterInput ib = as_input(b, ct, dev, keep);
+  IterInput ic = as_input(c, ct, dev, keep);
+  const Tensor* like = !a.is_scalar && a.tensor->sizes == shape   ? &a.tensor
+                       : !b.is_scalar && b.tensor->sizes == shape ? &b.tensor
+                       : !c.is_scalar && c.tensor->sizes == shape ? &c.tensor
+                                                                  : nullptr;
+  const Tensor* ins[3] = {a.is_scalar ? nullptr : &a.tensor, b.is_scalar ? nullptr : &b.tensor,
+                          c.is_scalar ? nullptr : &c.tensor};
+  return run_into(out, shape, ct, dev, inplace, like, {ins[0], ins[1], ins[2]},
+                  [&](const Tensor& o) {
+                    ElementwiseIter it = make_elementwise_iter(o, {ia, ib, ic});
+                    it.in_dtype = ct;
+                    if (dev.is_cuda()) {
+                      cuda::fma(it);
+                    } else {
+                      cpu::fma(it);
+                    }
+                  });
+}
+
 Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi,
              const Tensor& out) {
   CL_CHECK(lo || hi, "cudalite.clamp: At least one of 'min' or 'max' must not be None");

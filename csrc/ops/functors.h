@@ -385,4 +385,18 @@ struct Where {
   }
 };
 
+// ---- fused multiply-add (optimizers) ----
+// a * b + c rounded once: torch's CPU kernels of add(alpha=), addcmul and lerp compile to it
+// (the compiler contracts them), as nvcc does on CUDA. float and double only.
+struct Fma {
+  template <class T>
+  CL_HOST_DEVICE T operator()(T a, T b, T c) const {
+    if constexpr (std::is_same_v<T, float>) {
+      return ::fmaf(a, b, c);
+    } else {
+      return ::fma(a, b, c);
+    }
+  }
+};
+
 }  // namespace cl::fn

@@ -11,6 +11,7 @@ namespace cl {
   void binary(const ElementwiseIter& it, BinaryOp op);                                             \
   void unary(const ElementwiseIter& it, UnaryOp op);                                               \
   void where(const ElementwiseIter& it);                                                           \
+  void fma(const ElementwiseIter& it);                                                             \
   /* copy with conversion from it.in_dtype to it.out_dtype (also fill, with a scalar) */           \
   void cast(const ElementwiseIter& it);                                                            \
   /* out[i] = start + i * step for a contiguous tensor */                                          \

@@ -76,6 +76,16 @@ void dispatch_where(const ElementwiseIter& it, const L& launch) {
                         [&] { launch.template run<scalar_t, scalar_t, 3>(it, fn::Where{}); });
 }
 
+// fma: float and double only (the entry point in elementwise.cpp raises for the others).
+template <class L>
+void dispatch_fma(const ElementwiseIter& it, const L& launch) {
+  if (it.in_dtype == ScalarType::Float32) {
+    launch.template run<float, float, 3>(it, fn::Fma{});
+  } else {
+    launch.template run<double, double, 3>(it, fn::Fma{});
+  }
+}
+
 template <class L>
 void dispatch_cast(const ElementwiseIter& it, const L& launch) {
   CL_DISPATCH_ALL_TYPES(it.in_dtype, "copy_", [&] {

@@ -77,6 +77,9 @@ ScalarType result_type(Span<const Operand*> ops);
 Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out = nullptr);
 Tensor unary(UnaryOp op, const Tensor& a, const Tensor& out = nullptr);
 Tensor where(const Tensor& cond, const Operand& a, const Operand& b);
+// a * b + c rounded once, for float and double operands of one dtype (numbers are rounded to
+// it); `out` as for binary().
+Tensor fma(const Operand& a, const Operand& b, const Operand& c, const Tensor& out = nullptr);
 Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi,
              const Tensor& out = nullptr);
 

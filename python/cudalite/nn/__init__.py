@@ -3,7 +3,7 @@ like ``torch.nn``. See docs/nn.md."""
 
 from __future__ import annotations
 
-from cudalite.nn import functional, init, parallel  # noqa: F401  (torch.nn.parallel)
+from cudalite.nn import functional, init, parallel, utils  # noqa: F401  (torch.nn.parallel)
 from cudalite.nn.activation import (
     ELU,
     GELU,
@@ -64,6 +64,7 @@ __all__ = [
     "NLLLoss",
     "functional",
     "init",
+    "utils",
     # ---- layers, activations, containers and losses for transformers and CNNs ----
     "UninitializedParameter",
     "LazyLinear",

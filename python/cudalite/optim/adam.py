@@ -1,19 +1,13 @@
 """``optim.Adam`` (with amsgrad, weight decay, decoupled weight decay and maximize),
-following torch's single-tensor update order so results agree to float rounding."""
+following torch's single-tensor update order so that results agree bit for bit on the CPU."""
 
 from __future__ import annotations
 
-from cudalite import _C, _ops
 from cudalite._C import Tensor
-from cudalite.autograd import enable_grad
-from cudalite.optim.optimizer import Optimizer
+from cudalite.optim import _functional as F
+from cudalite.optim.optimizer import Optimizer, _check_betas, _check_lr, _scalar
 
 __all__ = ["Adam"]
-
-_B = _ops.BINARY
-_ADD, _SUB, _MUL, _DIV, _MAX = _B["add"], _B["sub"], _B["mul"], _B["div"], _B["maximum"]
-_SQRT = _ops.UNARY["sqrt"]
-_binary, _unary = _C._binary, _C._unary
 
 
 class Adam(Optimizer):
@@ -35,14 +29,10 @@ class Adam(Optimizer):
         fused=None,
         decoupled_weight_decay=False,
     ):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        _check_betas(betas)
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if not (
@@ -66,23 +56,9 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
         self._check_fused(fused, foreach, differentiable)
 
-    def step(self, closure=None):
-        """One Adam update of every parameter that has a gradient."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        prev = _C._is_grad_enabled()
-        _C._set_grad_enabled(False)
-        try:
-            for group in self.param_groups:
-                self._update(group)
-        finally:
-            _C._set_grad_enabled(prev)
-        return loss
-
     def _update(self, group):
-        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        lr, eps = _scalar(group["lr"]), group["eps"]
+        beta1, beta2 = (_scalar(b) for b in group["betas"])
         wd, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
         decoupled = group["decoupled_weight_decay"]
         on_device = group["capturable"] or group["fused"]
@@ -91,36 +67,29 @@ class Adam(Optimizer):
             st = self.state[p]
             if not st:
                 # torch keeps `step` on the CPU unless capturable or fused
-                st["step"] = _C._full([], 0.0, _C.float32, p.device if on_device else "cpu")
-                st["exp_avg"] = _C._full(list(p.shape), 0, p.dtype, p.device)
-                st["exp_avg_sq"] = _C._full(list(p.shape), 0, p.dtype, p.device)
+                st["step"] = F.scalar_step(p, on_device)
+                st["exp_avg"] = F.zeros_like(p)
+                st["exp_avg_sq"] = F.zeros_like(p)
                 if amsgrad:
-                    st["max_exp_avg_sq"] = _C._full(list(p.shape), 0, p.dtype, p.device)
+                    st["max_exp_avg_sq"] = F.zeros_like(p)
         for p in params:
             g = p.grad
             st = self.state[p]
-            if group["capturable"] and p.device.type != "cuda":
-                raise AssertionError(
-                    "If capturable=True, params and state_steps must be on supported devices: "
-                    "['cuda', 'xpu', 'hpu', 'privateuseone', 'xla']."
-                )
+            F.check_capturable(group, p)
             if maximize:
-                g = -g
+                g = F.unary(F.NEG, g, None)
             step_t = st["step"]
-            _binary(_ADD, step_t, 1, step_t)
+            F.binary(F.ADD, step_t, 1, step_t)
             if wd != 0:
                 if decoupled:
                     self._check_inplace(group, p)
-                    _binary(_MUL, p, 1 - lr * wd, p)
+                    F.mul_(p, 1 - lr * wd)
                 else:
-                    g = _binary(_ADD, g, _binary(_MUL, p, wd, None), None)
+                    g = F.add(g, p, wd)
             m, v = st["exp_avg"], st["exp_avg_sq"]
-            # m.lerp_(g, 1 - beta1): m + w * (g - m) for w < 0.5
-            w = 1 - beta1
-            _binary(_ADD, m, _binary(_MUL, _binary(_SUB, g, m, None), w, None), m)
-            # v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-            _binary(_MUL, v, beta2, v)
-            _binary(_ADD, v, _binary(_MUL, _binary(_MUL, g, g, None), 1 - beta2, None), v)
+            F.lerp_(m, g, 1 - beta1)
+            F.mul_(v, beta2)
+            F.addcmul(v, g, g, 1 - beta2, v)
             step = step_t.item()
             bias_correction1 = 1 - beta1**step
             bias_correction2 = 1 - beta2**step
@@ -128,12 +97,11 @@ class Adam(Optimizer):
             bc2_sqrt = bias_correction2**0.5
             if amsgrad:
                 mx = st["max_exp_avg_sq"]
-                _binary(_MAX, mx, v, mx)
-                denom = _unary(_SQRT, mx, None)
+                F.binary(F.MAX, mx, v, mx)
+                denom = F.sqrt(mx)
             else:
-                denom = _unary(_SQRT, v, None)
-            _binary(_DIV, denom, bc2_sqrt, denom)
-            _binary(_ADD, denom, eps, denom)
-            # p.addcdiv_(m, denom, value=-step_size)
+                denom = F.sqrt(v)
+            F.binary(F.DIV, denom, bc2_sqrt, denom)
+            F.binary(F.ADD, denom, eps, denom)
             self._check_inplace(group, p)
-            _binary(_ADD, p, _binary(_MUL, _binary(_DIV, m, denom, None), -step_size, None), p)
+            F.addcdiv(p, m, denom, -step_size, p)

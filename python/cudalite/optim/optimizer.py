@@ -4,13 +4,83 @@ in torch."""
 from __future__ import annotations
 
 import copy
+import functools
 import warnings
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
+from itertools import chain
 
 from cudalite import _C
 from cudalite._C import Tensor
+from cudalite.autograd import enable_grad
 
-__all__ = ["Optimizer", "required"]
+__all__ = [
+    "Optimizer",
+    "required",
+    "register_optimizer_step_pre_hook",
+    "register_optimizer_step_post_hook",
+]
+
+# hooks run around every optimizer's step (torch.optim.optimizer's globals)
+_global_optimizer_pre_hooks = OrderedDict()
+_global_optimizer_post_hooks = OrderedDict()
+_HOOK_DICTS = (
+    "_optimizer_step_pre_hooks",
+    "_optimizer_step_post_hooks",
+    "_optimizer_state_dict_pre_hooks",
+    "_optimizer_state_dict_post_hooks",
+    "_optimizer_load_state_dict_pre_hooks",
+    "_optimizer_load_state_dict_post_hooks",
+)
+
+
+def _handle(hooks, hook, prepend=False):
+    from cudalite.nn.modules._hooks import RemovableHandle
+
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
+def register_optimizer_step_pre_hook(hook):
+    """A hook ``hook(optimizer, args, kwargs)`` run before every optimizer's step; it may
+    return ``(new_args, new_kwargs)``."""
+    return _handle(_global_optimizer_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook):
+    """A hook ``hook(optimizer, args, kwargs)`` run after every optimizer's step."""
+    return _handle(_global_optimizer_post_hooks, hook)
+
+
+def _hooked_step(func):
+    """``step`` wrapped to run the step pre- and post-hooks, as torch's profile_hook_step."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        self = args[0]
+        for pre_hook in chain(
+            _global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()
+        ):
+            result = pre_hook(self, args, kwargs)
+            if result is not None:
+                if isinstance(result, tuple) and len(result) == 2:
+                    args, kwargs = result
+                else:
+                    raise RuntimeError(
+                        f"{func} must return None or a tuple of (new_args, new_kwargs), but "
+                        f"got {result}."
+                    )
+        out = func(*args, **kwargs)
+        for post_hook in chain(
+            self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()
+        ):
+            post_hook(self, args, kwargs)
+        return out
+
+    wrapper.hooked = True
+    return wrapper
 
 
 class _RequiredParameter:
@@ -21,6 +91,26 @@ class _RequiredParameter:
 
 
 required = _RequiredParameter()
+
+
+def _check_lr(lr):
+    """torch's checks of a learning rate (a number or a one-element Tensor)."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _check_betas(betas):
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+
+
+def _scalar(x):
+    """A hyperparameter given as a one-element Tensor, as a number."""
+    return x.item() if isinstance(x, Tensor) else x
 
 
 def _typename(obj):
@@ -35,6 +125,9 @@ class Optimizer:
 
     def __init__(self, params, defaults):
         self.defaults = defaults
+        for name in _HOOK_DICTS:
+            setattr(self, name, OrderedDict())
+        self._patch_step_function()
         self.state = defaultdict(dict)
         self.param_groups = []
         if isinstance(params, Tensor):
@@ -133,6 +226,22 @@ class Optimizer:
                     g.zero_()
 
     def step(self, closure=None):
+        """One update of every parameter that has a gradient; returns ``closure()``'s loss
+        (the closure runs with gradients enabled, the update without)."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        prev = _C._is_grad_enabled()
+        _C._set_grad_enabled(False)
+        try:
+            for group in self.param_groups:
+                self._update(group)
+        finally:
+            _C._set_grad_enabled(prev)
+        return loss
+
+    def _update(self, group):
         raise NotImplementedError
 
     @staticmethod
@@ -152,8 +261,51 @@ class Optimizer:
             if foreach:
                 raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
+    def _patch_step_function(self):
+        """Wraps the class's ``step`` (once per class) so that it runs the step hooks."""
+        cls = type(self)
+        if not getattr(cls.step, "hooked", False):
+            cls.step = _hooked_step(cls.step)
+
+    def register_step_pre_hook(self, hook):
+        """``hook(optimizer, args, kwargs)`` runs before each ``step``; it may return
+        ``(new_args, new_kwargs)``. Returns a handle whose ``remove()`` unregisters it."""
+        return _handle(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook):
+        """``hook(optimizer, args, kwargs)`` runs after each ``step``."""
+        return _handle(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """``hook(optimizer)`` runs before ``state_dict()`` builds the dict."""
+        return _handle(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """``hook(optimizer, state_dict)`` runs on the dict ``state_dict()`` returns; it may
+        return a replacement."""
+        return _handle(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """``hook(optimizer, state_dict)`` runs before ``load_state_dict()`` loads; it may
+        return the dict to load instead."""
+        return _handle(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """``hook(optimizer)`` runs after ``load_state_dict()``."""
+        return _handle(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
     def state_dict(self):
         """{'state': {index: state}, 'param_groups': [group with params as indices]}."""
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
+        state_dict = self._packed_state()
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            result = post_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
+
+    def _packed_state(self):
         mapping = {}
         start = 0
         groups = []
@@ -170,6 +322,16 @@ class Optimizer:
     def load_state_dict(self, state_dict):
         """Restores hyperparameters and state saved by ``state_dict`` (state tensors move to
         their parameter's device)."""
+        state_dict = state_dict.copy()
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = pre_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        self._load(state_dict)
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
+
+    def _load(self, state_dict):
         state_dict = copy.deepcopy(state_dict)
         groups = self.param_groups
         saved = state_dict["param_groups"]
@@ -224,6 +386,11 @@ class Optimizer:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        for name in _HOOK_DICTS:  # hooks are not pickled
+            if name not in self.__dict__:
+                setattr(self, name, OrderedDict())
+        self._patch_step_function()
+        self.defaults.setdefault("differentiable", False)
 
     def __repr__(self):
         s = self.__class__.__name__ + " ("

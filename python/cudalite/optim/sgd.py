@@ -3,22 +3,10 @@ Nesterov momentum and maximize, following torch's single-tensor update order."""
 
 from __future__ import annotations
 
-from cudalite import _C, _ops
-from cudalite.autograd import enable_grad
-from cudalite.optim.optimizer import Optimizer
+from cudalite.optim import _functional as F
+from cudalite.optim.optimizer import Optimizer, _check_lr, _scalar
 
 __all__ = ["SGD"]
-
-_ADD, _MUL = _ops.BINARY["add"], _ops.BINARY["mul"]
-_binary = _C._binary
-
-
-def _axpy(y, x, a):
-    """``y += a * x`` in place."""
-    if a == 1:
-        _binary(_ADD, y, x, y)
-    else:
-        _binary(_ADD, y, _binary(_MUL, x, a, None), y)
 
 
 class SGD(Optimizer):
@@ -38,8 +26,7 @@ class SGD(Optimizer):
         differentiable=False,
         fused=None,
     ):
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
         if weight_decay < 0.0:
@@ -60,23 +47,8 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
         self._check_fused(fused, foreach, differentiable)
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; returns closure()'s loss."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        prev = _C._is_grad_enabled()
-        _C._set_grad_enabled(False)
-        try:
-            for group in self.param_groups:
-                self._update(group)
-        finally:
-            _C._set_grad_enabled(prev)
-        return loss
-
     def _update(self, group):
-        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        lr, momentum, dampening = _scalar(group["lr"]), group["momentum"], group["dampening"]
         wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
         state = self.state
         for p in group["params"]:
@@ -85,19 +57,16 @@ class SGD(Optimizer):
                 continue
             self._check_inplace(group, p)  # torch stores no momentum buffer then
             if maximize:
-                g = -g
+                g = F.unary(F.NEG, g, None)
             if wd != 0:
-                g = _binary(_ADD, g, _binary(_MUL, p, wd, None), None)
+                g = F.add(g, p, wd)
             if momentum != 0:
                 st = state[p]
                 buf = st.get("momentum_buffer")
                 if buf is None:
                     buf = st["momentum_buffer"] = g.detach()._clone()
                 else:
-                    _binary(_MUL, buf, momentum, buf)
-                    _axpy(buf, g, 1 - dampening)
-                if nesterov:
-                    g = _binary(_ADD, g, _binary(_MUL, buf, momentum, None), None)
-                else:
-                    g = buf
-            _axpy(p, g, -lr)
+                    F.mul_(buf, momentum)
+                    F.add(buf, g, 1 - dampening, buf)
+                g = F.add(g, buf, momentum) if nesterov else buf
+            F.add(p, g, -lr, p)
