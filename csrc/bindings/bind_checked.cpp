@@ -112,6 +112,8 @@ PyObject* call_on_error(Checked* c, PyObject* exc, PyObject* const* args, size_t
   return r;
 }
 
+PyObject* checked_dispatch(Checked* c, PyObject* const* args, size_t nargsf, PyObject* kwnames);
+
 PyObject* checked_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   auto* c = reinterpret_cast<Checked*>(self);
   if (t_autocast && c->cast_policy && g_autocast_hook) {
@@ -129,6 +131,11 @@ PyObject* checked_call(PyObject* self, PyObject* const* args, size_t nargsf, PyO
     Py_DECREF(kw);
     return r;
   }
+  return checked_dispatch(c, args, nargsf, kwnames);
+}
+
+// The call past the autocast check: the recorder or the function, and on_error.
+PyObject* checked_dispatch(Checked* c, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   PyObject* target = c->fn;
   if (c->recorder) {
     Py_ssize_t n = PyVectorcall_NARGS(nargsf) + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
@@ -159,6 +166,13 @@ PyObject* checked_call(PyObject* self, PyObject* const* args, size_t nargsf, PyO
   Py_DECREF(handled);
   PyErr_Restore(type, value, tb);
   return nullptr;
+}
+
+// entry._call_bypassing_autocast(*args, **kwargs): the call as the entry makes it outside
+// autocast regions (the hook's way to run an op its device type's lists leave alone).
+PyObject* checked_bypass(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                         PyObject* kwnames) {
+  return checked_dispatch(reinterpret_cast<Checked*>(self), args, size_t(nargs), kwnames);
 }
 
 PyObject* checked_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
@@ -266,10 +280,14 @@ PyObject* get_recorder(PyObject* self, void*) {
   return Py_NewRef(r ? r : Py_None);
 }
 
-PyMethodDef g_methods[] = {{"__reduce__", checked_reduce, METH_NOARGS, nullptr},
-                           {"_set_recorder", checked_set_recorder, METH_O, nullptr},
-                           {"_set_cast_policy", checked_set_cast_policy, METH_O, nullptr},
-                           {nullptr, nullptr, 0, nullptr}};
+PyMethodDef g_methods[] = {
+    {"__reduce__", checked_reduce, METH_NOARGS, nullptr},
+    {"_set_recorder", checked_set_recorder, METH_O, nullptr},
+    {"_set_cast_policy", checked_set_cast_policy, METH_O, nullptr},
+    {"_call_bypassing_autocast",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&checked_bypass)),
+     METH_FASTCALL | METH_KEYWORDS, nullptr},
+    {nullptr, nullptr, 0, nullptr}};
 
 PyMemberDef g_members[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(Checked, vectorcall), READONLY, nullptr},

@@ -56,7 +56,7 @@ _CUDA_LISTS = {
     FP32_DTYPE: "prod softmax log_softmax cumprod cumsum sum norm",
     PROMOTE: (
         "addcdiv addcmul atan2 arctan2 bilinear cross dot vdot grid_sample index_put "
-        "tensordot scatter_add"
+        "tensordot scatter_add cat stack index_copy"
     ),
 }
 _CPU_LISTS = {
@@ -343,7 +343,11 @@ def _cast_call(bits, entry, args, kwargs):
     then records for autograd as usual)."""
     device = _device_of(args, kwargs)
     policy = (bits >> _DEVICE_BITS[device]) & 7 if device in _DEVICE_BITS else 0
-    if not policy or not _state.enabled[device] or "out" in kwargs:
+    if not policy or not _state.enabled[device]:
+        # Not in this device type's lists: the op runs as written, and autocast stays on
+        # for the ops it calls (cross_entropy's log_softmax on CUDA).
+        return entry._call_bypassing_autocast(*args, **kwargs)
+    if "out" in kwargs:
         return _suspended(entry, args, kwargs)
     if policy == LOWER:
         dtype = _state.dtype[device]
