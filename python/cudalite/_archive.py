@@ -20,7 +20,9 @@ file (``cudalite.load(..., mmap=True)``).
 
 from __future__ import annotations
 
+import io
 import os
+import stat
 import struct
 import zlib
 
@@ -117,6 +119,7 @@ class ArchiveReader:
         import zipfile
 
         self._f = fileobj
+        self._fd = _file_descriptor(fileobj)
         fileobj.seek(0, os.SEEK_END)
         self.file_size = fileobj.tell()
         fileobj.seek(0)
@@ -198,10 +201,16 @@ class ArchiveReader:
         view = memoryview(buffer).cast("B")
         if len(view) > record.size:
             raise _read_error(name, "the record is shorter than its storage")
-        self._f.seek(record.start)
-        if record.stored:
+        if record.stored and self._fd is not None:
+            try:
+                crc = _C._read_file_crc32(self._fd, record.start, view, record.size - len(view))
+            except RuntimeError as e:
+                raise _read_error(name, str(e)) from None
+        elif record.stored:
+            self._f.seek(record.start)
             crc = self._read_stored(record, view)
         else:
+            self._f.seek(record.start)
             crc = self._inflate(record, view)
         if crc != record.crc:
             raise _read_error(name, "CRC-32 check failed")
@@ -272,6 +281,20 @@ class ArchiveReader:
 # Deflate's densest output: 258 bytes for every 2 bits (about 1032 to 1).
 _MAX_INFLATE_RATIO = 1032
 _CHUNK = 4 << 20  # read and checksum in cache-sized pieces
+
+
+def _file_descriptor(fileobj):
+    """The descriptor of a plain file opened for reading (``open(path, "rb")``), which records
+    are read from with ``pread`` (csrc/core/file_read.h); None for other streams, whose
+    ``fileno()`` may name something else than their bytes (a ``GzipFile``'s is the compressed
+    file's)."""
+    if type(fileobj) not in (io.BufferedReader, io.FileIO):
+        return None
+    try:
+        fd = fileobj.fileno()
+        return fd if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except (OSError, ValueError):
+        return None
 
 
 def _crc32(data, value):
