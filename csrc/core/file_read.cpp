@@ -53,13 +53,14 @@ bool pread_full(int fd, char* dst, size_t n, uint64_t offset) {
 
 }  // namespace
 
-uint32_t read_file_crc32(int fd, uint64_t offset, void* dst, size_t n, size_t skip, uint32_t crc) {
+uint32_t read_file_crc32(int fd, uint64_t offset, void* dst, size_t n, size_t skip, uint32_t crc,
+                         bool fresh) {
   char* const out = static_cast<char*>(dst);
   void* pages = nullptr;
   size_t pages_len = 0;
-  const bool advise = n >= kHugeMin && inner_pages(dst, n, &pages, &pages_len);
+  const bool advise = fresh && n >= kHugeMin && inner_pages(dst, n, &pages, &pages_len);
   if (advise) (void)madvise(pages, pages_len, MADV_NOHUGEPAGE);
-  bool populate = true;  // until the kernel refuses MADV_POPULATE_WRITE
+  bool populate = fresh;  // until the kernel refuses MADV_POPULATE_WRITE
   for (size_t pos = 0; pos < n;) {
     const size_t len = n - pos < kChunk ? n - pos : kChunk;
     void* b;

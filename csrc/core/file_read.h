@@ -23,8 +23,11 @@ namespace cl {
 
 // Reads bytes [offset, offset + n) of file `fd` into dst (with pread: the file position is
 // unchanged), then the `skip` bytes after them into a scratch buffer; returns the CRC-32 of
-// all n + skip bytes continued from `crc`. Throws Error when the file ends first or a read
-// fails. Thread-safe; it takes no lock.
-uint32_t read_file_crc32(int fd, uint64_t offset, void* dst, size_t n, size_t skip, uint32_t crc);
+// all n + skip bytes continued from `crc`. `fresh`: dst is memory just allocated, which is
+// populated and advised as the Note says; otherwise (a pinned staging buffer, say) dst is
+// only written. Throws Error when the file ends first or a read fails. Thread-safe; it takes
+// no lock.
+uint32_t read_file_crc32(int fd, uint64_t offset, void* dst, size_t n, size_t skip, uint32_t crc,
+                         bool fresh = true);
 
 }  // namespace cl

@@ -215,14 +215,50 @@ class ArchiveReader:
         if crc != record.crc:
             raise _read_error(name, "CRC-32 check failed")
 
+    def read_part(self, name, pos, buffer, crc):
+        """Reads bytes [pos, pos + len(buffer)) of an uncompressed record into ``buffer``
+        (memory that is not fresh: pinned staging buffers) and returns ``crc`` continued over
+        them. A record read in parts, in order, is then checked by ``check_rest``."""
+        record = self._locate(name)
+        view = memoryview(buffer).cast("B")
+        if not record.stored or pos + len(view) > record.size:
+            raise _read_error(name, "the record is shorter than its storage")
+        if self._fd is not None:
+            try:
+                return _C._read_file_crc32(self._fd, record.start + pos, view, 0, crc, False)
+            except RuntimeError as e:
+                raise _read_error(name, str(e)) from None
+        self._f.seek(record.start + pos)
+        return self._read_stream(record, view, crc)
+
+    def check_rest(self, name, pos, crc):
+        """Reads a record from ``pos`` to its end (``crc`` is that of the bytes before) and
+        checks the CRC-32 of the whole record."""
+        record = self._locate(name)
+        rest = record.size - pos
+        if self._fd is not None:
+            try:
+                crc = _C._read_file_crc32(self._fd, record.start + pos, bytearray(), rest, crc)
+            except RuntimeError as e:
+                raise _read_error(name, str(e)) from None
+        else:
+            self._f.seek(record.start + pos)
+            crc = self._skip_stream(record, rest, crc)
+        if crc != record.crc:
+            raise _read_error(name, "CRC-32 check failed")
+
     def _read_chunk(self, view):
         readinto = getattr(self._f, "readinto", None)
         return readinto(view) if readinto is not None else _read_into(self._f, view)
 
     def _read_stored(self, record, view):
-        """Reads ``view`` and skips the rest of the record, in chunks checksummed while they
-        are in the cache; the CRC-32 of the whole record."""
-        crc = 0
+        """Reads ``view`` and skips the rest of the record; the CRC-32 of the whole record."""
+        crc = self._read_stream(record, view, 0)
+        return self._skip_stream(record, record.size - len(view), crc)
+
+    def _read_stream(self, record, view, crc):
+        """Reads ``view`` from the stream, in chunks checksummed while they are in the cache;
+        ``crc`` continued over them."""
         pos, n = 0, len(view)
         while pos < n:
             got = self._read_chunk(view[pos : min(n, pos + _CHUNK)])
@@ -230,7 +266,10 @@ class ArchiveReader:
                 raise _read_error(record.name, "unexpected end of file")
             crc = _crc32(view[pos : pos + got], crc)
             pos += got
-        rest = record.size - n
+        return crc
+
+    def _skip_stream(self, record, rest, crc):
+        """Reads ``rest`` more bytes of the stream into scratch memory; ``crc`` continued."""
         if rest:
             scratch = memoryview(bytearray(min(rest, _CHUNK)))
             while rest:
