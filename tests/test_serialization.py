@@ -383,6 +383,18 @@ def test_storages_read_through_staging_buffers(source, tmp_path, monkeypatch, re
         assert st.nbytes() == t.numel() * t.element_size()
         assert bytes(st.tolist()) == bytes(t.untyped_storage().tolist())
     loader.finish()
+    assert len(loader._stages[0][1]) == 1000  # at most STAGE_BYTES
+
+
+def test_staging_buffers_grow_with_the_storages_up_to_their_limit():
+    from cudalite import _archive
+
+    reader = _archive.ArchiveReader(io.BytesIO(saved_bytes({"w": C.zeros(1)})))
+    loader = serialization._StorageLoader(reader, None, True, None)
+    sizes = []
+    for nbytes in (4, 3 << 20, 1 << 20, 100 << 20):
+        sizes.append(len(loader._staging_buffers(nbytes, False)[0][1]))
+    assert sizes == [1 << 20, 3 << 20, 3 << 20, serialization._StorageLoader.STAGE_BYTES]
 
 
 @pytest.mark.parametrize("source", ["path", "buffer"])

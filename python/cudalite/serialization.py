@@ -359,8 +359,8 @@ def _maybe_decode_ascii(s):
 class _StorageLoader:
     """Reads each storage of an archive once, on first use, and restores its location."""
 
-    # Bytes of each pinned staging buffer of loads onto a GPU (two of them, Note [Loading
-    # onto a GPU through pinned buffers]).
+    # Bytes of each pinned staging buffer of loads onto a GPU, at most (two of them, Note
+    # [Loading onto a GPU through pinned buffers]).
     STAGE_BYTES = 8 << 20
 
     def __init__(self, reader, map_location, weights_only, mapped):
@@ -447,7 +447,7 @@ class _StorageLoader:
         nbytes = self._checked_nbytes(name, numel, dtype)
         flat = _C._empty([numel], dtype, device, False)
         dst = flat.view(_C.uint8)
-        stages = self._staging_buffers(pinned)
+        stages = self._staging_buffers(nbytes, pinned)
         cuda = device.type == "cuda"
         if cuda:
             from cudalite import cuda as _cuda
@@ -469,11 +469,16 @@ class _StorageLoader:
         self._reader.check_rest(name, pos, crc)
         return UntypedStorage._wrap(flat)
 
-    def _staging_buffers(self, pinned):
-        if self._stages is None:
+    def _staging_buffers(self, nbytes, pinned):
+        """The two staging buffers, of STAGE_BYTES or, while the storages read so far were
+        smaller, of the largest of them rounded up to 1 MiB: loading a small file pins
+        little memory."""
+        size = min(self.STAGE_BYTES, -(-max(nbytes, 1) // (1 << 20)) << 20)
+        if self._stages is None or len(self._stages[0][1]) < size:
+            self.finish()  # the copies from the smaller buffers are done
             self._stages = []
             for _ in range(2):
-                t = _C.empty(self.STAGE_BYTES, dtype=_C.uint8, pin_memory=pinned)
+                t = _C.empty(size, dtype=_C.uint8, pin_memory=pinned)
                 self._stages.append([t, _C._numpy(t), None])
         return self._stages
 
