@@ -8,7 +8,9 @@ loader, not of the disk. torch is timed when importable; the libraries take turn
 run, and the CPU time of the process is printed beside the wall time (a busy machine moves
 it least).
 
-    python benchmarks/bench_load.py [--gib 1.0] [--repeat 7] [--dir /dev/shm]
+    python benchmarks/bench_load.py [--gib 1.0] [--repeat 7] [--dir /dev/shm] [--cuda]
+
+``--cuda`` adds loads with ``map_location="cuda"`` (timed until the copies are done).
 
 ``--dir`` is where the files go (a tmpfs such as /dev/shm keeps the disk out of the
 figures); the default is the system's temporary directory.
@@ -70,9 +72,15 @@ def state_dict_arrays(nbytes):
 CASES = ("save", "load (weights_only=True)", "load (weights_only=True, mmap=True)")
 
 
+CUDA_CASE = "load (weights_only=True, map_location=cuda)"
+
+
 def run_case(lib, case, sd, path):
     if case == "save":
         lib.save(sd, path)
+    elif case == CUDA_CASE:
+        lib.load(path, weights_only=True, map_location="cuda")
+        lib.cuda.synchronize()
     else:
         lib.load(path, weights_only=True, mmap="mmap" in case)
 
@@ -85,24 +93,24 @@ def timed(fn):
     return time.perf_counter() - w0, time.process_time() - c0
 
 
-def bench(libs, arrays, tmp, repeat):
+def bench(libs, arrays, tmp, repeat, cases):
     """{case: {lib: [(wall, cpu)] per run}}: the libraries take turns, case by case and run
     by run, so that a change in the machine's load affects them alike."""
     dicts = {name: {k: lib.from_numpy(v) for k, v in arrays.items()} for name, lib in libs.items()}
     paths = {name: os.path.join(tmp, f"{name}.pt") for name in libs}
-    runs = {case: {name: [] for name in libs} for case in CASES}
+    runs = {case: {name: [] for name in libs} for case in cases}
     for name, lib in libs.items():  # warm: the files in the page cache, the code imported
-        for case in CASES:
+        for case in cases:
             run_case(lib, case, dicts[name], paths[name])
     for _ in range(repeat):
-        for case in CASES:
+        for case in cases:
             for name, lib in libs.items():
                 runs[case][name].append(
                     timed(lambda: run_case(lib, case, dicts[name], paths[name]))  # noqa: B023
                 )
     for name, lib in libs.items():  # the figures are of a correct load
         loaded = lib.load(paths[name], weights_only=True)
-        for k in ("embed.weight", "layers.0.mlp.fc1.bias"):
+        for k in list(arrays)[:2] + list(arrays)[-1:]:
             np.testing.assert_array_equal(loaded[k].numpy(), arrays[k])
     return runs
 
@@ -112,7 +120,9 @@ def main():
     parser.add_argument("--gib", type=float, default=1.0, help="checkpoint size in GiB")
     parser.add_argument("--repeat", type=int, default=7, help="timed runs per case")
     parser.add_argument("--dir", default=None, help="where to write the checkpoints")
+    parser.add_argument("--cuda", action="store_true", help="also load with map_location=cuda")
     args = parser.parse_args()
+    cases = CASES + ((CUDA_CASE,) if args.cuda else ())
     nbytes = int(args.gib * (1 << 30))
     arrays = state_dict_arrays(nbytes)
     total = sum(a.nbytes for a in arrays.values())
@@ -122,7 +132,7 @@ def main():
     if torch is not None:
         libs["torch"] = torch
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        runs = bench(libs, arrays, tmp, args.repeat)
+        runs = bench(libs, arrays, tmp, args.repeat, cases)
 
     def stat(case, name, which, how):
         return how(r[which] for r in runs[case][name])
@@ -133,19 +143,19 @@ def main():
         ("CPU time of the process, median of runs", 1, statistics.median),
     ]:
         table = Table(f"save / load of a {gib:.2f} GiB state dict, {title}")
-        for case in CASES:
+        for case in cases:
             table.add(case, **{name: stat(case, name, which, how) for name in libs})
         print(table.render())
     throughput = Table("load throughput, median wall time", unit="GB/s", higher_is_better=True)
-    for case in CASES[1:]:
+    for case in cases[1:]:
         throughput.add(
             case, **{name: total / stat(case, name, 0, statistics.median) / 1e9 for name in libs}
         )
     print(throughput.render())
     print("\nevery run, wall seconds (interleaved):")
-    for case in CASES:
+    for case in cases:
         for name in libs:
-            print(f"  {case:38s} {name:9s} " + " ".join(f"{w:.3f}" for w, _ in runs[case][name]))
+            print(f"  {case:42s} {name:9s} " + " ".join(f"{w:.3f}" for w, _ in runs[case][name]))
 
 
 if __name__ == "__main__":
