@@ -4,9 +4,13 @@ The checkpoint is a model-sized state dict: float32 tensors of a few shapes (emb
 attention and MLP weights, biases, norms) that add up to 1 GiB. Each library saves it to a
 file and loads it back with its default ``weights_only=True`` (and with ``mmap=True``); the
 file is read from the page cache (it was just written), so the figures are those of the
-loader, not of the disk. torch is timed when importable.
+loader, not of the disk. torch is timed when importable; the libraries take turns run by
+run, and the CPU time of the process is printed beside the wall time (a busy machine moves
+it least).
 
-    python benchmarks/bench_load.py [--gib 1.0] [--repeat 5] [--dir /dev/shm]
+    python benchmarks/bench_load.py [--gib 1.0] [--repeat 7] [--dir /dev/shm] [--cuda]
+
+``--cuda`` adds loads with ``map_location="cuda"`` (timed until the copies are done).
 
 ``--dir`` is where the files go (a tmpfs such as /dev/shm keeps the disk out of the
 figures); the default is the system's temporary directory.
@@ -65,64 +69,93 @@ def state_dict_arrays(nbytes):
     return {k: rng.standard_normal(s, dtype=np.float32) for k, s in shapes.items()}
 
 
-def median_time(fn, repeat):
-    fn()  # warm: the file in the page cache, the code paths imported
-    times = []
+CASES = ("save", "load (weights_only=True)", "load (weights_only=True, mmap=True)")
+
+
+CUDA_CASE = "load (weights_only=True, map_location=cuda)"
+
+
+def run_case(lib, case, sd, path):
+    if case == "save":
+        lib.save(sd, path)
+    elif case == CUDA_CASE:
+        lib.load(path, weights_only=True, map_location="cuda")
+        lib.cuda.synchronize()
+    else:
+        lib.load(path, weights_only=True, mmap="mmap" in case)
+
+
+def timed(fn):
+    """(wall seconds, CPU seconds of the process) of one call: the CPU time (user + system,
+    page faults included) is what a busy machine disturbs least."""
+    w0, c0 = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - w0, time.process_time() - c0
+
+
+def bench(libs, arrays, tmp, repeat, cases):
+    """{case: {lib: [(wall, cpu)] per run}}: the libraries take turns, case by case and run
+    by run, so that a change in the machine's load affects them alike."""
+    dicts = {name: {k: lib.from_numpy(v) for k, v in arrays.items()} for name, lib in libs.items()}
+    paths = {name: os.path.join(tmp, f"{name}.pt") for name in libs}
+    runs = {case: {name: [] for name in libs} for case in cases}
+    for name, lib in libs.items():  # warm: the files in the page cache, the code imported
+        for case in cases:
+            run_case(lib, case, dicts[name], paths[name])
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
-def bench(lib, arrays, path, repeat):
-    """{case: seconds} for ``lib`` (cudalite or torch)."""
-    sd = {k: lib.from_numpy(v) for k, v in arrays.items()}
-    out = {"save": median_time(lambda: lib.save(sd, path), repeat)}
-    lib.save(sd, path)
-
-    def load():
-        lib.load(path, weights_only=True)
-
-    def load_mmap():
-        lib.load(path, weights_only=True, mmap=True)
-
-    out["load (weights_only=True)"] = median_time(load, repeat)
-    out["load (weights_only=True, mmap=True)"] = median_time(load_mmap, repeat)
-    loaded = lib.load(path, weights_only=True)
-    for k in ("embed.weight", "layers.0.mlp.fc1.bias"):  # the figures are of a correct load
-        np.testing.assert_array_equal(loaded[k].numpy(), arrays[k])
-    return out
+        for case in cases:
+            for name, lib in libs.items():
+                runs[case][name].append(
+                    timed(lambda: run_case(lib, case, dicts[name], paths[name]))  # noqa: B023
+                )
+    for name, lib in libs.items():  # the figures are of a correct load
+        loaded = lib.load(paths[name], weights_only=True)
+        for k in list(arrays)[:2] + list(arrays)[-1:]:
+            np.testing.assert_array_equal(loaded[k].numpy(), arrays[k])
+    return runs
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gib", type=float, default=1.0, help="checkpoint size in GiB")
-    parser.add_argument("--repeat", type=int, default=5, help="timed runs per case")
+    parser.add_argument("--repeat", type=int, default=7, help="timed runs per case")
     parser.add_argument("--dir", default=None, help="where to write the checkpoints")
+    parser.add_argument("--cuda", action="store_true", help="also load with map_location=cuda")
     args = parser.parse_args()
+    cases = CASES + ((CUDA_CASE,) if args.cuda else ())
     nbytes = int(args.gib * (1 << 30))
     arrays = state_dict_arrays(nbytes)
     total = sum(a.nbytes for a in arrays.values())
-    print(f"checkpoint: {len(arrays)} float32 tensors, {total / (1 << 30):.3f} GiB")
-    results = {}
+    gib = total / (1 << 30)
+    print(f"checkpoint: {len(arrays)} float32 tensors, {gib:.3f} GiB")
+    libs = {"cudalite": cudalite}
+    if torch is not None:
+        libs["torch"] = torch
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        libs = {"cudalite": cudalite}
-        if torch is not None:
-            libs["torch"] = torch
-        for name, lib in libs.items():
-            path = os.path.join(tmp, f"{name}.pt")
-            results[name] = bench(lib, arrays, path, args.repeat)
-            os.remove(path)
-    table = Table(f"save / load of a {total / (1 << 30):.2f} GiB state dict, median")
-    for case in results["cudalite"]:
-        table.add(case, **{name: r[case] for name, r in results.items()})
-    throughput = Table("load throughput", unit="GB/s", higher_is_better=True)
-    for case in results["cudalite"]:
-        if case.startswith("load"):
-            throughput.add(case, **{name: total / r[case] / 1e9 for name, r in results.items()})
-    print(table.render())
+        runs = bench(libs, arrays, tmp, args.repeat, cases)
+
+    def stat(case, name, which, how):
+        return how(r[which] for r in runs[case][name])
+
+    for title, which, how in [
+        ("wall time, median of runs", 0, statistics.median),
+        ("wall time, best run", 0, min),
+        ("CPU time of the process, median of runs", 1, statistics.median),
+    ]:
+        table = Table(f"save / load of a {gib:.2f} GiB state dict, {title}")
+        for case in cases:
+            table.add(case, **{name: stat(case, name, which, how) for name in libs})
+        print(table.render())
+    throughput = Table("load throughput, median wall time", unit="GB/s", higher_is_better=True)
+    for case in cases[1:]:
+        throughput.add(
+            case, **{name: total / stat(case, name, 0, statistics.median) / 1e9 for name in libs}
+        )
     print(throughput.render())
+    print("\nevery run, wall seconds (interleaved):")
+    for case in cases:
+        for name in libs:
+            print(f"  {case:42s} {name:9s} " + " ".join(f"{w:.3f}" for w, _ in runs[case][name]))
 
 
 if __name__ == "__main__":

@@ -13,13 +13,18 @@ Each damaged file is one of:
   edge value (-1, 0, 2**31, 2**32, 2**62, 2**63-1, 2**64...) or one storage type or record
   key swapped, the archive rebuilt with valid CRCs (so the change reaches the unpickler).
 
-Loads run in worker processes (a crashed worker is a failure, and its file is kept); each
-load's peak RSS is measured (``/proc/self/clear_refs`` resets the high-water mark). A file
-that loads must hold the original values (raw damage that the CRCs let through) or, for
-rewritten pickles, exactly the values its records hold at the geometry it declares.
+Loads run in worker processes (a crashed worker is a failure, and its file is kept), every
+other file from its path (records read with ``pread`` into their storages) and the others
+from an ``io.BytesIO`` (records read through the stream); each load's peak RSS is measured
+(``/proc/self/clear_refs`` resets the high-water mark). A file that loads must hold the
+original values (raw damage that the CRCs let through) or, for rewritten pickles, exactly
+the values its records hold at the geometry it declares.
 
     python tests/fuzz_checkpoints.py --files 5000 [--seed 0] [--workers 2] [--torch]
                                      [--device cuda]
+
+It loads the cudalite its interpreter imports: an installed package, or the source tree's
+with ``PYTHONPATH=python``.
 
 ``--torch`` also loads a sample with torch (when importable) and prints the exception types
 of both side by side. tests/test_serialization_fuzz.py runs a short version.
@@ -291,8 +296,10 @@ def _worker():
             C.ones(1, device=job["device"])  # the CUDA context, before any load is measured
         if job["base"] not in originals:
             originals[job["base"]] = _values(C.load(job["base_path"], map_location="cpu"))
-        with open(job["path"], "rb") as f:
-            data = f.read()
+        source = job["path"]
+        if job["source"] == "buffer":
+            with open(job["path"], "rb") as f:
+                source = io.BytesIO(f.read())
         try:
             with open("/proc/self/clear_refs", "w") as f:
                 f.write("5")
@@ -301,7 +308,7 @@ def _worker():
         before, _ = rss()
         result = {"path": job["path"]}
         try:
-            obj = C.load(io.BytesIO(data), map_location=job["device"])
+            obj = C.load(source, map_location=job["device"])
             _, peak = rss()
             if job["kind"] == "pickle":
                 result["ok"] = _consistent(obj)
@@ -323,6 +330,10 @@ def _worker():
 def run(n_files, seed=0, workers=2, batch=250, deadline=None, out_dir=None, device="cpu"):
     """Fuzzes ``n_files`` damaged files, loaded onto ``device``; a summary dict
     (``failures`` empty when clean)."""
+    if device != "cpu":  # an unusable device fails here once, not in every worker
+        import cudalite
+
+        cudalite.ones(1, device=device)
     rng = random.Random(seed)
     bases = base_checkpoints()
     tmp = out_dir or tempfile.mkdtemp(prefix="cl_fuzz_")
@@ -342,6 +353,7 @@ def run(n_files, seed=0, workers=2, batch=250, deadline=None, out_dir=None, devi
             {
                 "path": path,
                 "kind": kind,
+                "source": "path" if i % 2 else "buffer",
                 "base": name,
                 "base_path": base_paths[name],
                 "device": device,
@@ -378,7 +390,7 @@ def run(n_files, seed=0, workers=2, batch=250, deadline=None, out_dir=None, devi
         proc.wait()
         got = [json.loads(line) for line in lines]
         for job, res in zip(chunk, got, strict=False):
-            res["kind"], res["limit"] = job["kind"], job["limit"]
+            res["kind"], res["limit"], res["source"] = job["kind"], job["limit"], job["source"]
             results.append(res)
         if len(got) < len(chunk):  # the worker died on chunk[len(got)]
             crashed = chunk[len(got)]

@@ -378,11 +378,23 @@ def _limit_memory(gib):
     resource.setrlimit(resource.RLIMIT_AS, (n, n))
 
 
+def _package_parent():
+    import cudalite
+
+    return os.path.dirname(os.path.dirname(os.path.abspath(cudalite.__file__)))
+
+
 def run(calls, seed=0, batch=2000, device="cpu", call_timeout=60, memory_gib=2.0, log=print):
     """Runs `calls` calls in batches; returns (calls made, list of failure descriptions)."""
+    if device != "cpu":  # an unusable device fails here once, not in every worker
+        import cudalite
+
+        cudalite.ones(1, device=device)
     tgts = targets()
     failures, done, start = [], 0, 0
     env = dict(os.environ, PYTHONFAULTHANDLER="0", OMP_NUM_THREADS="1")
+    # The workers call the cudalite this process imports (an installed package or the tree).
+    env["PYTHONPATH"] = os.pathsep.join([_package_parent(), env.get("PYTHONPATH", "")])
     while start < calls:
         n = min(batch, calls - start)
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", f"--seed={seed}"]

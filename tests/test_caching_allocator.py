@@ -531,6 +531,84 @@ def test_a_failing_page_creation_during_growth_leaves_nothing_behind():
     _consistent(h)
 
 
+def test_a_failing_map_in_the_middle_of_growth_rolls_it_back():
+    # Note [Growth is all or nothing]: 8 pages to map, the fourth map fails.
+    h = H(GiB, PAGES_2MIB)
+    a = h.alloc(4 * MiB)
+    h.fill(a, 4 * MiB, 7)
+    before = h.backend_calls()
+    h.fail_next("map", 1, 3)
+    with pytest.raises(_C.AcceleratorError, match="injected failure of map"):
+        h.alloc(16 * MiB)
+    after = h.backend_calls()
+    assert after["map"] - before["map"] == 3
+    assert after["unmap"] - before["unmap"] == 3  # what was mapped is unmapped
+    assert after["create"] - before["create"] == after["release"] - before["release"] == 8
+    _consistent(h)
+    assert h.backend_used == 4 * MiB
+    assert flat(h)["allocated_bytes.all.current"] == 4 * MiB
+    p = h.alloc(16 * MiB)  # the allocator keeps working, on the same addresses
+    h.fill(p, 16 * MiB, 1)
+    assert h.check(a, 4 * MiB, 7)
+    _consistent(h)
+    h.free(p)
+    h.free(a)
+
+
+@pytest.mark.parametrize("call", ["map", "set_access"])
+def test_out_of_memory_while_mapping_frees_the_cache_retries_then_raises(call):
+    h = H(GiB, PAGES_2MIB)
+    keep = h.alloc(4 * MiB)
+    h.free(h.alloc(8 * MiB))  # cached
+    # Once: the allocator frees its cache and the retry succeeds, as after cuMemCreate.
+    h.fail_next(call, 1, 1 if call == "map" else 0, out_of_memory=True)
+    p = h.alloc(64 * MiB)
+    st = flat(h)
+    assert st["num_alloc_retries"] == 1
+    assert st["num_ooms"] == 0
+    _consistent(h)
+    h.free(p)
+    h.free(h.alloc(8 * MiB))
+    # Every time: torch's OutOfMemoryError, with nothing left behind.
+    h.fail_next(call, 1000, 0, out_of_memory=True)
+    with pytest.raises(_C.OutOfMemoryError, match=r"^Host backend out of memory\. Tried to"):
+        h.alloc(128 * MiB)  # more than the cache holds
+    assert flat(h)["num_ooms"] == 1
+    _consistent(h)
+    assert h.backend_used == 4 * MiB  # the cache was freed, the failed growth undone
+    h.fail_next(call, 0)  # cancelled
+    p = h.alloc(64 * MiB)
+    h.fill(p, 64 * MiB, 3)
+    _consistent(h)
+    h.free(p)
+    h.free(keep)
+
+
+def test_a_failing_map_while_lending_keeps_the_hole_cached():
+    h = H(GiB, PAGES_2MIB)
+    blocks = [h.alloc(4 * MiB) for _ in range(3)]
+    h.fill(blocks[0], 4 * MiB, 9)
+    h.free(blocks[1])  # a hole whose pages a growth may lend
+    h.set_memory_fraction(14 / 1024)  # 14 MiB of 1 GiB: growth has to lend
+    h.fail_next("map", 1)
+    with pytest.raises(_C.AcceleratorError, match="injected failure of map"):
+        h.alloc(6 * MiB)
+    _consistent(h)
+    assert h.backend_used == 12 * MiB
+    assert h.check(blocks[0], 4 * MiB, 9)
+    p = h.alloc(6 * MiB)  # the retry lends the hole's pages and creates one
+    assert h.backend_used == 14 * MiB
+    h.fill(p, 6 * MiB, 2)
+    assert h.check(blocks[0], 4 * MiB, 9)
+    _consistent(h)
+    h.free(p)
+
+
+def test_fail_next_out_of_memory_only_for_calls_that_report_it():
+    with pytest.raises(ValueError, match="unmap cannot report out of memory"):
+        H(GiB).fail_next("unmap", out_of_memory=True)
+
+
 def test_fail_next_checks_the_call_name():
     with pytest.raises(ValueError, match="unknown call 'cudaFree'"):
         H(GiB).fail_next("cudaFree")

@@ -292,6 +292,45 @@ def test_non_seekable_writer(device):
     assert_same_tensor(C.load(io.BytesIO(b"".join(sink.chunks))), t)
 
 
+def test_saved_records_carry_zips_crc32(device, tmp_path):
+    # save computes each record's CRC-32 itself: zipfile's own check agrees, seekable or not.
+    obj = {"w": C.randn(70_000, device=device), "e": C.zeros(0, device=device), "n": 3}
+    C.save(obj, tmp_path / "m.pt")
+    sink = io.BytesIO()
+    C.save(obj, _Unseekable(sink))
+    for data in ((tmp_path / "m.pt").read_bytes(), sink.getvalue()):
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            assert zf.testzip() is None
+            assert all(i.compress_type == zipfile.ZIP_STORED for i in zf.infolist())
+        assert_same_tensor(C.load(io.BytesIO(data))["w"], obj["w"])
+
+
+def test_record_writing_falls_back_to_the_streams_write():
+    from cudalite import _archive
+
+    class Plain:  # a record stream without zipfile's bookkeeping attributes
+        def __init__(self):
+            self.written = []
+
+        def write(self, data):
+            self.written.append(bytes(data))
+
+    out = Plain()
+    _archive._write_stored(out, memoryview(b"abc"))
+    assert out.written == [b"abc"]
+
+
+class _Unseekable:
+    def __init__(self, buf):
+        self.buf = buf
+
+    def write(self, b):
+        return self.buf.write(b)
+
+    def flush(self):
+        pass
+
+
 def test_big_endian_files_are_swapped(device):
     t = C.tensor([1.5, -2.0], dtype=C.float32, device=device)
     src = zipfile.ZipFile(io.BytesIO(saved_bytes(t)))
@@ -351,6 +390,117 @@ def test_map_location_to_cuda(device):
             "to map your storages to an existing device.",
         ):
             C.load(io.BytesIO(data), map_location=f"cuda:{n}")
+
+
+def _staged_reader(data, source, tmp_path, request):
+    from cudalite import _archive
+
+    if source == "buffer":
+        return _archive.ArchiveReader(io.BytesIO(data))
+    path = tmp_path / "staged.pt"
+    path.write_bytes(data)
+    f = open(path, "rb")  # noqa: SIM115 (closed at the end of the test)
+    request.addfinalizer(f.close)
+    return _archive.ArchiveReader(f)
+
+
+@pytest.mark.parametrize("source", ["path", "buffer"])
+def test_storages_read_through_staging_buffers(source, tmp_path, monkeypatch, request):
+    # Note [Loading onto a GPU through pinned buffers], on the CPU: parts of 1000 bytes.
+    monkeypatch.setattr(serialization._StorageLoader, "STAGE_BYTES", 1000)
+    tensors = {
+        "f": C.randn(1234),
+        "b": C.tensor([True, False] * 1001),
+        "h": C.arange(3001.0).to(C.bfloat16),
+        "e": C.zeros(0),
+    }
+    data = saved_bytes(tensors)
+    reader = _staged_reader(data, source, tmp_path, request)
+    loader = serialization._StorageLoader(reader, None, True, None)
+    for key, t in enumerate(tensors.values()):
+        st = loader._read_staged(f"data/{key}", t.numel(), t.dtype, C.device("cpu"), False)
+        assert st.nbytes() == t.numel() * t.element_size()
+        assert bytes(st.tolist()) == bytes(t.untyped_storage().tolist())
+    loader.finish()
+    assert len(loader._stages[0][1]) == 1000  # at most STAGE_BYTES
+
+
+def test_staging_buffers_grow_with_the_storages_up_to_their_limit():
+    from cudalite import _archive
+
+    reader = _archive.ArchiveReader(io.BytesIO(saved_bytes({"w": C.zeros(1)})))
+    loader = serialization._StorageLoader(reader, None, True, None)
+    sizes = []
+    for nbytes in (4, 3 << 20, 1 << 20, 100 << 20):
+        sizes.append(len(loader._staging_buffers(nbytes, False)[0][1]))
+    assert sizes == [1 << 20, 3 << 20, 3 << 20, serialization._StorageLoader.STAGE_BYTES]
+
+
+@pytest.mark.parametrize("source", ["path", "buffer"])
+def test_staged_reads_check_bounds_and_crc(source, tmp_path, monkeypatch, request):
+    monkeypatch.setattr(serialization._StorageLoader, "STAGE_BYTES", 512)
+    data = bytearray(saved_bytes({"w": C.arange(1000.0)}))
+    zf = zipfile.ZipFile(io.BytesIO(bytes(data)))
+    info = next(i for i in zf.infolist() if i.filename.endswith("data/0"))
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    data[start + 3000] ^= 0x01  # in the sixth part
+    reader = _staged_reader(bytes(data), source, tmp_path, request)
+    loader = serialization._StorageLoader(reader, None, True, None)
+    cpu = C.device("cpu")
+    with err(RuntimeError, "PytorchStreamReader failed reading file data/0: CRC-32 check failed"):
+        loader._read_staged("data/0", 1000, C.float32, cpu, False)
+    with err(
+        RuntimeError, "cudalite.load: record data/0 holds 4000 bytes, but its storage needs 4004"
+    ):
+        loader._read_staged("data/0", 1001, C.float32, cpu, False)
+    # a storage shorter than its record: the rest of the record is still checked
+    with err(RuntimeError, "PytorchStreamReader failed reading file data/0: CRC-32 check failed"):
+        loader._read_staged("data/0", 10, C.float32, cpu, False)
+
+
+def test_only_devices_named_by_locations_are_staged():
+    data = saved_bytes({"w": C.arange(4.0)})
+    from cudalite import _archive
+
+    def device_for(map_location, location="cpu"):
+        reader = _archive.ArchiveReader(io.BytesIO(data))
+        return serialization._StorageLoader(reader, map_location, True, None)._staged_device(
+            "data/0", location
+        )
+
+    for m in (None, "cpu", C.device("cpu"), {"cpu": "cpu"}, {"cuda:0": "cpu"}, "gpu"):
+        assert device_for(m) is None
+    assert device_for(lambda storage, location: None, "cuda:0") is None  # a function chooses
+    for m, location in [("cuda", "cpu"), (None, "cuda:0"), ({"cpu": "cuda:0"}, "cpu")]:
+        if HAS_CUDA:
+            assert device_for(m, location) == C.device("cuda", 0)
+        else:
+            with err(RuntimeError, CUDA_UNAVAILABLE):
+                device_for(m, location)
+
+
+def test_map_location_to_cuda_reads_through_pinned_buffers(device, tmp_path, monkeypatch):
+    monkeypatch.setattr(serialization._StorageLoader, "STAGE_BYTES", 4096)
+    obj = {
+        "w": C.randn(3000),
+        "v": C.arange(10.0),
+        "half": C.randn(5000).to(C.float16),
+        "mask": C.tensor([True, False, True] * 700),
+        "empty": C.zeros(0, 3),
+    }
+    obj["view"] = obj["w"][100:200]
+    path = tmp_path / "m.pt"
+    C.save(obj, path)
+    for source in (path, io.BytesIO(path.read_bytes())):
+        back = C.load(source, map_location=device)
+        for k, t in obj.items():
+            assert_same_tensor(back[k], t.to(device))
+        assert back["view"]._is_same_storage(back["w"])
+    damaged = bytearray(path.read_bytes())
+    damaged[damaged.index(obj["w"].numpy().tobytes()[:64]) + 5000] ^= 0x40
+    path.write_bytes(bytes(damaged))
+    with err(RuntimeError, "PytorchStreamReader failed reading file data/0: CRC-32 check failed"):
+        C.load(path, map_location=device)
 
 
 def test_map_location_errors(device):

@@ -362,27 +362,101 @@ def test_damaged_records_fail_their_crc(name, tmp_path):
     data = bytearray(saved_bytes({"w": C.arange(64.0)}))
     start, size = _record_start(bytes(data), name)
     data[start + size // 2] ^= 0x10
+    path = tmp_path / "damaged.pt"
+    path.write_bytes(bytes(data))
+    message = f"PytorchStreamReader failed reading file {name}: CRC-32 check failed"
     for weights_only in (True, False):
-        with err(
-            RuntimeError, f"PytorchStreamReader failed reading file {name}: CRC-32 check failed"
-        ):
+        with err(RuntimeError, message):
             C.load(io.BytesIO(bytes(data)), weights_only=weights_only)
+        with err(RuntimeError, message):  # a path: records are read with pread
+            C.load(path, weights_only=weights_only)
+        with open(path, "rb") as f, err(RuntimeError, message):
+            C.load(f, weights_only=weights_only)
     if name == "data/0":  # mmap=True maps the storages without reading them: no check
-        path = tmp_path / "damaged.pt"
-        path.write_bytes(bytes(data))
         loaded = C.load(path, mmap=True)["w"]
         assert loaded.tolist() != C.arange(64.0).tolist()
+
+
+def _crc_payload(n):
+    return bytes((i * 7 + n + (i >> 8)) % 256 for i in range(n))
 
 
 def test_crc32_matches_zlib():
     from cudalite import _C
 
-    for n in (0, 1, 15, 16, 63, 64, 65, 1000, 4097):
-        payload = bytes((i * 7 + n) % 256 for i in range(n))
+    sizes = (0, 1, 15, 16, 63, 64, 65, 255, 256, 257, 319, 320, 511, 512, 1000, 4097, 70_001)
+    for n in sizes:
+        payload = _crc_payload(n)
         for start in (0, 0x12345678):
             assert _C._crc32(payload, start) == zlib.crc32(payload, start)
             assert _C._crc32_table(payload, start) == zlib.crc32(payload, start)
+        for skew in (1, 5, 17):  # unaligned starts
+            view = memoryview(payload)[skew:]
+            assert _C._crc32(view) == zlib.crc32(payload[skew:])
     assert _C._crc32(memoryview(bytearray(b"abcdef"))[1:]) == zlib.crc32(b"bcdef")
+
+
+def test_read_file_crc32_reads_and_checksums_a_range(tmp_path):
+    from cudalite import _C
+
+    data = _crc_payload(9 << 20)  # several read chunks, past the huge-page threshold
+    path = tmp_path / "data.bin"
+    path.write_bytes(data)
+    with open(path, "rb") as f:
+        fd = f.fileno()
+        for offset, n, skip in [(0, len(data), 0), (3, 5 << 20, 1000), (100, 0, 7), (0, 64, 0)]:
+            buf = bytearray(n)
+            crc = _C._read_file_crc32(fd, offset, buf, skip)
+            assert bytes(buf) == data[offset : offset + n]
+            assert crc == zlib.crc32(data[offset : offset + n + skip])
+            assert f.tell() == 0  # pread: the file position is unchanged
+        assert _C._read_file_crc32(fd, 10, bytearray(5), 0, 123) == zlib.crc32(data[10:15], 123)
+        with pytest.raises(RuntimeError, match="unexpected end of file"):
+            _C._read_file_crc32(fd, len(data) - 10, bytearray(11))
+        with pytest.raises(RuntimeError, match="unexpected end of file"):
+            _C._read_file_crc32(fd, len(data) - 10, bytearray(5), 6)
+        with pytest.raises(BufferError):
+            _C._read_file_crc32(fd, 0, b"read-only")
+    with pytest.raises(RuntimeError, match="read failed"):
+        _C._read_file_crc32(fd, 0, bytearray(4))  # closed
+
+
+def test_only_plain_files_are_read_by_descriptor(tmp_path):
+    import gzip
+
+    from cudalite import _archive
+
+    path = tmp_path / "w.pt"
+    C.save({"w": C.arange(10.0)}, path)
+    with open(path, "rb") as f:
+        assert _archive._file_descriptor(f) == f.fileno()
+    with open(path, "rb", buffering=0) as f:
+        assert _archive._file_descriptor(f) == f.fileno()
+    assert _archive._file_descriptor(io.BytesIO(path.read_bytes())) is None
+    # A GzipFile's fileno() is the compressed file's: its records are read through it.
+    with gzip.open(tmp_path / "w.pt.gz", "wb") as g:
+        g.write(path.read_bytes())
+    with gzip.open(tmp_path / "w.pt.gz", "rb") as g:
+        assert _archive._file_descriptor(g) is None
+        assert C.load(g)["w"].tolist() == C.arange(10.0).tolist()
+    with open(path, "r+b") as f:  # other stream types: read through the stream
+        assert _archive._file_descriptor(f) is None
+        assert C.load(f)["w"].tolist() == C.arange(10.0).tolist()
+
+
+def test_a_record_longer_than_its_storage_is_checked_whole(tmp_path):
+    floats = struct.pack("<8f", *range(8))
+    pkl = PROTO2 + rebuild_v2(storage_pid(numel=4)) + b"."
+    data = archive(pkl, data__0=floats).getvalue()
+    path = tmp_path / "long.pt"
+    path.write_bytes(data)
+    assert C.load(path).tolist() == [0.0, 1.0, 2.0, 3.0]
+    start, size = _record_start(data, "data/0")
+    damaged = bytearray(data)
+    damaged[start + size - 1] ^= 1  # past the storage, inside the record
+    path.write_bytes(bytes(damaged))
+    with err(RuntimeError, "PytorchStreamReader failed reading file data/0: CRC-32 check failed"):
+        C.load(path)
 
 
 # ---- tensors on the file's storages ----

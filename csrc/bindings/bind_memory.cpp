@@ -387,12 +387,13 @@ void bind_host_allocator(py::module_& mm) {
           "Virtual-memory calls and stream synchronisations made so far, by kind.")
       .def(
           "fail_next",
-          [](H& h, const std::string& call, int count, int after) {
-            h.backend().fail_next(call, count, after);
+          [](H& h, const std::string& call, int count, int after, bool out_of_memory) {
+            h.backend().fail_next(call, count, after, out_of_memory);
           },
           py::arg("call"), py::arg("count") = 1, py::arg("after") = 0,
+          py::arg("out_of_memory") = false,
           "After `after` more backend calls of this kind, the next `count` fail with "
-          "AcceleratorError (tests).")
+          "AcceleratorError, or with out_of_memory report an exhausted device (tests).")
       .def("fill", [](H&, uintptr_t p, size_t n, int v) { std::memset((void*)p, v, n); })
       .def("check",
            [](H&, uintptr_t p, size_t n, int v) {

@@ -40,9 +40,11 @@ class AllocBackend {
   virtual void release_physical(PhysHandle h, size_t nbytes) = 0;
   // Maps all of h (nbytes) at va. The same handle may be mapped at several addresses at
   // once; CUDA maps whole handles only (cuMemMap's offset must be 0). set_access makes a
-  // mapped range usable; unmap takes one whole earlier map().
-  virtual void map(void* va, size_t nbytes, PhysHandle h) = 0;
-  virtual void set_access(void* va, size_t nbytes) = 0;
+  // mapped range usable; unmap takes one whole earlier map(). map and set_access return
+  // false, having changed nothing, when the device is out of memory (the driver needs some
+  // for page tables); they throw on other errors.
+  virtual bool map(void* va, size_t nbytes, PhysHandle h) = 0;
+  virtual bool set_access(void* va, size_t nbytes) = 0;
   virtual void unmap(void* va, size_t nbytes) = 0;
 
   // Events mark a point in a stream; query_event is true once the stream has passed it.

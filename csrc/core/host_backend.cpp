@@ -30,17 +30,28 @@ HostBackend::~HostBackend() {
 }
 
 namespace {
-const char* const kOpNames[] = {
-    "free",       "map", "unmap", "create_physical", "release_physical", "release_address",
-    "synchronize"};
+const char* const kOpNames[] = {"free",
+                                "map",
+                                "set_access",
+                                "unmap",
+                                "create_physical",
+                                "release_physical",
+                                "release_address",
+                                "synchronize"};
 }  // namespace
 
-void HostBackend::fail_next(const std::string& call, int count, int after) {
+void HostBackend::fail_next(const std::string& call, int count, int after, bool out_of_memory) {
   for (int op = 0; op < kNumOps; ++op) {
     if (call == kOpNames[op]) {
+      if (out_of_memory && op != kMap && op != kSetAccess && op != kCreate) {
+        throw ValueError(detail::str("HostBackend.fail_next: ", call,
+                                     " cannot report out of memory (only create_physical, map "
+                                     "and set_access can)"));
+      }
       std::lock_guard<std::mutex> lock(mu_);
       fail_[op] = count;
       fail_after_[op] = after;
+      fail_oom_[op] = out_of_memory;
       bool any = false;
       for (int c : fail_) any = any || c > 0;
       failing_.store(any);
@@ -50,18 +61,19 @@ void HostBackend::fail_next(const std::string& call, int count, int after) {
   throw ValueError(detail::str("HostBackend.fail_next: unknown call '", call, "'"));
 }
 
-void HostBackend::maybe_fail(Op op) {
-  if (!failing_.load(std::memory_order_relaxed)) return;
+bool HostBackend::maybe_fail(Op op) {
+  if (!failing_.load(std::memory_order_relaxed)) return false;
   std::lock_guard<std::mutex> lock(mu_);
-  if (fail_[op] <= 0) return;
+  if (fail_[op] <= 0) return false;
   if (fail_after_[op] > 0) {
     --fail_after_[op];
-    return;
+    return false;
   }
   --fail_[op];
   bool any = false;
   for (int c : fail_) any = any || c > 0;
   failing_.store(any);
+  if (fail_oom_[op]) return true;
   throw AcceleratorError(999, detail::str("host backend: injected failure of ", kOpNames[op]));
 }
 
@@ -110,7 +122,7 @@ void HostBackend::release_address(void* base, size_t) {
 }
 
 PhysHandle HostBackend::create_physical(size_t nbytes) {
-  maybe_fail(kCreate);
+  if (maybe_fail(kCreate)) return 0;
   std::lock_guard<std::mutex> lock(mu_);
   if (nbytes > capacity_ - std::min(used_, capacity_)) return 0;
   size_t off = 0;
@@ -155,19 +167,28 @@ void HostBackend::release_physical(PhysHandle h, size_t nbytes) {
   free_ranges_[off] = nbytes;
 }
 
-void HostBackend::map(void* va, size_t nbytes, PhysHandle h) {
-  maybe_fail(kMap);
+bool HostBackend::map(void* va, size_t nbytes, PhysHandle h) {
+  if (maybe_fail(kMap)) return false;
   void* p = mmap(va, nbytes, PROT_NONE, MAP_SHARED | MAP_FIXED, fd_, off_t(h - 1));
-  if (p == MAP_FAILED) sys_fail("mmap");
+  if (p == MAP_FAILED) {
+    if (errno == ENOMEM) return false;
+    sys_fail("mmap");
+  }
   std::lock_guard<std::mutex> lock(mu_);
   ++calls_.map;
   calls_.mapped_pages += nbytes / kGranularity;
+  return true;
 }
 
-void HostBackend::set_access(void* va, size_t nbytes) {
-  if (mprotect(va, nbytes, PROT_READ | PROT_WRITE) != 0) sys_fail("mprotect");
+bool HostBackend::set_access(void* va, size_t nbytes) {
+  if (maybe_fail(kSetAccess)) return false;
+  if (mprotect(va, nbytes, PROT_READ | PROT_WRITE) != 0) {
+    if (errno == ENOMEM) return false;
+    sys_fail("mprotect");
+  }
   std::lock_guard<std::mutex> lock(mu_);
   ++calls_.set_access;
+  return true;
 }
 
 void HostBackend::unmap(void* va, size_t nbytes) {

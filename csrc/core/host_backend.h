@@ -44,8 +44,8 @@ class HostBackend final : public AllocBackend {
   void release_address(void* base, size_t nbytes) override;
   PhysHandle create_physical(size_t nbytes) override;
   void release_physical(PhysHandle h, size_t nbytes) override;
-  void map(void* va, size_t nbytes, PhysHandle h) override;
-  void set_access(void* va, size_t nbytes) override;
+  bool map(void* va, size_t nbytes, PhysHandle h) override;
+  bool set_access(void* va, size_t nbytes) override;
   void unmap(void* va, size_t nbytes) override;
 
   EventHandle create_event() override;
@@ -76,10 +76,13 @@ class HostBackend final : public AllocBackend {
   Calls calls() const;
 
   // Failure injection, for tests of the allocator's error paths: after `after` more calls of
-  // `call` ("free", "map", "unmap", "create_physical", "release_physical",
+  // `call` ("free", "map", "set_access", "unmap", "create_physical", "release_physical",
   // "release_address", "synchronize") succeed, the next `count` do nothing and throw
-  // AcceleratorError, as a failing driver call does. Throws ValueError for an unknown name.
-  void fail_next(const std::string& call, int count = 1, int after = 0);
+  // AcceleratorError, as a failing driver call does; with out_of_memory, they report an
+  // exhausted device instead (create_physical returns 0, map and set_access false), which
+  // only those three calls can. count = 0 cancels a pending injection. Throws ValueError for
+  // an unknown name, or out_of_memory for another call.
+  void fail_next(const std::string& call, int count = 1, int after = 0, bool out_of_memory = false);
 
  private:
   struct FakeEvent {
@@ -91,14 +94,26 @@ class HostBackend final : public AllocBackend {
     uint64_t completed = 0;
   };
 
-  enum Op { kFree, kMap, kUnmap, kCreate, kRelease, kReleaseAddress, kSynchronize, kNumOps };
-  void maybe_fail(Op op);
+  enum Op {
+    kFree,
+    kMap,
+    kSetAccess,
+    kUnmap,
+    kCreate,
+    kRelease,
+    kReleaseAddress,
+    kSynchronize,
+    kNumOps
+  };
+  // Throws the injected AcceleratorError, or returns true for an injected out-of-memory.
+  bool maybe_fail(Op op);
 
   int index_;
   int fd_ = -1;
   std::atomic<bool> failing_{false};  // some fail_next() count is pending
   int fail_[kNumOps] = {};
   int fail_after_[kNumOps] = {};
+  bool fail_oom_[kNumOps] = {};
   size_t capacity_;
   size_t used_ = 0;
   size_t file_end_ = 0;

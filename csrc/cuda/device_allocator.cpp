@@ -155,19 +155,25 @@ class CudaBackend final : public AllocBackend {
     DeviceGuard g(device_);
     CL_DRIVER_CHECK(driver().cuMemRelease(CUmemGenericAllocationHandle(h)), "cuMemRelease");
   }
-  void map(void* va, size_t nbytes, PhysHandle h) override {
+  // Out of memory is a result, not an error (Note [Growth is all or nothing]): the
+  // allocator undoes the growth, frees its cache and retries before it raises.
+  bool map(void* va, size_t nbytes, PhysHandle h) override {
     DeviceGuard g(device_);
-    CL_DRIVER_CHECK(
-        driver().cuMemMap(CUdeviceptr(va), nbytes, 0, CUmemGenericAllocationHandle(h), 0),
-        "cuMemMap");
+    CUresult r = driver().cuMemMap(CUdeviceptr(va), nbytes, 0, CUmemGenericAllocationHandle(h), 0);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) return false;
+    if (r != CUDA_SUCCESS) throw_driver_error(r, "cuMemMap");
+    return true;
   }
-  void set_access(void* va, size_t nbytes) override {
+  bool set_access(void* va, size_t nbytes) override {
     DeviceGuard g(device_);
     CUmemAccessDesc desc{};
     desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     desc.location.id = device_;
     desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    CL_DRIVER_CHECK(driver().cuMemSetAccess(CUdeviceptr(va), nbytes, &desc, 1), "cuMemSetAccess");
+    CUresult r = driver().cuMemSetAccess(CUdeviceptr(va), nbytes, &desc, 1);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) return false;
+    if (r != CUDA_SUCCESS) throw_driver_error(r, "cuMemSetAccess");
+    return true;
   }
   void unmap(void* va, size_t nbytes) override {
     flush_deferred();  // Note [Deferred launches]

@@ -20,7 +20,9 @@ file (``cudalite.load(..., mmap=True)``).
 
 from __future__ import annotations
 
+import io
 import os
+import stat
 import struct
 import zlib
 
@@ -77,7 +79,7 @@ class ArchiveWriter:
         pad = -start % ALIGNMENT
         info.extra = b"FB" + struct.pack("<H", pad) + b"Z" * pad
         with self._zip.open(info, "w") as out:
-            out.write(data)
+            _write_stored(out, data)
         self._crc = zlib.crc32(struct.pack("<I", info.CRC), self._crc)
 
     def close(self):
@@ -88,6 +90,22 @@ class ArchiveWriter:
         serialization_id = f"{random.getrandbits(64):020d}{self._crc:020d}"
         self.write_record(".data/serialization_id", serialization_id.encode("ascii"))
         self._zip.close()
+
+
+def _write_stored(out, data):
+    """Writes ``data`` through ``out``, a ``ZipFile.open(info, "w")`` of an uncompressed record,
+    with its CRC-32 computed by cudalite (``zipfile`` uses ``zlib.crc32``: 0.26 s per GiB on
+    an x86-64 core with AVX-512, against 0.06 s). The stream's own bookkeeping (bytes
+    written, CRC) is what its ``close()`` reads; where those attributes are not there (another
+    Python's ``zipfile``), ``out.write`` does it all."""
+    if not all(hasattr(out, k) for k in ("_fileobj", "_file_size", "_crc", "_compressor")) or (
+        out._compressor is not None or out._file_size or out._crc
+    ):
+        out.write(data)
+        return
+    out._fileobj.write(data)
+    out._file_size = len(data)
+    out._crc = _C._crc32(data)
 
 
 class _Record:
@@ -117,6 +135,7 @@ class ArchiveReader:
         import zipfile
 
         self._f = fileobj
+        self._fd = _file_descriptor(fileobj)
         fileobj.seek(0, os.SEEK_END)
         self.file_size = fileobj.tell()
         fileobj.seek(0)
@@ -198,11 +217,49 @@ class ArchiveReader:
         view = memoryview(buffer).cast("B")
         if len(view) > record.size:
             raise _read_error(name, "the record is shorter than its storage")
-        self._f.seek(record.start)
-        if record.stored:
+        if record.stored and self._fd is not None:
+            try:
+                crc = _C._read_file_crc32(self._fd, record.start, view, record.size - len(view))
+            except RuntimeError as e:
+                raise _read_error(name, str(e)) from None
+        elif record.stored:
+            self._f.seek(record.start)
             crc = self._read_stored(record, view)
         else:
+            self._f.seek(record.start)
             crc = self._inflate(record, view)
+        if crc != record.crc:
+            raise _read_error(name, "CRC-32 check failed")
+
+    def read_part(self, name, pos, buffer, crc):
+        """Reads bytes [pos, pos + len(buffer)) of an uncompressed record into ``buffer``
+        (memory that is not fresh: pinned staging buffers) and returns ``crc`` continued over
+        them. A record read in parts, in order, is then checked by ``check_rest``."""
+        record = self._locate(name)
+        view = memoryview(buffer).cast("B")
+        if not record.stored or pos + len(view) > record.size:
+            raise _read_error(name, "the record is shorter than its storage")
+        if self._fd is not None:
+            try:
+                return _C._read_file_crc32(self._fd, record.start + pos, view, 0, crc, False)
+            except RuntimeError as e:
+                raise _read_error(name, str(e)) from None
+        self._f.seek(record.start + pos)
+        return self._read_stream(record, view, crc)
+
+    def check_rest(self, name, pos, crc):
+        """Reads a record from ``pos`` to its end (``crc`` is that of the bytes before) and
+        checks the CRC-32 of the whole record."""
+        record = self._locate(name)
+        rest = record.size - pos
+        if self._fd is not None:
+            try:
+                crc = _C._read_file_crc32(self._fd, record.start + pos, bytearray(), rest, crc)
+            except RuntimeError as e:
+                raise _read_error(name, str(e)) from None
+        else:
+            self._f.seek(record.start + pos)
+            crc = self._skip_stream(record, rest, crc)
         if crc != record.crc:
             raise _read_error(name, "CRC-32 check failed")
 
@@ -211,9 +268,13 @@ class ArchiveReader:
         return readinto(view) if readinto is not None else _read_into(self._f, view)
 
     def _read_stored(self, record, view):
-        """Reads ``view`` and skips the rest of the record, in chunks checksummed while they
-        are in the cache; the CRC-32 of the whole record."""
-        crc = 0
+        """Reads ``view`` and skips the rest of the record; the CRC-32 of the whole record."""
+        crc = self._read_stream(record, view, 0)
+        return self._skip_stream(record, record.size - len(view), crc)
+
+    def _read_stream(self, record, view, crc):
+        """Reads ``view`` from the stream, in chunks checksummed while they are in the cache;
+        ``crc`` continued over them."""
         pos, n = 0, len(view)
         while pos < n:
             got = self._read_chunk(view[pos : min(n, pos + _CHUNK)])
@@ -221,7 +282,10 @@ class ArchiveReader:
                 raise _read_error(record.name, "unexpected end of file")
             crc = _crc32(view[pos : pos + got], crc)
             pos += got
-        rest = record.size - n
+        return crc
+
+    def _skip_stream(self, record, rest, crc):
+        """Reads ``rest`` more bytes of the stream into scratch memory; ``crc`` continued."""
         if rest:
             scratch = memoryview(bytearray(min(rest, _CHUNK)))
             while rest:
@@ -272,6 +336,20 @@ class ArchiveReader:
 # Deflate's densest output: 258 bytes for every 2 bits (about 1032 to 1).
 _MAX_INFLATE_RATIO = 1032
 _CHUNK = 4 << 20  # read and checksum in cache-sized pieces
+
+
+def _file_descriptor(fileobj):
+    """The descriptor of a plain file opened for reading (``open(path, "rb")``), which records
+    are read from with ``pread`` (csrc/core/file_read.h); None for other streams, whose
+    ``fileno()`` may name something else than their bytes (a ``GzipFile``'s is the compressed
+    file's)."""
+    if type(fileobj) not in (io.BufferedReader, io.FileIO):
+        return None
+    try:
+        fd = fileobj.fileno()
+        return fd if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except (OSError, ValueError):
+        return None
 
 
 def _crc32(data, value):

@@ -359,9 +359,15 @@ def _maybe_decode_ascii(s):
 class _StorageLoader:
     """Reads each storage of an archive once, on first use, and restores its location."""
 
+    # Bytes of each pinned staging buffer of loads onto a GPU, at most (two of them, Note
+    # [Loading onto a GPU through pinned buffers]).
+    STAGE_BYTES = 8 << 20
+
     def __init__(self, reader, map_location, weights_only, mapped):
         self._reader = reader
+        self._map_location = map_location
         self._restore = _get_restore_location(map_location)
+        self._stages = None  # [[pinned uint8 tensor, its NumPy view, event or None]] * 2
         self._weights_only = weights_only
         self._mapped = mapped  # the file as a NumPy memmap, for mmap=True
         self._loaded = {}
@@ -393,19 +399,110 @@ class _StorageLoader:
                 f"{type(key).__name__} and {type(location).__name__}"
             )
         if key not in self._loaded:
-            storage = self._read(f"data/{key}", numel, storage_type.dtype)
-            self._loaded[key] = self._restore(storage, _maybe_decode_ascii(location))
+            name, location = f"data/{key}", _maybe_decode_ascii(location)
+            device = self._staged_device(name, location)
+            if device is not None:
+                self._loaded[key] = self._read_staged(name, numel, storage_type.dtype, device)
+            else:
+                storage = self._read(name, numel, storage_type.dtype)
+                self._loaded[key] = self._restore(storage, location)
         return self._loaded[key]
 
-    def _read(self, name, numel, dtype):
-        """A CPU storage of ``dtype`` with the ``numel`` elements of record ``name``."""
-        np = numpy()
+    # Note [Loading onto a GPU through pinned buffers]
+    # A storage restored to a GPU would otherwise be read into fresh pageable memory (its
+    # pages faulted in), then copied again by the CPU into pinned staging buffers for the DMA
+    # (Note [Staged pageable copies]). When the storage's location is a CUDA device that
+    # map_location names (or the saved one, without map_location), an uncompressed record in
+    # the file's byte order is instead read in 8 MiB parts straight into two pinned buffers
+    # taking turns, each copied to the GPU storage asynchronously while the next part is
+    # read; a buffer is refilled once the event after its last copy has completed. The
+    # record's CRC-32 is checked as in every load (a storage whose record fails it is
+    # dropped); host memory holds 16 MiB of it at most.
+
+    def _staged_device(self, name, location):
+        """The CUDA device a storage goes to, when it can be read through pinned buffers."""
+        m = self._map_location
+        if m is None:
+            target = location
+        elif isinstance(m, dict):
+            target = _location_str(m.get(location, location))
+        elif isinstance(m, (str, bytes, _C.device)):
+            target = _location_str(m)
+        else:
+            return None  # a function chooses from the storage read into host memory
+        if not (
+            isinstance(target, str)
+            and (target == "cuda" or (target.startswith("cuda") and target[4:5] in ":0123456789"))
+        ):
+            return None
+        if self._mapped is not None or self._byteorder != sys.byteorder:
+            return None
+        if self._reader.data_offset(name) is None:  # a compressed record
+            return None
+        return _C.device("cuda", validate_cuda_device(target))
+
+    def _read_staged(self, name, numel, dtype, device, pinned=True):
+        """A storage on ``device`` with the ``numel`` elements of record ``name``, read
+        through pinned buffers (Note [Loading onto a GPU through pinned buffers])."""
+        nbytes = self._checked_nbytes(name, numel, dtype)
+        flat = _C._empty([numel], dtype, device, False)
+        dst = flat.view(_C.uint8)
+        stages = self._staging_buffers(nbytes, pinned)
+        cuda = device.type == "cuda"
+        if cuda:
+            from cudalite import cuda as _cuda
+
+            stream = _cuda.current_stream(device)
+        crc, pos, turn = 0, 0, 0
+        while pos < nbytes:
+            stage = stages[turn % len(stages)]
+            if stage[2] is not None:
+                stage[2].synchronize()  # its last copy has read it
+            n = min(len(stage[1]), nbytes - pos)
+            crc = self._reader.read_part(name, pos, stage[1][:n], crc)
+            dst[pos : pos + n].copy_(stage[0][:n], non_blocking=True)
+            if cuda:
+                stage[2] = _cuda.Event()
+                stage[2].record(stream)
+            pos += n
+            turn += 1
+        self._reader.check_rest(name, pos, crc)
+        return UntypedStorage._wrap(flat)
+
+    def _staging_buffers(self, nbytes, pinned):
+        """The two staging buffers, of STAGE_BYTES or, while the storages read so far were
+        smaller, of the largest of them rounded up to 1 MiB: loading a small file pins
+        little memory."""
+        size = min(self.STAGE_BYTES, -(-max(nbytes, 1) // (1 << 20)) << 20)
+        if self._stages is None or len(self._stages[0][1]) < size:
+            self.finish()  # the copies from the smaller buffers are done
+            self._stages = []
+            for _ in range(2):
+                t = _C.empty(size, dtype=_C.uint8, pin_memory=pinned)
+                self._stages.append([t, _C._numpy(t), None])
+        return self._stages
+
+    def finish(self):
+        """Waits for the copies from the staging buffers: the storages are ready for any
+        stream when load returns, as after a blocking copy."""
+        for stage in self._stages or ():
+            if stage[2] is not None:
+                stage[2].synchronize()
+                stage[2] = None
+
+    def _checked_nbytes(self, name, numel, dtype):
         nbytes = numel * dtype.itemsize
         size = self._reader.record_size(name)
         if size < nbytes:
             raise RuntimeError(
                 f"cudalite.load: record {name} holds {size} bytes, but its storage needs {nbytes}"
             )
+        return nbytes
+
+    def _read(self, name, numel, dtype):
+        """A CPU storage of ``dtype`` with the ``numel`` elements of record ``name``."""
+        np = numpy()
+        nbytes = self._checked_nbytes(name, numel, dtype)
         native = self._byteorder == sys.byteorder
         if self._mapped is not None and native:
             offset = self._reader.data_offset(name)
@@ -456,7 +553,10 @@ def _load(reader, map_location, unpickler_class, weights_only, mapped, **pickle_
     data = io.BytesIO(reader.get_record("data.pkl"))
     if weights_only:
         pickle_load_args["max_bytes"] = reader.file_size
-    return StorageUnpickler(data, **pickle_load_args).load()
+    try:
+        return StorageUnpickler(data, **pickle_load_args).load()
+    finally:
+        storages.finish()
 
 
 def _legacy_load(f, unpickler_class, **pickle_load_args):

@@ -271,4 +271,94 @@ TEST_F(ArenaTest, AFailingReleaseKeepsThePageCounted) {
   check();
 }
 
+// Note [Growth is all or nothing]: a map failing in the middle of a growth of several pages
+// unmaps the pages mapped before it and releases the new ones.
+TEST_F(ArenaTest, AFailingMapInTheMiddleOfAGrowthUndoesIt) {
+  Block* a = alloc(2 * MiB);
+  std::memset(a->ptr, 0x11, 2 * MiB);
+  const size_t maps = ledger.maps, mapped = ledger.mapped_bytes;
+  const size_t unmaps_before = backend.calls().unmap;
+  backend.fail_next("map", 1, 2);  // the third of four maps fails
+  EXPECT_THROW(arena.grow(8 * MiB), cl::AcceleratorError);
+  EXPECT_EQ(backend.calls().unmap, unmaps_before + 2);  // the two mapped pages
+  EXPECT_EQ(backend.used(), 2 * MiB);                   // the four new pages released
+  EXPECT_EQ(arena.pages(), 1u);
+  EXPECT_EQ(ledger.maps, maps);
+  EXPECT_EQ(ledger.mapped_bytes, mapped);
+  check();
+  Block* b = alloc(8 * MiB);  // the same addresses map again
+  ASSERT_NE(b, nullptr);
+  std::memset(b->ptr, 0x22, 8 * MiB);
+  EXPECT_EQ(static_cast<unsigned char>(a->ptr[2 * MiB - 1]), 0x11);
+  check();
+}
+
+TEST_F(ArenaTest, AMapOutOfMemoryReturnsNullAndChangesNothing) {
+  alloc(2 * MiB);
+  for (const char* call : {"map", "set_access"}) {
+    backend.fail_next(call, 1, call[0] == 'm' ? 3 : 0, /*out_of_memory=*/true);
+    EXPECT_EQ(arena.grow(8 * MiB), nullptr);
+    EXPECT_EQ(backend.used(), 2 * MiB);
+    EXPECT_EQ(arena.pages(), 1u);
+    check();
+  }
+  EXPECT_NE(alloc(8 * MiB), nullptr);
+  check();
+}
+
+TEST_F(ArenaTest, AFailingSetAccessUnmapsEveryPage) {
+  alloc(2 * MiB);
+  const size_t unmaps_before = backend.calls().unmap;
+  backend.fail_next("set_access", 1);
+  EXPECT_THROW(arena.grow(6 * MiB), cl::AcceleratorError);
+  EXPECT_EQ(backend.calls().unmap, unmaps_before + 3);
+  EXPECT_EQ(backend.used(), 2 * MiB);
+  check();
+  EXPECT_NE(alloc(6 * MiB), nullptr);
+  check();
+}
+
+TEST_F(ArenaTest, AFailingMapWhileLendingLeavesTheHoleFree) {
+  alloc(4 * MiB);
+  Block* hole = alloc(4 * MiB);
+  alloc(4 * MiB);
+  char* const hole_va = hole->ptr;
+  std::memset(hole_va, 0x33, 4 * MiB);
+  release(hole);
+  ledger.room = 0;
+  const size_t used = backend.used();
+  backend.fail_next("map", 1, 1);  // the second lent page fails to map
+  EXPECT_THROW(arena.grow(6 * MiB), cl::AcceleratorError);
+  EXPECT_EQ(arena.lent_bytes(), 0u);  // nothing was lent
+  EXPECT_EQ(backend.used(), used);    // the new page released
+  Block* again = arena.best_fit(4 * MiB);
+  ASSERT_NE(again, nullptr);  // the hole is free and cached as before
+  EXPECT_EQ(again->ptr, hole_va);
+  EXPECT_EQ(static_cast<unsigned char>(hole_va[4 * MiB - 1]), 0x33);
+  check();
+  Block* w = alloc(6 * MiB);  // the retry lends the hole's pages
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(arena.lent_bytes(), 4 * MiB);
+  EXPECT_EQ(backend.used(), used + 2 * MiB);
+  check();
+}
+
+TEST(HostBackendTest, OnlyCreateMapAndSetAccessReportOutOfMemory) {
+  HostBackend backend(size_t(1) << 30);
+  EXPECT_THROW(backend.fail_next("unmap", 1, 0, true), cl::ValueError);
+  backend.fail_next("create_physical", 1, 0, true);
+  EXPECT_EQ(backend.create_physical(2 * MiB), 0u);
+  cl::PhysHandle h = backend.create_physical(2 * MiB);
+  EXPECT_NE(h, 0u);
+  backend.fail_next("map", 5, 0, true);
+  backend.fail_next("map", 0);  // cancelled
+  void* va = backend.reserve_address(2 * MiB);
+  ASSERT_NE(va, nullptr);
+  EXPECT_TRUE(backend.map(va, 2 * MiB, h));
+  EXPECT_TRUE(backend.set_access(va, 2 * MiB));
+  backend.unmap(va, 2 * MiB);
+  backend.release_physical(h, 2 * MiB);
+  backend.release_address(va, 2 * MiB);
+}
+
 }  // namespace

@@ -13,6 +13,7 @@
 #include "core/detail/arena.h"
 
 #include <algorithm>
+#include <exception>
 #include <iterator>
 
 #include "core/error.h"
@@ -114,17 +115,42 @@ Reservation* Arena::new_reservation(size_t min_size) {
 // Maps `need` bytes at `cursor` in reservation `a` (unmapped address space): whole free pages
 // of the arena's holes first (lending), then new pages. While the ledger gives growth room,
 // new pages are preferred to lending (Note [Growth budget]). Returns false, changing nothing,
-// when the memory is exhausted.
+// when the memory is exhausted; a driver error propagates, changing nothing either
+// (Note [Growth is all or nothing]).
+//
+// Note [Growth is all or nothing]
+// A growth makes many driver calls: one create_physical per new page, one map per page
+// (new or lent), one set_access for the range. Every one of them can fail, cuMemMap and
+// cuMemSetAccess included (they need memory for page tables). So the pages are created and
+// mapped, and the range made accessible, before the arena records anything; when a call
+// fails, what was mapped is unmapped and what was created released, in reverse order, and
+// the arena is as before the growth. An exhausted device (create_physical returns 0, map or
+// set_access false) makes the growth return false, so that the allocator frees its cache,
+// retries, and raises OutOfMemoryError; any other failure propagates as the driver's error.
+// Errors of the undo itself are ignored: the first error is the one reported.
 bool Arena::map_pages(Reservation* a, char* cursor, size_t need) {
   size_t fresh = 0;
   const size_t page = page_;
   size_t room = ledger_.growth_room() / page * page;
-  // Plan the lending and create the missing pages before changing anything, so that a
-  // failure leaves the arena as it was. When new pages cannot be had, lend all there is.
+  // Plan the lending and create the missing pages before changing anything. When new pages
+  // cannot be had, lend all there is.
   std::vector<LendPiece> plan;
   std::vector<std::pair<PhysHandle, size_t>> created;
-  auto release_created = [&] {
-    for (auto& c : created) backend_.release_physical(c.first, c.second);
+  std::vector<std::pair<char*, size_t>> mapped;
+  auto undo = [&] {
+    for (auto it = mapped.rbegin(); it != mapped.rend(); ++it) {
+      try {
+        backend_.unmap(it->first, it->second);
+      } catch (const std::exception&) {
+      }
+    }
+    mapped.clear();
+    for (auto it = created.rbegin(); it != created.rend(); ++it) {
+      try {
+        backend_.release_physical(it->first, it->second);
+      } catch (const std::exception&) {
+      }
+    }
     created.clear();
   };
   for (;;) {
@@ -143,34 +169,57 @@ bool Arena::map_pages(Reservation* a, char* cursor, size_t need) {
         done += n;
       }
     } catch (...) {
-      release_created();
+      undo();
       throw;
     }
     if (ok) break;
-    release_created();
+    undo();
     if (room == 0) return false;
     room = 0;
   }
-  char* const start = cursor;
-  if (!plan.empty()) cursor += lend_pages(plan, a, cursor);
+  // Map the lent pages, then the new ones, and make the range accessible.
+  bool ok = true;
+  try {
+    char* va = cursor;
+    for (const LendPiece& p : plan) {
+      const PhysHandle h = reservation_of(p.block)->extents.at(p.lo).chunk->handle;
+      if (!(ok = backend_.map(va, p.len, h))) break;
+      mapped.emplace_back(va, p.len);
+      va += p.len;
+    }
+    for (size_t i = 0; ok && i < created.size(); ++i) {
+      if (!(ok = backend_.map(va, created[i].second, created[i].first))) break;
+      mapped.emplace_back(va, created[i].second);
+      va += created[i].second;
+    }
+    if (ok) ok = backend_.set_access(cursor, need);
+  } catch (...) {
+    undo();
+    throw;
+  }
+  if (!ok) {
+    undo();
+    return false;
+  }
+  // Every driver call succeeded: record it all (nothing below can fail).
+  char* va = cursor;
+  if (!plan.empty()) va += lend_pages(plan, a, va);
   size_t maps = 0;
   for (auto& hc : created) {
     chunks_.push_back(std::make_unique<PhysChunk>());
     PhysChunk* c = chunks_.back().get();
     c->handle = hc.first;
     c->size = hc.second;
-    backend_.map(cursor, c->size, c->handle);
-    a->extents[cursor] = Extent{c->size, c};
-    c->maps.emplace_back(a, cursor);
+    a->extents[va] = Extent{c->size, c};
+    c->maps.emplace_back(a, va);
     c->live_seg = a;
-    c->live_va = cursor;
+    c->live_va = va;
     ++maps;
-    cursor += c->size;
+    va += c->size;
   }
   ledger_.device_calls(*this, maps, 0);
   ledger_.reserved_changed(*this, int64_t(fresh));
-  backend_.set_access(start, need);
-  ledger_.mapped(*this, start, need);
+  ledger_.mapped(*this, cursor, need);
   return true;
 }
 
@@ -304,11 +353,15 @@ Block* Arena::grow_in_place(size_t size, size_t limit) {
   }
   char* const lo = best.first->state == BlockState::kFree ? best.first->ptr : pieces[0].lo;
   bool ok = true;
+  std::exception_ptr error;  // a driver error, rethrown once the cache is restored
   for (const Piece& p : pieces) {
-    if (!map_pages(a, p.lo, p.len)) {
+    try {
+      ok = map_pages(a, p.lo, p.len);
+    } catch (...) {
+      error = std::current_exception();
       ok = false;
-      break;
     }
+    if (!ok) break;
     Block* mid = p.gap;
     if (p.lo > mid->ptr) mid = split_front(store_, mid, size_t(p.lo - mid->ptr));
     if (mid->size > p.len) split_front(store_, mid, p.len)->state = BlockState::kUnmapped;
@@ -336,6 +389,7 @@ Block* Arena::grow_in_place(size_t size, size_t limit) {
       place_free(r);
     }
   }
+  if (error) std::rethrow_exception(error);
   return nullptr;
 }
 
@@ -393,15 +447,15 @@ std::vector<Arena::LendPiece> Arena::plan_lending(size_t need) {
   return plan;
 }
 
-// Lends the planned pages: maps each again at `cursor` in reservation `dst` and marks its old
-// address lent. Returns the bytes mapped.
+// Records the planned pages as lent: each is mapped again (map_pages made the calls) at
+// `cursor` in reservation `dst`, in plan order, and its old address is marked lent. Returns
+// the bytes mapped.
 size_t Arena::lend_pages(const std::vector<LendPiece>& plan, Reservation* dst, char* cursor) {
   char* const start = cursor;
   for (const LendPiece& p : plan) {
     Reservation* src = reservation_of(p.block);
     PhysChunk* c = src->extents.at(p.lo).chunk;
     mark_lent(p.block, p.lo, p.len);
-    backend_.map(cursor, p.len, c->handle);
     dst->extents[cursor] = Extent{p.len, c};
     c->maps.emplace_back(dst, cursor);
     c->live_seg = dst;

@@ -152,7 +152,8 @@ class Arena {
   // where that maps least (Note [Growth room]), else at the end of the active reservation
   // (a new reservation when it is full). The pages are lent from holes or created, as the
   // ledger's growth room says (Note [Growth budget], Note [Lending pages]). Returns nullptr,
-  // with nothing changed, when the memory (or the address space) is exhausted.
+  // with nothing changed, when the memory (or the address space) is exhausted; a failing
+  // driver call propagates, with nothing changed either (Note [Growth is all or nothing]).
   Block* grow(size_t size);
 
   // ---- Giving memory back.
