@@ -39,7 +39,7 @@ def main():
         }
     path = os.path.join(os.path.dirname(__file__), "data", "random_torch.json")
     with open(path, "w") as f:  # one case per line
-        f.write('{"torch": %s,\n' % json.dumps(out["torch"]))
+        f.write('{"torch": ' + json.dumps(out["torch"]) + ",\n")
         for key in ("cases", "states"):
             items = sorted(out[key].items())
             f.write(f'"{key}": {{\n')

@@ -32,7 +32,7 @@ inline uint32_t f_bits(float f) {
 // Natural logarithm (cephes logf): x = m 2^e with m in [sqrt(1/2), sqrt(2)), then a
 // degree-8 polynomial in m - 1. x must be > 0 here (1 - u1 is in (0, 1]).
 #if defined(__x86_64__) || defined(__i386__)
-#define CL_TARGET_FMA __attribute__((target("fma")))
+#define CL_TARGET_FMA __attribute__((target("avx2,fma")))
 #else
 #define CL_TARGET_FMA
 #endif
