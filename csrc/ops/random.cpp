@@ -41,16 +41,40 @@ void cpu_fill(const Tensor& t, Generator& g, Cpu cpu) {
   if (!direct) copy_(t, dense);
 }
 
-// CUDA fills: draw(dense, seed, first Philox counter) on t's device.
-template <class Draw>
-void cuda_fill(const Tensor& t, Generator& g, Draw draw) {
+// torch's calc_execution_policy for its CUDA random kernels: 256-thread blocks, no more than
+// the device keeps resident (SMs x max threads per SM / 256), and a Philox offset increment
+// of 4 for every grid-stride step a thread takes (`unroll` elements per step). The grid, and
+// so the numbers of large draws, depends on the GPU model, as torch's do.
+struct CudaLaunch {
+  unsigned grid;
+  uint64_t increment;
+};
+
+CudaLaunch cuda_policy(int device, int64_t numel, int unroll) {
+  const cuda::DeviceProperties& p = cuda::get_device_properties(device);
+  const uint64_t n = uint64_t(numel), block = 256;
+  uint64_t grid = (n + block - 1) / block;
+  const uint64_t resident =
+      uint64_t(p.multi_processor_count) * uint64_t(p.max_threads_per_multi_processor / int(block));
+  grid = std::min(grid, resident);
+  const uint64_t increment = ((n - 1) / (block * grid * uint64_t(unroll)) + 1) * 4;
+  return {unsigned(grid), increment};
+}
+
+// A CUDA fill by torch's kernel for `kind`, into t (through a dense temporary in t's memory
+// order when t has gaps, the order torch's iterator gives the elements).
+void cuda_fill(const Tensor& t, Generator& g, cuda::TorchRandom kind, double a, double b,
+               uint64_t range = 0, int64_t base = 0) {
   if (t->numel() == 0) return;
   Device d = resolve_device(t->device());
-  Tensor dense = t->is_contiguous() ? t : empty(t->sizes, t->dtype, t->device());
-  auto [seed, base] = g.philox_reserve(uint64_t(t->numel() + 3) / 4);
+  const bool direct = t->is_contiguous();
+  Tensor dense = direct ? t : empty_preserve(t, t->dtype, t->device());
   cuda::DeviceGuard guard(d.index);
-  draw(dense, seed, base);
-  if (dense != t) copy_(t, dense);
+  const int unroll = cuda::torch_random_unroll(kind, t->dtype, range);
+  const CudaLaunch launch = cuda_policy(d.index, t->numel(), unroll);
+  auto [seed, offset] = g.philox_reserve(launch.increment);
+  cuda::torch_random(dense, kind, a, b, range, base, seed, offset, launch.grid);
+  if (!direct) copy_(t, dense);
 }
 
 Generator& gen_of(const Tensor& t, Generator* gen) {
@@ -203,9 +227,7 @@ void uniform_(const Tensor& t, double lo, double hi, Generator* gen) {
            " which result in to-from to exceed the limit");
   Generator& g = gen_of(t, gen);
   if (t->is_cuda()) {
-    cuda_fill(t, g, [&](const Tensor& d, uint64_t seed, uint64_t base) {
-      cuda::random_fill(d, 0, lo, hi, seed, base);
-    });
+    cuda_fill(t, g, cuda::TorchRandom::Uniform, lo, hi);
   } else {
     cpu_fill(t, g, [&](const Tensor& d, Generator& gg) { cpu_random::uniform(d, lo, hi, gg); });
   }
@@ -219,9 +241,7 @@ void normal_(const Tensor& t, double mean, double std, Generator* gen) {
   CL_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
   Generator& g = gen_of(t, gen);
   if (t->is_cuda()) {
-    cuda_fill(t, g, [&](const Tensor& d, uint64_t seed, uint64_t base) {
-      cuda::random_fill(d, 1, mean, std, seed, base);
-    });
+    cuda_fill(t, g, cuda::TorchRandom::Normal, mean, std);
   } else {
     // torch's block kernel needs a contiguous tensor; others draw one pair at a time.
     const bool fill_path = t->is_contiguous();
@@ -239,9 +259,7 @@ void random_int_(const Tensor& t, int64_t lo, int64_t hi, Generator* gen) {
   uint64_t range = uint64_t(hi) - uint64_t(lo) + 1;  // exact; 0 (2^64): the whole int64 range
   Generator& g = gen_of(t, gen);
   if (t->is_cuda()) {
-    cuda_fill(t, g, [&](const Tensor& d, uint64_t seed, uint64_t base) {
-      cuda::random_int_fill(d, lo, range, seed, base);
-    });
+    cuda_fill(t, g, cuda::TorchRandom::FromTo, 0, 0, range, lo);
   } else {
     cpu_fill(t, g,
              [&](const Tensor& d, Generator& gg) { cpu_random::random_from_to(d, range, lo, gg); });
@@ -252,9 +270,7 @@ void random_default_(const Tensor& t, int64_t hi, Generator* gen) {
   Generator& g = gen_of(t, gen);
   const uint64_t range = uint64_t(hi) + 1;
   if (t->is_cuda()) {
-    cuda_fill(t, g, [&](const Tensor& d, uint64_t seed, uint64_t base) {
-      cuda::random_int_fill(d, 0, range, seed, base);
-    });
+    cuda_fill(t, g, cuda::TorchRandom::Default, 0, 0, range, 0);
   } else {
     cpu_fill(t, g, [&](const Tensor& d, Generator& gg) {
       cpu_random::random_from_to(d, range, 0, gg, true);
@@ -266,11 +282,7 @@ void bernoulli_scalar_(const Tensor& t, double p, Generator* gen) {
   CL_CHECK(p >= 0 && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
   Generator& g = gen_of(t, gen);
   if (t->is_cuda()) {
-    // A uniform in [0, 1) per element, then value < p.
-    Tensor u = empty(t->sizes, ScalarType::Float64, t->device());
-    uniform_(u, 0.0, 1.0, &g);
-    Tensor lt = binary(BinaryOp::Lt, u, Scalar(p));
-    copy_(t, lt);
+    cuda_fill(t, g, cuda::TorchRandom::Bernoulli, p, 0);
     return;
   }
   cpu_fill(t, g, [&](const Tensor& d, Generator& gg) { cpu_random::bernoulli_scalar(d, p, gg); });
@@ -313,13 +325,7 @@ void bernoulli_tensor_(const Tensor& t, const Tensor& p, Generator* gen) {
 void exponential_(const Tensor& t, double lambda, Generator* gen) {
   Generator& g = gen_of(t, gen);
   if (t->is_cuda()) {
-    // -log(u) / lambda with u in (0, 1]
-    Tensor u = empty(t->sizes, ScalarType::Float64, t->device());
-    uniform_(u, 0.0, 1.0, &g);
-    Tensor v = binary(BinaryOp::Sub, Scalar(1.0), u);
-    v = unary(UnaryOp::Log, v);
-    v = binary(BinaryOp::Mul, v, Scalar(-1.0 / lambda));
-    copy_(t, v);
+    cuda_fill(t, g, cuda::TorchRandom::Exponential, lambda, 0);
     return;
   }
   cpu_fill(t, g, [&](const Tensor& d, Generator& gg) { cpu_random::exponential(d, lambda, gg); });
