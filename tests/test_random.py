@@ -504,3 +504,19 @@ def test_dropout_is_a_scaled_bernoulli_mask():
     C.manual_seed(5)
     mask = C.empty(1000).bernoulli_(0.75)
     np.testing.assert_array_equal(to_np(y), to_np(C.full((1000,), 2.0) * mask.div_(0.75)))
+
+
+def test_random_fills_record_in_place_writes():
+    """As torch: the old values get a zero gradient through the fill's node."""
+    for fill, node in [
+        (lambda t: t.bernoulli_(0.5), "BernoulliBackward2"),
+        (lambda t: t.bernoulli_(C.full((3,), 0.5)), "BernoulliBackward1"),
+        (lambda t: t.exponential_(), "ExponentialBackward0"),
+    ]:
+        x = C.ones(3, requires_grad=True)
+        y = fill(x.clone())
+        assert type(y.grad_fn).__name__ == node
+        (y * 2).sum().backward()
+        assert x.grad.tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        C.ones(3, requires_grad=True).exponential_()

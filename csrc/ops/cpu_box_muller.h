@@ -52,6 +52,7 @@ CL_TARGET_FMA inline float cephes_log(float x) {
                                   -1.2420140846E-1f, 1.4249322787E-1f,  -1.6668057665E-1f,
                                   2.0000714765E-1f,  -2.4999993993E-1f, 3.3333331174E-1f};
   float y = kP[0];
+#pragma GCC unroll 9
   for (int k = 1; k < 9; ++k) y = std::fmaf(y, x, kP[k]);
   y = y * x;
   y = std::fmaf(y, z, e * -2.12194440e-4f);
