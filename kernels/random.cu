@@ -205,7 +205,41 @@ void fill_typed(const Tensor& t, TorchRandom kind, double a, double b, uint64_t 
   }
 }
 
+// bernoulli_ with a tensor of probabilities (torch's CUDA_tensor_apply2 over 4 elements per
+// thread): thread t owns elements 4t .. 4t+3 in logical order, starts curand's stream t at the
+// offset and takes one curand_uniform4; element k is rand[k] <= p[k].
+template <class T, class P>
+__global__ void __launch_bounds__(512)
+    bernoulli_tensor_kernel(T* out, const P* p, int64_t n, uint64_t seed, uint64_t offset) {
+  const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t base = 4 * t;
+  if (base >= n) return;
+  curandStatePhilox4_32_10_t state;
+  curand_init(seed, t, offset, &state);
+  const float4 r = curand_uniform4(&state);
+  const float rs[4] = {r.x, r.y, r.z, r.w};
+  for (int k = 0; k < 4 && base + k < n; ++k)
+    out[base + k] = from_int64<T>(P(rs[k]) <= p[base + k] ? 1 : 0);
+}
+
 }  // namespace
+
+void torch_bernoulli_tensor(const Tensor& t, const Tensor& p, uint64_t seed, uint64_t offset) {
+  const int64_t n = t->numel();
+  const unsigned grid = unsigned((n + 2047) / 2048);
+  CL_DISPATCH_ALL_TYPES(t->dtype, "bernoulli_", [&] {
+    if (p->dtype == ScalarType::Float64) {
+      bernoulli_tensor_kernel<<<grid, 512, 0, stream_of(t)>>>(
+          reinterpret_cast<scalar_t*>(t->data()), reinterpret_cast<const double*>(p->data()), n,
+          seed, offset);
+    } else {
+      bernoulli_tensor_kernel<<<grid, 512, 0, stream_of(t)>>>(
+          reinterpret_cast<scalar_t*>(t->data()), reinterpret_cast<const float*>(p->data()), n,
+          seed, offset);
+    }
+  });
+  CL_CUDA_KERNEL_LAUNCH_CHECK();
+}
 
 int torch_random_unroll(TorchRandom kind, ScalarType dtype, uint64_t range) {
   switch (kind) {

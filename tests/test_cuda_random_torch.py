@@ -85,6 +85,20 @@ def _cases():
             lambda T: T.empty(1000, dtype=T.int64, device="cuda").random_(-(2**63), None),
         )
     )
+    cases.append(
+        (
+            "bernoulli-tensor-p",
+            lambda T: T.empty(7, 1001, device="cuda").bernoulli_(
+                T.linspace(0, 1, 1001, device="cuda")
+            ),
+        )
+    )
+    cases.append(
+        (
+            "bernoulli-fn-f64",
+            lambda T: T.bernoulli(T.linspace(0, 1, 2**20 + 3, dtype=T.float64, device="cuda")),
+        )
+    )
     cases.append(("randn-noncontig", lambda T: T.zeros(300, 7, device="cuda").t().normal_()))
     cases.append(
         ("two-draws", lambda T: T.cat([T.rand(100, device="cuda"), T.randn(5000, device="cuda")]))

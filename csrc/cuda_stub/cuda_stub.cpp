@@ -101,6 +101,7 @@ void reduce_cols(ReduceOp, const Tensor&, int64_t, int64_t, int64_t, const Tenso
 }
 void scatter_offsets(const Tensor&, const Tensor&, const Tensor&, bool) { fail(); }
 int torch_random_unroll(TorchRandom, ScalarType, uint64_t) { fail(); }
+void torch_bernoulli_tensor(const Tensor&, const Tensor&, uint64_t, uint64_t) { fail(); }
 void torch_random(const Tensor&, TorchRandom, double, double, uint64_t, int64_t, uint64_t, uint64_t,
                   unsigned) {
   fail();

@@ -38,7 +38,7 @@ inline uint32_t f_bits(float f) {
 #endif
 
 CL_TARGET_FMA inline float cephes_log(float x) {
-  x = std::fmax(x, bits_f(0x00800000u));  // no denormals
+  x = x > bits_f(0x00800000u) ? x : bits_f(0x00800000u);  // no denormals (as max_ps)
   int32_t e_bits = int32_t(f_bits(x) >> 23) - 0x7f;
   x = bits_f((f_bits(x) & ~0x7f800000u) | f_bits(0.5f));  // mantissa in [0.5, 1)
   float e = float(e_bits) + 1.0f;

@@ -289,13 +289,27 @@ void bernoulli_scalar_(const Tensor& t, double p, Generator* gen) {
 }
 
 void bernoulli_tensor_(const Tensor& t, const Tensor& p, Generator* gen) {
+  if (t->is_cuda()) {
+    CL_CHECK(is_floating(p->dtype), "expected probabilities tensor to have floating type, got ",
+             dtype_short_name(p->dtype));
+  }
   CL_CHECK_AS(NotImplementedError, is_floating(p->dtype),
               "\"bernoulli_tensor_cpu_p_\" not implemented for '", dtype_short_name(p->dtype), "'");
   Generator& g = gen_of(t, gen);
   if (t->is_cuda()) {
-    Tensor u = empty(t->sizes, p->dtype, t->device());
-    uniform_(u, 0.0, 1.0, &g);
-    copy_(t, binary(BinaryOp::Lt, u, to(p, t->device(), p->dtype, false, false)));
+    // torch's kernel: p as double for a double t, else float, in t's logical order; a Philox
+    // offset increment of 12 (torch asks for 10, rounded up to a multiple of 4).
+    if (t->numel() == 0) return;
+    Device d = resolve_device(t->device());
+    cuda::DeviceGuard guard(d.index);
+    const ScalarType pt =
+        t->dtype == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
+    Tensor pd = contiguous(expand(to(p, d, pt, false, false), t->sizes));
+    const bool direct = t->is_contiguous();
+    Tensor dense = direct ? t : empty(t->sizes, t->dtype, t->device());
+    auto [seed, offset] = g.philox_reserve(12);
+    cuda::torch_bernoulli_tensor(dense, pd, seed, offset);
+    if (!direct) copy_(t, dense);
     return;
   }
   if (t->numel() == 0) return;
