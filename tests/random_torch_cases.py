@@ -77,6 +77,20 @@ def _case_table():
         _seeded(T, 14),
         T.zeros(20, 3).t().normal_(0.3, 1.7),
     )[1]
+    cases["normal-fn-tensors"] = lambda T: (
+        _seeded(T, 15),
+        T.normal(T.arange(40, dtype=T.float32), T.tensor([0.5 + 0.0625 * i for i in range(40)])),
+    )[1]
+    cases["like-forms"] = lambda T: (
+        _seeded(T, 16),
+        T.cat(
+            [
+                T.rand_like(T.zeros(20)),
+                T.randn_like(T.zeros(20)),
+                T.randint_like(T.zeros(20), 3, 50),
+            ]
+        ),
+    )[1]
     cases["normal-fn-size"] = lambda T: (_seeded(T, 11), T.normal(1.0, 2.0, size=(33,)))[1]
     for dt in ("float32", "float64", "float16", "bfloat16"):
         for n in (3, 1000):
@@ -137,15 +151,15 @@ def _case_table():
     cases["bernoulli_-p-big"] = lambda T: (_seeded(T), T.empty(BIG).bernoulli_(0.7))[1]
     cases["bernoulli-tensor-f32"] = lambda T: (
         _seeded(T),
-        T.bernoulli(T.linspace(0, 1, 1000)),
+        T.bernoulli(T.arange(1000, dtype=T.float32) / 999),
     )[1]
     cases["bernoulli-tensor-f64"] = lambda T: (
         _seeded(T),
-        T.bernoulli(T.linspace(0, 1, 1000, dtype=T.float64)),
+        T.bernoulli(T.arange(1000, dtype=T.float64) / 999),
     )[1]
     cases["bernoulli_-tensor-p"] = lambda T: (
         _seeded(T),
-        T.empty(5, 17).bernoulli_(T.linspace(0, 1, 17)),
+        T.empty(5, 17).bernoulli_(T.arange(17, dtype=T.float32) / 16),
     )[1]
     for dt in ("float32", "float64", "float16", "bfloat16"):
         for n in (3, 1000):
