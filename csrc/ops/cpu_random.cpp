@@ -99,11 +99,13 @@ void fill_uniforms01(T* d, int64_t n, Generator& g) {
 template <class T>
 void block16(T* d, T mean, T std) {
   if constexpr (std::is_same_v<T, float>) {
+#if defined(CL_TORCH_AVX2_BOX_MULLER)
     if (fused_kernels()) {
       box_muller::fill16_avx_float(d, mean, std);
-    } else {
-      box_muller::fill16_portable<float, float>(d, mean, std, false);
+      return;
     }
+#endif
+    box_muller::fill16_portable<float, float>(d, mean, std, false);
   } else if constexpr (std::is_same_v<T, double>) {
     box_muller::fill16_portable<double, double>(d, mean, std, fused_kernels());
   } else {
