@@ -1,13 +1,11 @@
-// Small CUDA kernels: affine fill (arange), offset gather/scatter (indexing) and Philox
-// random fills. Each is bandwidth-bound: numel * itemsize bytes written (+ offsets read).
+// Small CUDA kernels: affine fill (arange) and offset gather/scatter (indexing). Each is
+// bandwidth-bound: numel * itemsize bytes written (+ offsets read). Random fills: random.cu.
 #include <cuda_runtime.h>
 
 #include "core/cuda_api.h"
 #include "cuda/cuda_check.h"
 #include "kernels/loops.cuh"
 #include "ops/kernels.h"
-#include "ops/philox.h"
-#include "ops/philox_float.h"
 
 namespace cl::cuda {
 namespace {
@@ -62,118 +60,6 @@ __global__ void scatter_kernel(T* base, const int64_t* off, const T* v, int64_t 
   }
 }
 
-// Uniforms and normals for float, float16 and bfloat16 outputs, in float math. They agree
-// with the CPU's double-precision philox::sample4 to within float rounding: the uniforms are
-// the same grid points, and the normals come from philox_float.h.
-template <int KIND>
-__device__ __forceinline__ void sample4_float(float a, float b, int bits, const philox::Out& o,
-                                              float v[4]) {
-  if constexpr (KIND == 0) {
-    const float scale = 1.0f / float(1u << bits);
-#pragma unroll
-    for (int l = 0; l < 4; ++l) v[l] = a + (b - a) * (float(o.w[l] >> (32 - bits)) * scale);
-    return;
-  } else {
-#pragma unroll
-    for (int p = 0; p < 4; p += 2) {
-      float z0, z1;
-      philox::normal_pair_float(o.w[p], o.w[p + 1], &z0, &z1);
-      v[p] = fmaf(b, z0, a);
-      v[p + 1] = fmaf(b, z1, a);
-    }
-  }
-}
-
-template <class T, int W>
-using Vec = gpu::VecT<T, W>;
-
-template <class T>
-__device__ __forceinline__ void store4(T* p, int64_t n, int64_t c, const Vec<T, 4>& out,
-                                       bool aligned) {
-  if (aligned && 4 * c + 4 <= n) {
-    *reinterpret_cast<Vec<T, 4>*>(p + 4 * c) = out;
-  } else {
-    for (int l = 0; l < 4 && 4 * c + l < n; ++l) p[4 * c + l] = out.v[l];
-  }
-}
-
-// One thread per Philox counter: elements 4c .. 4c+3, so one draw (and for normals one
-// log/sincos per pair) serves four values, stored as one vector when aligned. Element i
-// uses counter base + i / 4 and lane i % 4, as on the CPU. Uniforms and normals of the float
-// types have their own lean kernels (float math, few registers, so every thread slot of the
-// GPU is used); the rest computes in double.
-template <class T, int KIND>
-__global__ void __launch_bounds__(gpu::kBlock)
-    random_float_kernel(T* p, int64_t n, float a, float b, int bits, uint64_t seed, uint64_t base,
-                        bool aligned) {
-  const int64_t counters = (n + 3) / 4;
-  for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < counters;
-       c += int64_t(gridDim.x) * blockDim.x) {
-    float v[4];
-    sample4_float<KIND>(a, b, bits, philox::draw(seed, base + uint64_t(c)), v);
-    Vec<T, 4> out;
-#pragma unroll
-    for (int l = 0; l < 4; ++l) out.v[l] = convert<T>(v[l]);
-    store4(p, n, c, out, aligned);
-  }
-}
-
-template <class T>
-__global__ void random_kernel(T* p, int64_t n, int kind, double a, double b, int bits,
-                              uint64_t seed, uint64_t base, bool aligned) {
-  const int64_t counters = (n + 3) / 4;
-  for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < counters;
-       c += int64_t(gridDim.x) * blockDim.x) {
-    double v[4];
-    philox::sample4(kind, a, b, bits, seed, base + uint64_t(c), v);
-    Vec<T, 4> out;
-#pragma unroll
-    for (int l = 0; l < 4; ++l) {
-      if constexpr (std::is_integral_v<T>) {
-        out.v[l] = T(int64_t(v[l]));
-      } else {
-        out.v[l] = convert<T>(v[l]);
-      }
-    }
-    store4(p, n, c, out, aligned);
-  }
-}
-
-template <class T>
-__global__ void random_int_kernel(T* p, int64_t n, int64_t lo, uint64_t range, uint64_t seed,
-                                  uint64_t base, bool aligned) {
-  const int64_t counters = (n + 3) / 4;
-  for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < counters;
-       c += int64_t(gridDim.x) * blockDim.x) {
-    philox::Out o = philox::draw(seed, base + uint64_t(c));
-    Vec<T, 4> out;
-#pragma unroll
-    for (int l = 0; l < 4; ++l) {
-      int64_t v = philox::int_from(o, unsigned(l), lo, range);
-      if constexpr (std::is_integral_v<T>) {
-        out.v[l] = T(v);
-      } else {
-        out.v[l] = convert<T>(double(v));
-      }
-    }
-    store4(p, n, c, out, aligned);
-  }
-}
-
-template <class T>
-void launch_random_float(const Tensor& t, int kind, double a, double b, int bits, uint64_t seed,
-                         uint64_t base, bool aligned) {
-  T* p = reinterpret_cast<T*>(t->data());
-  unsigned g = gpu::grid_for((t->numel() + 3) / 4);
-  if (kind == 0) {
-    random_float_kernel<T, 0><<<g, gpu::kBlock, 0, stream_of(t)>>>(
-        p, t->numel(), float(a), float(b), bits, seed, base, aligned);
-  } else {
-    random_float_kernel<T, 1><<<g, gpu::kBlock, 0, stream_of(t)>>>(
-        p, t->numel(), float(a), float(b), bits, seed, base, aligned);
-  }
-}
-
 }  // namespace
 
 void affine_fill(const Tensor& t, double start, double step) {
@@ -225,34 +111,6 @@ void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& val
         reinterpret_cast<scalar_t*>(dst->storage->data.get()),
         reinterpret_cast<const int64_t*>(offsets->data()),
         reinterpret_cast<const scalar_t*>(values->data()), offsets->numel(), accumulate);
-  });
-  CL_CUDA_KERNEL_LAUNCH_CHECK();
-}
-
-void random_fill(const Tensor& t, int kind, double a, double b, uint64_t seed, uint64_t base) {
-  int bits = philox::uniform_bits(t->dtype);
-  bool aligned = reinterpret_cast<uintptr_t>(t->data()) % (4 * t->element_size()) == 0;
-  if (t->dtype == ScalarType::Float32) {
-    launch_random_float<float>(t, kind, a, b, bits, seed, base, aligned);
-  } else if (t->dtype == ScalarType::Float16) {
-    launch_random_float<Half>(t, kind, a, b, bits, seed, base, aligned);
-  } else if (t->dtype == ScalarType::BFloat16) {
-    launch_random_float<BFloat16>(t, kind, a, b, bits, seed, base, aligned);
-  } else {
-    CL_DISPATCH_ALL_TYPES(t->dtype, "random", [&] {
-      random_kernel<<<gpu::grid_for((t->numel() + 3) / 4), gpu::kBlock, 0, stream_of(t)>>>(
-          reinterpret_cast<scalar_t*>(t->data()), t->numel(), kind, a, b, bits, seed, base,
-          aligned);
-    });
-  }
-  CL_CUDA_KERNEL_LAUNCH_CHECK();
-}
-
-void random_int_fill(const Tensor& t, int64_t lo, uint64_t range, uint64_t seed, uint64_t base) {
-  bool aligned = reinterpret_cast<uintptr_t>(t->data()) % (4 * t->element_size()) == 0;
-  CL_DISPATCH_ALL_TYPES(t->dtype, "random", [&] {
-    random_int_kernel<<<gpu::grid_for((t->numel() + 3) / 4), gpu::kBlock, 0, stream_of(t)>>>(
-        reinterpret_cast<scalar_t*>(t->data()), t->numel(), lo, range, seed, base, aligned);
   });
   CL_CUDA_KERNEL_LAUNCH_CHECK();
 }

@@ -345,3 +345,31 @@ def test_launches_one_by_one_when_turned_off():
             check=True,
         ).stdout
         assert out.strip() == f"{want} [1.0, 1.0, 1.0]"
+
+
+@requires_cuda
+def test_random_draws_are_the_same_with_and_without_the_batch():
+    """Random fills reserve their Philox offsets when called, so small ops waiting in the
+    batch around them change no number drawn."""
+    code = (
+        "import cudalite\n"
+        "cudalite.manual_seed(3)\n"
+        "x = cudalite.zeros(5, device='cuda')\n"
+        "out = []\n"
+        "for n in (3, 17, 1000):\n"
+        "    x.add_(1)\n"
+        "    r = cudalite.rand(n, device='cuda') + x.sum()\n"
+        "    out += cudalite.randn(n, device='cuda').tolist() + r.tolist()\n"
+        "print(out, cudalite.cuda.get_rng_state().tolist())\n"
+    )
+    outs = [
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "CUDALITE_DEFER_LAUNCHES": flag},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for flag in ("1", "0")
+    ]
+    assert outs[0] == outs[1]

@@ -68,14 +68,20 @@ def test_generator_seeded_like_default_gives_its_numbers(draw, device):
 def test_new_generator_starts_from_torch_default_seed(device):
     g = C.Generator(device)
     assert g.initial_seed() == 67280421310721
-    assert g.get_state().tolist()[8:] == [0] * 8  # offset 0
+    state = g.get_state().tolist()
+    assert state[:8] == list((67280421310721).to_bytes(8, "little"))
+    if device == "cpu":  # torch's CPUGeneratorImplState: left = 1, seeded, next = 0
+        assert len(state) == 5056 and state[8:24] == [1, 0, 0, 0, 1, 0, 0, 0] + [0] * 8
+    else:
+        assert state[8:] == [0] * 8  # offset 0
 
 
 def test_state_round_trip_and_clone(device):
     g = C.Generator(device).manual_seed(9)
     C.rand(7, device=device, generator=g)
     state = g.get_state()
-    assert state.dtype is C.uint8 and state.shape == (16,) and state.device.type == "cpu"
+    size = 5056 if device == "cpu" else 16  # torch's state sizes
+    assert state.dtype is C.uint8 and state.shape == (size,) and state.device.type == "cpu"
     a = to_np(C.randn(33, device=device, generator=g))
     assert g.set_state(state) is g
     np.testing.assert_array_equal(to_np(C.randn(33, device=device, generator=g)), a)
@@ -151,7 +157,13 @@ def test_generator_of_wrong_type(fn, call, device):
     [
         (lambda: C.zeros(16), TypeError, "RNG state must be a torch.ByteTensor"),
         (lambda: [0] * 16, TypeError, "expected a torch.ByteTensor, but got list"),
-        (lambda: C.zeros(3, dtype=C.uint8), RuntimeError, "RNG state is wrong size"),
+        (
+            lambda: C.zeros(3, dtype=C.uint8),
+            RuntimeError,
+            "Expected a CPUGeneratorImplState of size 5056 but found the input RNG state size "
+            "to be 3",
+        ),
+        (lambda: C.zeros(5056, dtype=C.uint8), RuntimeError, "Invalid mt19937 state"),
     ],
 )
 def test_bad_state(state, exc, msg):

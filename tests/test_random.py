@@ -389,3 +389,134 @@ def test_int64_ranges_are_exact(device):
     C.manual_seed(3)
     again = C.empty(4000, dtype=C.int64, device=device).random_(lo, lo + 3)
     assert again.tolist() == x.tolist()
+
+
+# ---- bernoulli, exponential_, multinomial ----
+
+
+def test_bernoulli_values_and_dtypes(device):
+    p = C.tensor([0.0, 1.0, 0.0, 1.0], device=device)
+    assert C.bernoulli(p).tolist() == [0.0, 1.0, 0.0, 1.0]
+    assert p.bernoulli().dtype is C.float32
+    assert C.zeros(5, dtype=C.int64, device=device).bernoulli_(1.0).tolist() == [1] * 5
+    assert C.ones(5, dtype=C.bool, device=device).bernoulli_(0.0).tolist() == [False] * 5
+    x = to_np(C.empty(N, device=device).bernoulli_(0.3))
+    assert set(np.unique(x)) <= {0.0, 1.0} and abs(x.mean() - 0.3) < 0.01
+    rows = C.empty(4, 3, device=device).bernoulli_(C.tensor([0.0, 1.0, 0.0], device=device))
+    assert rows.tolist() == [[0.0, 1.0, 0.0]] * 4
+    assert C.bernoulli(C.zeros(3, device=device), 1.0).tolist() == [1.0] * 3
+    out = C.empty(3, device=device)
+    assert C.bernoulli(C.ones(3, device=device), out=out) is out and out.tolist() == [1.0] * 3
+
+
+def test_bernoulli_errors():
+    with err(RuntimeError, "bernoulli_ expects p to be in [0, 1], but got p=1.5"):
+        C.zeros(3).bernoulli_(1.5)
+    with err(
+        RuntimeError,
+        "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
+        "be improved?  If so, please report an enhancement request to PyTorch.)",
+    ):
+        C.bernoulli(C.tensor([-0.5]))
+    with err(NotImplementedError, "\"bernoulli_tensor_cpu_p_\" not implemented for 'Long'"):
+        C.bernoulli(C.tensor([1, 0]))
+    with pytest.raises(RuntimeError, match="^The expanded size of the tensor"):
+        C.zeros(3).bernoulli_(C.tensor([0.5, 0.2]))
+
+
+def test_exponential(device):
+    x = to_np(C.empty(N, device=device).exponential_(2.0))
+    assert x.min() >= 0 and abs(x.mean() - 0.5) < 0.01
+    g = C.Generator(device).manual_seed(3)
+    a = to_np(C.empty(9, device=device).exponential_(generator=g))
+    g.manual_seed(3)
+    np.testing.assert_array_equal(to_np(C.empty(9, device=device).exponential_(generator=g)), a)
+
+
+def test_exponential_errors():
+    with err(RuntimeError, "exponential_ expects lambda > 0.0, but found lambda=0"):
+        C.zeros(3).exponential_(0)
+    with err(RuntimeError, "exponential_ expects lambda > 0.0, but found lambda=-1"):
+        C.zeros(3).exponential_(-1)
+    with err(
+        RuntimeError,
+        "Exponential distribution is a continuous probability distribution. dtype must be a "
+        "floating point but you specified Long",
+    ):
+        C.zeros(3, dtype=C.int64).exponential_(1)
+
+
+def test_multinomial(device):
+    probs = C.tensor([[0.0, 1.0, 0.0], [0.0, 0.0, 5.0]], device=device)
+    assert C.multinomial(probs, 4, replacement=True).tolist() == [[1] * 4, [2] * 4]
+    assert probs.multinomial(1).tolist() == [[1], [2]]
+    w = C.tensor([1.0, 0.0, 2.0, 3.0], device=device)
+    s = C.multinomial(w, 3)
+    assert s.dtype is C.int64 and sorted(s.tolist()) == [0, 2, 3]
+    counts = np.bincount(to_np(C.multinomial(w, N, True)), minlength=4) / N
+    np.testing.assert_allclose(counts, [1 / 6, 0, 1 / 3, 1 / 2], atol=0.01)
+    assert C.multinomial(C.ones(0, 3, device=device), 2).shape == (0, 2)
+    out = C.empty(2, dtype=C.int64, device=device)
+    assert C.multinomial(w, 2, out=out) is out
+    assert C.multinomial(w.half(), 2, True).shape == (2,)
+
+
+@pytest.mark.parametrize(
+    "call, exc, msg",
+    [
+        (lambda: C.multinomial(C.tensor([1.0, 2]), 3), RuntimeError,
+         "cannot sample n_sample > prob_dist.size(-1) samples without replacement"),
+        (lambda: C.multinomial(C.tensor([1.0, 2]), 0), RuntimeError,
+         "cannot sample n_sample <= 0 samples"),
+        (lambda: C.multinomial(C.tensor([1, 2]), 1), RuntimeError,
+         "multinomial only supports floating-point dtypes for input, got: Long"),
+        (lambda: C.multinomial(C.tensor(1.0), 1), RuntimeError, "prob_dist must be 1 or 2 dim"),
+        (lambda: C.multinomial(C.ones(2, 2, 2), 1), RuntimeError,
+         "prob_dist must be 1 or 2 dim"),
+        (lambda: C.multinomial(C.tensor([0.0, 0]), 1), RuntimeError,
+         "invalid multinomial distribution (sum of probabilities <= 0)"),
+        (lambda: C.multinomial(C.tensor([0.0, 0]), 2, True), RuntimeError,
+         "invalid multinomial distribution (sum of probabilities <= 0)"),
+        (lambda: C.multinomial(C.tensor([-1.0, 2]), 2, True), RuntimeError,
+         "invalid multinomial distribution (encountering probability entry < 0)"),
+        (lambda: C.multinomial(C.tensor([float("inf"), 2]), 2, True), RuntimeError,
+         "invalid multinomial distribution (encountering probability entry = infinity or NaN)"),
+        (lambda: C.multinomial(C.tensor([float("nan"), 2]), 1), RuntimeError,
+         "probability tensor contains either `inf`, `nan` or element < 0"),
+        (lambda: C.multinomial(C.tensor([1.0, 2]), 1, out=C.empty(1)), RuntimeError,
+         "multinomial expects Long tensor out, got: Float"),
+        (lambda: C.multinomial(C.tensor([[1.0, 2], [0, 0]]), 1), RuntimeError,
+         "invalid multinomial distribution (sum of probabilities <= 0)"),
+        (lambda: C.multinomial(C.ones(3, 0), 2), RuntimeError,
+         "cannot sample n_sample > prob_dist.size(-1) samples without replacement"),
+        (lambda: C.multinomial(C.tensor([1.0, 2]), 2.5), TypeError,
+         "multinomial(): argument 'num_samples' (position 2) must be int, not float"),
+    ],
+)  # fmt: skip
+def test_multinomial_errors(call, exc, msg):
+    with err(exc, msg):
+        call()
+
+
+def test_dropout_is_a_scaled_bernoulli_mask():
+    C.manual_seed(5)
+    y = C.nn.functional.dropout(C.full((1000,), 2.0), 0.25)
+    C.manual_seed(5)
+    mask = C.empty(1000).bernoulli_(0.75)
+    np.testing.assert_array_equal(to_np(y), to_np(C.full((1000,), 2.0) * mask.div_(0.75)))
+
+
+def test_random_fills_record_in_place_writes():
+    """As torch: the old values get a zero gradient through the fill's node."""
+    for fill, node in [
+        (lambda t: t.bernoulli_(0.5), "BernoulliBackward2"),
+        (lambda t: t.bernoulli_(C.full((3,), 0.5)), "BernoulliBackward1"),
+        (lambda t: t.exponential_(), "ExponentialBackward0"),
+    ]:
+        x = C.ones(3, requires_grad=True)
+        y = fill(x.clone())
+        assert type(y.grad_fn).__name__ == node
+        (y * 2).sum().backward()
+        assert x.grad.tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        C.ones(3, requires_grad=True).exponential_()

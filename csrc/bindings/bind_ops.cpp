@@ -99,6 +99,13 @@ auto counted_fill(void (*fill)(const Tensor&, T, T, Generator*)) {
     if (bump_version) t->bump_version();
   };
 }
+template <class T>
+auto counted_fill1(void (*fill)(const Tensor&, T, Generator*)) {
+  return [fill](const Tensor& t, T a, Generator* gen, bool bump_version) {
+    maybe_without_gil(worth_releasing(t), [&] { fill(t, a, gen); });
+    if (bump_version) t->bump_version();
+  };
+}
 }  // namespace
 
 void bind_ops(py::module_& m) {
@@ -302,6 +309,37 @@ void bind_ops(py::module_& m) {
         py::arg("gen") = nullptr, py::arg("bump_version") = true);
   m.def("_random_int_", counted_fill(&random_int_), py::arg("t"), py::arg("lo"), py::arg("hi"),
         py::arg("gen") = nullptr, py::arg("bump_version") = true);
+  m.def(
+      "_random_default_",
+      [](const Tensor& t, int64_t hi, Generator* gen) {
+        maybe_without_gil(worth_releasing(t), [&] { random_default_(t, hi, gen); });
+        t->bump_version();
+      },
+      py::arg("t"), py::arg("hi"), py::arg("gen") = nullptr);
+  m.def("_bernoulli_scalar_", counted_fill1(&bernoulli_scalar_), py::arg("t"), py::arg("p"),
+        py::arg("gen") = nullptr, py::arg("bump_version") = true);
+  m.def(
+      "_bernoulli_tensor_",
+      [](const Tensor& t, const Tensor& p, Generator* gen, bool bump_version) {
+        maybe_without_gil(worth_releasing(t), [&] { bernoulli_tensor_(t, p, gen); });
+        if (bump_version) t->bump_version();
+      },
+      py::arg("t"), py::arg("p"), py::arg("gen") = nullptr, py::arg("bump_version") = true);
+  m.def("_exponential_", counted_fill1(&exponential_), py::arg("t"), py::arg("lambd"),
+        py::arg("gen") = nullptr, py::arg("bump_version") = true);
+  m.def(
+      "_randperm_",
+      [](const Tensor& out, int64_t n, Generator* gen) {
+        maybe_without_gil(n >= kReleaseGilNumel, [&] { randperm_(out, n, gen); });
+      },
+      py::arg("out"), py::arg("n"), py::arg("gen") = nullptr);
+  m.def(
+      "_multinomial",
+      [](const Tensor& probs, int64_t samples, bool replacement, Generator* gen) {
+        return maybe_without_gil(worth_releasing(probs),
+                                 [&] { return multinomial(probs, samples, replacement, gen); });
+      },
+      py::arg("probs"), py::arg("samples"), py::arg("replacement"), py::arg("gen") = nullptr);
   m.def("_manual_seed", &manual_seed);
   // The state behind cudalite.Generator (random.py): a device's default or a new one.
   py::class_<Generator, GeneratorPtr>(m, "_Generator")
@@ -310,7 +348,10 @@ void bind_ops(py::module_& m) {
       .def("manual_seed", &Generator::manual_seed)
       .def("initial_seed", &Generator::initial_seed)
       .def("state", &Generator::state)
-      .def("set_state", &Generator::set_state);
+      .def("set_state", &Generator::set_state)
+      .def("cpu_state", [](const Generator& g) { return py::bytes(g.cpu_state()); })
+      .def("set_cpu_state",
+           [](Generator& g, const py::bytes& b) { g.set_cpu_state(std::string(b)); });
   m.def("_cuda_matmul", &cuda_matmul);
   m.def("_check_same_device", [](const std::vector<Tensor>& ts) {
     std::vector<const Tensor*> p;

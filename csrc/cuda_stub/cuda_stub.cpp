@@ -101,8 +101,12 @@ void reduce_cols(ReduceOp, const Tensor&, int64_t, int64_t, int64_t, const Tenso
   fail();
 }
 void scatter_offsets(const Tensor&, const Tensor&, const Tensor&, bool) { fail(); }
-void random_fill(const Tensor&, int, double, double, uint64_t, uint64_t) { fail(); }
-void random_int_fill(const Tensor&, int64_t, uint64_t, uint64_t, uint64_t) { fail(); }
+int torch_random_unroll(TorchRandom, ScalarType, uint64_t) { fail(); }
+void torch_bernoulli_tensor(const Tensor&, const Tensor&, uint64_t, uint64_t) { fail(); }
+void torch_random(const Tensor&, TorchRandom, double, double, uint64_t, int64_t, uint64_t, uint64_t,
+                  unsigned) {
+  fail();
+}
 }  // namespace cuda
 
 Tensor cuda_matmul(const Tensor&, const Tensor&) { fail(); }

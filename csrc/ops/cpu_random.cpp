@@ -1,31 +1,378 @@
-#include "ops/kernels.h"
-#include "ops/philox.h"
+// torch's CPU random transforms (ops/cpu_random.h).
+#include "ops/cpu_random.h"
 
-namespace cl::cpu {
+#include <cmath>
+#include <type_traits>
+#include <vector>
 
-void random_fill(const Tensor& t, int kind, double a, double b, uint64_t seed, uint64_t base) {
-  CL_DISPATCH_ALL_TYPES(t->dtype, "random", [&] {
-    auto* p = reinterpret_cast<scalar_t*>(t->data());
-    int bits = philox::uniform_bits(t->dtype);
-    for (int64_t i = 0; i < t->numel(); ++i) {
-      double v = philox::sample(kind, a, b, bits, seed, base, uint64_t(i));
-      if constexpr (std::is_integral_v<scalar_t>) {
-        p[i] = scalar_t(int64_t(v));
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/half.h"
+#include "ops/cpu_box_muller.h"
+
+namespace cl::cpu_random {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// Whether torch runs its AVX2 kernels here (x86 with AVX2 and FMA; its AVX512 build takes the
+// same ones for normal_): their compiler fuses a multiply into the add that uses it, so the
+// transforms below fuse the same multiply-adds.
+bool fused_kernels() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return avx2;
+#else
+  return false;
+#endif
+}
+
+template <class T>
+constexpr int digits() {
+  if constexpr (std::is_same_v<T, double>) return 53;
+  if constexpr (std::is_same_v<T, float>) return 24;
+  if constexpr (std::is_same_v<T, Half>) return 11;
+  return 8;  // BFloat16
+}
+
+// torch's uniform_real_distribution<T>(0, 1) before scaling: the low digits() bits of a
+// 64-bit draw (double) or a 32-bit draw (others), times 2^-digits().
+inline double uniform_double(Generator& g) {
+  return double(g.random64() & ((uint64_t(1) << 53) - 1)) * (1.0 / double(uint64_t(1) << 53));
+}
+template <class T>
+inline float uniform_float_acc(Generator& g) {  // float, float16, bfloat16: in float
+  constexpr uint32_t mask = (uint32_t(1) << digits<T>()) - 1;
+  return float(g.random() & mask) * (1.0f / float(uint32_t(1) << digits<T>()));
+}
+
+// Rounds through T: c10's float16 and bfloat16 arithmetic rounds every result.
+template <class T>
+inline float round_to(float v) {
+  return float(T(v));
+}
+
+// a * b + c, fused where torch's kernels fuse it.
+inline double madd(double a, double b, double c) {
+  return fused_kernels() ? std::fma(a, b, c) : a * b + c;
+}
+inline float madd(float a, float b, float c) {
+  return fused_kernels() ? std::fmaf(a, b, c) : a * b + c;
+}
+
+template <class T>
+T* data_of(const Tensor& t) {
+  return reinterpret_cast<T*>(t->data());
+}
+
+// torch's normal_distribution<double>: the cached second value first, else a new pair.
+inline double scale(double v, double std, double mean) {
+  return fused_kernels() ? std::fma(v, std, mean) : v * std + mean;
+}
+
+inline double normal_double(Generator& g, double mean, double std) {
+  if (g.next_double_normal) {
+    double v = *g.next_double_normal;
+    g.next_double_normal.reset();
+    return scale(v, std, mean);
+  }
+  const double u1 = uniform_double(g);
+  const double u2 = uniform_double(g);
+  const double r = std::sqrt(-2.0 * std::log1p(-u2));
+  const double theta = 2.0 * kPi * u1;
+  g.next_double_normal = r * std::sin(theta);
+  return scale(r * std::cos(theta), std, mean);
+}
+
+template <class T>
+void fill_uniforms01(T* d, int64_t n, Generator& g) {
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (std::is_same_v<T, double>) {
+      d[i] = uniform_double(g);
+    } else {
+      d[i] = T(uniform_float_acc<T>(g));
+    }
+  }
+}
+
+template <class T>
+void block16(T* d, T mean, T std) {
+  if constexpr (std::is_same_v<T, float>) {
+#if defined(CL_TORCH_AVX2_BOX_MULLER)
+    if (fused_kernels()) {
+      box_muller::fill16_avx_float(d, mean, std);
+      return;
+    }
+#endif
+    box_muller::fill16_portable<float, float>(d, mean, std, false);
+  } else if constexpr (std::is_same_v<T, double>) {
+    box_muller::fill16_portable<double, double>(d, mean, std, fused_kernels());
+  } else {
+    box_muller::fill16_reduced<T>(d, mean, std);
+  }
+}
+
+// torch's normal_fill: uniforms for every element, Box-Muller per block of 16, and when the
+// size is not a multiple of 16, 16 fresh uniforms for the last 16 elements, transformed again.
+template <class T>
+void normal_fill(T* d, int64_t n, T mean, T std, Generator& g) {
+  fill_uniforms01(d, n, g);
+  for (int64_t i = 0; i + 16 <= n; i += 16) block16(d + i, mean, std);
+  if (n % 16 != 0) {
+    T* tail = d + n - 16;
+    fill_uniforms01(tail, 16, g);
+    block16(tail, mean, std);
+  }
+}
+
+template <class T>
+T from_int64(int64_t v) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    return T(float(v));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return v != 0;
+  } else {
+    return T(v);
+  }
+}
+
+}  // namespace
+
+void uniform(const Tensor& t, double from_, double to_, Generator& g) {
+  const int64_t n = t->numel();
+  switch (t->dtype) {
+    case ScalarType::Float64: {
+      double* d = data_of<double>(t);
+      const double w = to_ - from_;
+      for (int64_t i = 0; i < n; ++i) d[i] = madd(uniform_double(g), w, from_);
+      break;
+    }
+    case ScalarType::Float32: {
+      float* d = data_of<float>(t);
+      const float from = float(from_), to = float(to_);
+      const float w = to - from;
+      for (int64_t i = 0; i < n; ++i) d[i] = madd(uniform_float_acc<float>(g), w, from);
+      break;
+    }
+    case ScalarType::Float16: {
+      Half* d = data_of<Half>(t);
+      const float from = float(Half(float(from_)));
+      const float width = round_to<Half>(float(Half(float(to_))) - from);
+      for (int64_t i = 0; i < n; ++i) d[i] = Half(madd(uniform_float_acc<Half>(g), width, from));
+      break;
+    }
+    case ScalarType::BFloat16: {
+      BFloat16* d = data_of<BFloat16>(t);
+      const float from = float(BFloat16(float(from_)));
+      const float width = round_to<BFloat16>(float(BFloat16(float(to_))) - from);
+      for (int64_t i = 0; i < n; ++i)
+        d[i] = BFloat16(madd(uniform_float_acc<BFloat16>(g), width, from));
+      break;
+    }
+    default:
+      CL_CHECK(false, "uniform_: unsupported dtype");
+  }
+}
+
+template <class T>
+static void normal_typed(const Tensor& t, double mean, double std, bool fill_path, Generator& g) {
+  const int64_t n = t->numel();
+  T* d = data_of<T>(t);
+  if (fill_path && n >= 16) {
+    if constexpr (std::is_same_v<T, double>) {
+      normal_fill<double>(d, n, mean, std, g);
+    } else {
+      normal_fill<T>(d, n, T(float(mean)), T(float(std)), g);
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = normal_double(g, mean, std);
+      if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
+        d[i] = T(v);
       } else {
-        p[i] = scalar_t(v);
+        d[i] = T(float(v));
       }
     }
-  });
+  }
 }
 
-void random_int_fill(const Tensor& t, int64_t lo, uint64_t range, uint64_t seed, uint64_t base) {
+void normal(const Tensor& t, double mean, double std, bool fill_path, Generator& g) {
+  switch (t->dtype) {
+    case ScalarType::Float64:
+      return normal_typed<double>(t, mean, std, fill_path, g);
+    case ScalarType::Float32:
+      return normal_typed<float>(t, mean, std, fill_path, g);
+    case ScalarType::Float16:
+      return normal_typed<Half>(t, mean, std, fill_path, g);
+    case ScalarType::BFloat16:
+      return normal_typed<BFloat16>(t, mean, std, fill_path, g);
+    default:
+      CL_CHECK(false, "normal_: unsupported dtype");
+  }
+}
+
+void random_from_to(const Tensor& t, uint64_t range, int64_t base, Generator& g,
+                    bool default_range) {
+  const int64_t n = t->numel();
   CL_DISPATCH_ALL_TYPES(t->dtype, "random", [&] {
-    auto* p = reinterpret_cast<scalar_t*>(t->data());
-    for (int64_t i = 0; i < t->numel(); ++i) {
-      philox::Out o = philox::draw(seed, base + uint64_t(i) / 4);
-      p[i] = scalar_t(philox::int_from(o, unsigned(i % 4), lo, range));
+    scalar_t* d = data_of<scalar_t>(t);
+    const bool wide = default_range
+                          ? std::is_same_v<scalar_t, int64_t> || std::is_same_v<scalar_t, double>
+                          : range >= (uint64_t(1) << 28);
+    if (range == 0) {  // [INT64_MIN, INT64_MAX]
+      for (int64_t i = 0; i < n; ++i) d[i] = from_int64<scalar_t>(int64_t(g.random64()));
+    } else if (wide) {
+      for (int64_t i = 0; i < n; ++i)
+        d[i] = from_int64<scalar_t>(int64_t(g.random64() % range + uint64_t(base)));
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        d[i] = from_int64<scalar_t>(int64_t(uint64_t(g.random()) % range + uint64_t(base)));
     }
   });
 }
 
-}  // namespace cl::cpu
+void bernoulli_scalar(const Tensor& t, double p, Generator& g) {
+  const int64_t n = t->numel();
+  CL_DISPATCH_ALL_TYPES(t->dtype, "bernoulli", [&] {
+    scalar_t* d = data_of<scalar_t>(t);
+    for (int64_t i = 0; i < n; ++i) d[i] = from_int64<scalar_t>(uniform_double(g) < p ? 1 : 0);
+  });
+}
+
+void bernoulli_tensor(const Tensor& t, const Tensor& p, Generator& g) {
+  const int64_t n = t->numel();
+  CL_DISPATCH_ALL_TYPES(t->dtype, "bernoulli", [&] {
+    scalar_t* d = data_of<scalar_t>(t);
+    if (p->dtype == ScalarType::Float64) {
+      const double* pp = data_of<double>(p);
+      for (int64_t i = 0; i < n; ++i)
+        d[i] = from_int64<scalar_t>(uniform_double(g) < pp[i] ? 1 : 0);
+    } else {
+      const float* pp = data_of<float>(p);
+      for (int64_t i = 0; i < n; ++i)
+        d[i] = from_int64<scalar_t>(uniform_float_acc<float>(g) < pp[i] ? 1 : 0);
+    }
+  });
+}
+
+template <class T>
+static void exponential_typed(const Tensor& t, double lambda, Generator& g) {
+  const int64_t n = t->numel();
+  T* d = data_of<T>(t);
+  for (int64_t i = 0; i < n; ++i) {
+    const double u = uniform_double(g);
+    const double v = -1.0 / lambda * std::log1p(-u);
+    if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
+      d[i] = T(v);
+    } else {
+      d[i] = T(float(v));
+    }
+  }
+}
+
+void exponential(const Tensor& t, double lambda, Generator& g) {
+  switch (t->dtype) {
+    case ScalarType::Float64:
+      return exponential_typed<double>(t, lambda, g);
+    case ScalarType::Float32:
+      return exponential_typed<float>(t, lambda, g);
+    case ScalarType::Float16:
+      return exponential_typed<Half>(t, lambda, g);
+    case ScalarType::BFloat16:
+      return exponential_typed<BFloat16>(t, lambda, g);
+    default:
+      CL_CHECK(false, "exponential_: unsupported dtype");
+  }
+}
+
+void randperm(const Tensor& t, int64_t n, Generator& g) {
+  int64_t* d = data_of<int64_t>(t);
+  if (n < int64_t(0xffffffffu / 20)) {
+    // Swap each position with a later one (torch's algorithm for "small" n).
+    for (int64_t i = 0; i < n; ++i) d[i] = i;
+    for (int64_t i = 0; i < n - 1; ++i) {
+      const int64_t z = int64_t(g.random() % uint64_t(n - i));
+      std::swap(d[i], d[z + i]);
+    }
+    return;
+  }
+  // The inside-out Fisher-Yates with 64-bit draws.
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t z = int64_t(g.random64() % uint64_t(i + 1));
+    d[i] = d[z];
+    d[z] = i;
+  }
+}
+
+template <class Acc, class T, class Uniform>
+static void multinomial_rows(const T* probs, int64_t rows, int64_t cats, int64_t samples,
+                             int64_t* out, Uniform next_uniform) {
+  std::vector<Acc> cum(static_cast<size_t>(cats));
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* p = probs + r * cats;
+    Acc sum = 0;
+    for (int64_t j = 0; j < cats; ++j) {
+      const Acc v = Acc(p[j]);
+      CL_CHECK(v >= 0, "invalid multinomial distribution (encountering probability entry < 0)");
+      CL_CHECK(std::isfinite(v),
+               "invalid multinomial distribution (encountering probability entry = infinity "
+               "or NaN)");
+      sum += v;
+      cum[size_t(j)] = sum;
+    }
+    CL_CHECK(sum > 0, "invalid multinomial distribution (sum of probabilities <= 0)");
+    for (int64_t j = 0; j < cats; ++j) cum[size_t(j)] /= sum;
+    cum[size_t(cats - 1)] = 1;
+    for (int64_t s = 0; s < samples; ++s) {
+      const double u = next_uniform();
+      int64_t lo = 0, hi = cats;  // the first slot whose cumulative probability is >= u
+      while (hi - lo > 0) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (cum[size_t(mid)] < u) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      out[r * samples + s] = lo;
+    }
+  }
+}
+
+template <class Uniform>
+static void multinomial_dispatch(const Tensor& probs, int64_t samples, const Tensor& out,
+                                 Uniform next_uniform) {
+  const int64_t cats = probs->sizes[probs->dim() - 1];
+  const int64_t rows = probs->dim() > 1 ? probs->sizes[0] : 1;
+  int64_t* o = data_of<int64_t>(out);
+  switch (probs->dtype) {
+    case ScalarType::Float64:
+      multinomial_rows<double>(data_of<double>(probs), rows, cats, samples, o, next_uniform);
+      break;
+    case ScalarType::Float32:
+      multinomial_rows<float>(data_of<float>(probs), rows, cats, samples, o, next_uniform);
+      break;
+    case ScalarType::Float16:
+      multinomial_rows<float>(data_of<Half>(probs), rows, cats, samples, o, next_uniform);
+      break;
+    case ScalarType::BFloat16:
+      multinomial_rows<float>(data_of<BFloat16>(probs), rows, cats, samples, o, next_uniform);
+      break;
+    default:
+      CL_CHECK(false, "multinomial only supports floating-point dtypes for input, got: ",
+               dtype_short_name(probs->dtype));
+  }
+}
+
+void multinomial_with_replacement(const Tensor& probs, int64_t samples, const Tensor& out,
+                                  Generator& g) {
+  multinomial_dispatch(probs, samples, out, [&g] { return uniform_double(g); });
+}
+
+void multinomial_from_uniforms(const Tensor& probs, int64_t samples, const Tensor& out,
+                               const double* uniforms) {
+  multinomial_dispatch(probs, samples, out, [&uniforms] { return *uniforms++; });
+}
+
+}  // namespace cl::cpu_random

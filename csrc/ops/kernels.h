@@ -21,17 +21,24 @@ namespace cl {
                    const Tensor& idx);                                                             \
   void gather_offsets(const Tensor& src, const Tensor& offsets, const Tensor& out);                \
   void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& values,             \
-                       bool accumulate);                                                           \
-  /* Philox: kind 0 uniform [a, b), 1 normal(a, b) */                                              \
-  void random_fill(const Tensor& t, int kind, double a, double b, uint64_t seed, uint64_t offset); \
-  /* Philox integers in [lo, lo + range), exactly (range 0: all 64 bits) */                        \
-  void random_int_fill(const Tensor& t, int64_t lo, uint64_t range, uint64_t seed, uint64_t offset);
+                       bool accumulate);
 
 namespace cpu {
 CL_DECLARE_KERNELS
 }
 namespace cuda {
 CL_DECLARE_KERNELS
+// torch's CUDA random kernels (kernels/random.cu): the fill, and how many elements one
+// curand4 draw serves (torch's unroll factor) for a kind of fill.
+enum class TorchRandom : int8_t { Uniform, Normal, Exponential, Bernoulli, FromTo, Default };
+int torch_random_unroll(TorchRandom kind, ScalarType dtype, uint64_t range);
+// a, b: from/to, mean/std, lambda (a) or p (a); FromTo/Default: (draw % range) + base, range 0
+// the full 64 bits. `grid` blocks of 256 threads; Philox (seed, offset) as curand_init takes.
+void torch_random(const Tensor& t, TorchRandom kind, double a, double b, uint64_t range,
+                  int64_t base, uint64_t seed, uint64_t offset, unsigned grid);
+// bernoulli_ with probabilities `p` (contiguous, t's shape; float64 for a float64 t, else
+// float32) into a contiguous t, torch's layout: 4 elements per thread, one curand_uniform4.
+void torch_bernoulli_tensor(const Tensor& t, const Tensor& p, uint64_t seed, uint64_t offset);
 // A dense [outer, inner, cols] input reduced over `inner` into out[outer, cols].
 void reduce_cols(ReduceOp op, const Tensor& in, int64_t outer, int64_t inner, int64_t cols,
                  const Tensor& out, const Tensor& idx);

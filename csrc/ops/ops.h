@@ -127,13 +127,24 @@ void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& val
 Tensor nonzero(const Tensor& t);  // [n, ndim] int64
 Tensor cat(const std::vector<Tensor>& ts, int64_t dim);
 
-// Random numbers from a counter-based Philox generator: the same seed gives the same
-// numbers on CPU and GPU, whatever the launch shape. `gen` null: the device's default
+// Random numbers, drawn as torch draws them: mt19937 and torch's transforms on the CPU,
+// torch's Philox layout on CUDA (docs/random.md). `gen` null: the device's default
 // generator; otherwise it must be of the tensor's device type (ops/generator.h).
 void uniform_(const Tensor& t, double lo, double hi, Generator* gen = nullptr);
 void normal_(const Tensor& t, double mean, double std, Generator* gen = nullptr);
 void random_int_(const Tensor& t, int64_t lo, int64_t hi,
                  Generator* gen = nullptr);  // [lo, hi], every int64 range exactly
+// random_() without bounds: [0, hi] with hi the dtype's default maximum, drawn as torch's
+// random_() draws (its own 32/64-bit choice).
+void random_default_(const Tensor& t, int64_t hi, Generator* gen = nullptr);
+void bernoulli_scalar_(const Tensor& t, double p, Generator* gen = nullptr);
+void bernoulli_tensor_(const Tensor& t, const Tensor& p, Generator* gen = nullptr);
+void exponential_(const Tensor& t, double lambda, Generator* gen = nullptr);
+// randperm(n) into `out` (any dtype that holds n; resized to [n]).
+void randperm_(const Tensor& out, int64_t n, Generator* gen = nullptr);
+// multinomial(probs [cats] or [rows, cats], samples, replacement) -> int64 indices.
+Tensor multinomial(const Tensor& probs, int64_t samples, bool replacement,
+                   Generator* gen = nullptr);
 
 // Matrix products on CUDA through cuBLAS (the CPU path goes through NumPy's BLAS).
 Tensor cuda_matmul(const Tensor& a, const Tensor& b);

@@ -1,8 +1,14 @@
 // Generators (ops/generator.h) and the random fills that draw from them.
+#include <algorithm>
+#include <cstring>
 #include <limits>
+#include <numeric>
+#include <vector>
 
 #include "core/cuda_api.h"
 #include "core/error.h"
+#include "core/half.h"
+#include "ops/cpu_random.h"
 #include "ops/generator.h"
 #include "ops/kernels.h"
 #include "ops/ops.h"
@@ -21,41 +27,97 @@ Generator& generator_for(Device d, Generator* gen) {
   return *gen;
 }
 
-// Fills t (through a dense temporary when it isn't contiguous) with draw(dense, seed,
-// first counter) on t's device.
-template <class Draw>
-void fill(const Tensor& t, Generator* gen, Draw draw) {
-  Device d = resolve_device(t->device());
-  Generator& g = generator_for(d, gen);
+// Runs cpu(dense, generator) under the generator's lock, where `dense` holds t's elements in
+// t's memory order (t itself when it has no gaps: the order torch's iterator writes them).
+template <class Cpu>
+void cpu_fill(const Tensor& t, Generator& g, Cpu cpu) {
   if (t->numel() == 0) return;
-  Tensor dense = t->is_contiguous() ? t : empty(t->sizes, t->dtype, t->device());
-  auto [seed, base] = g.reserve(t->numel());
-  if (d.is_cuda()) {
-    cuda::DeviceGuard guard(d.index);
-    draw(dense, seed, base);
-  } else {
-    draw(dense, seed, base);
+  const bool direct = t->is_contiguous();
+  Tensor dense = direct ? t : empty_preserve(t, t->dtype, t->device());
+  {
+    std::lock_guard<std::mutex> lock(g.mutex());
+    cpu(dense, g);
   }
-  if (dense != t) copy_(t, dense);
+  if (!direct) copy_(t, dense);
 }
 
-void fill(const Tensor& t, int kind, double a, double b, Generator* gen) {
-  fill(t, gen, [&](const Tensor& dense, uint64_t seed, uint64_t base) {
-    if (dense->is_cuda()) {
-      cuda::random_fill(dense, kind, a, b, seed, base);
-    } else {
-      cpu::random_fill(dense, kind, a, b, seed, base);
-    }
-  });
+// torch's calc_execution_policy for its CUDA random kernels: 256-thread blocks, no more than
+// the device keeps resident (SMs x max threads per SM / 256), and a Philox offset increment
+// of 4 for every grid-stride step a thread takes (`unroll` elements per step). The grid, and
+// so the numbers of large draws, depends on the GPU model, as torch's do.
+struct CudaLaunch {
+  unsigned grid;
+  uint64_t increment;
+};
+
+CudaLaunch cuda_policy(int device, int64_t numel, int unroll) {
+  const cuda::DeviceProperties& p = cuda::get_device_properties(device);
+  const uint64_t n = uint64_t(numel), block = 256;
+  uint64_t grid = (n + block - 1) / block;
+  const uint64_t resident =
+      uint64_t(p.multi_processor_count) * uint64_t(p.max_threads_per_multi_processor / int(block));
+  grid = std::min(grid, resident);
+  const uint64_t increment = ((n - 1) / (block * grid * uint64_t(unroll)) + 1) * 4;
+  return {unsigned(grid), increment};
 }
+
+// A CUDA fill by torch's kernel for `kind`, into t (through a dense temporary in t's memory
+// order when t has gaps, the order torch's iterator gives the elements).
+void cuda_fill(const Tensor& t, Generator& g, cuda::TorchRandom kind, double a, double b,
+               uint64_t range = 0, int64_t base = 0) {
+  if (t->numel() == 0) return;
+  Device d = resolve_device(t->device());
+  const bool direct = t->is_contiguous();
+  Tensor dense = direct ? t : empty_preserve(t, t->dtype, t->device());
+  cuda::DeviceGuard guard(d.index);
+  const int unroll = cuda::torch_random_unroll(kind, t->dtype, range);
+  const CudaLaunch launch = cuda_policy(d.index, t->numel(), unroll);
+  auto [seed, offset] = g.philox_reserve(launch.increment);
+  cuda::torch_random(dense, kind, a, b, range, base, seed, offset, launch.grid);
+  if (!direct) copy_(t, dense);
+}
+
+Generator& gen_of(const Tensor& t, Generator* gen) {
+  return generator_for(resolve_device(t->device()), gen);
+}
+
+// The layout of torch's CPU state (CPUGeneratorImplState): a legacy block with the seed,
+// `left`, `seeded`, `next`, the 624 state words widened to 64 bits, three unused doubles
+// around the cached double normal and its flag, then the cached float normal and its flag.
+namespace cpu_state {
+constexpr size_t kSeed = 0, kLeft = 8, kSeeded = 12, kNext = 16, kWords = 24;
+constexpr size_t kNormalY = kWords + 8 * MT19937::kN + 8;  // after normal_x
+constexpr size_t kNormalValid = kNormalY + 16;             // after normal_rho
+constexpr size_t kFloatNormal = kNormalValid + 8;          // the legacy block is 8-aligned
+constexpr size_t kFloatValid = kFloatNormal + 4;
+static_assert(kFloatValid + 4 == Generator::kCpuStateBytes, "torch's layout");
+
+template <class T>
+void put(std::string& s, size_t at, T v) {
+  std::memcpy(&s[at], &v, sizeof(T));
+}
+template <class T>
+T get(const std::string& s, size_t at) {
+  T v;
+  std::memcpy(&v, &s[at], sizeof(T));
+  return v;
+}
+}  // namespace cpu_state
 
 }  // namespace
 
-void Generator::manual_seed(uint64_t seed) { set_state(seed, 0); }
+void Generator::manual_seed(uint64_t seed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  seed_ = seed;
+  offset_ = 0;
+  engine_.seed_with(seed);
+  next_float_normal.reset();
+  next_double_normal.reset();
+}
 
 uint64_t Generator::initial_seed() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return seed_;
+  return device_.is_cpu() ? engine_.seed_ : seed_;
 }
 
 std::pair<uint64_t, uint64_t> Generator::state() const {
@@ -69,11 +131,51 @@ void Generator::set_state(uint64_t seed, uint64_t offset) {
   offset_ = offset;
 }
 
-std::pair<uint64_t, uint64_t> Generator::reserve(int64_t numel) {
+std::pair<uint64_t, uint64_t> Generator::philox_reserve(uint64_t increment) {
   std::lock_guard<std::mutex> lock(mu_);
   uint64_t base = offset_;
-  offset_ += uint64_t(numel + 3) / 4;
+  offset_ += increment;
   return {seed_, base};
+}
+
+std::string Generator::cpu_state() const {
+  using namespace cpu_state;
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string s(kCpuStateBytes, '\0');
+  put<uint64_t>(s, kSeed, engine_.seed_);
+  put<int32_t>(s, kLeft, engine_.left_);
+  put<int32_t>(s, kSeeded, engine_.seeded_ ? 1 : 0);
+  put<uint64_t>(s, kNext, engine_.next_);
+  for (int i = 0; i < MT19937::kN; ++i) put<uint64_t>(s, kWords + 8 * size_t(i), engine_.state_[i]);
+  if (next_double_normal) {
+    put<int32_t>(s, kNormalValid, 1);
+    put<double>(s, kNormalY, *next_double_normal);
+  }
+  if (next_float_normal) {
+    put<uint8_t>(s, kFloatValid, 1);
+    put<float>(s, kFloatNormal, *next_float_normal);
+  }
+  return s;
+}
+
+void Generator::set_cpu_state(const std::string& s) {
+  using namespace cpu_state;
+  CL_CHECK(s.size() == kCpuStateBytes, "Expected a CPUGeneratorImplState of size ", kCpuStateBytes,
+           " but found the input RNG state size to be ", s.size());
+  MT19937 e;
+  e.seed_ = get<uint64_t>(s, kSeed);
+  e.left_ = get<int32_t>(s, kLeft);
+  e.seeded_ = get<int32_t>(s, kSeeded) != 0;
+  e.next_ = uint32_t(get<uint64_t>(s, kNext));
+  for (int i = 0; i < MT19937::kN; ++i)
+    e.state_[i] = uint32_t(get<uint64_t>(s, kWords + 8 * size_t(i)));
+  CL_CHECK(e.valid(), "Invalid mt19937 state");
+  std::lock_guard<std::mutex> lock(mu_);
+  engine_ = e;
+  next_float_normal.reset();
+  next_double_normal.reset();
+  if (get<uint8_t>(s, kFloatValid)) next_float_normal = get<float>(s, kFloatNormal);
+  if (get<int32_t>(s, kNormalValid)) next_double_normal = get<double>(s, kNormalY);
 }
 
 const GeneratorPtr& default_generator(Device device) {
@@ -123,7 +225,12 @@ void uniform_(const Tensor& t, double lo, double hi, Generator* gen) {
   CL_CHECK(hi - lo <= max, "uniform_ expects to-from <= std::numeric_limits<",
            dtype_short_name(t->dtype), ">::max(), but found to=", hi, " and from=", lo,
            " which result in to-from to exceed the limit");
-  fill(t, 0, lo, hi, gen);
+  Generator& g = gen_of(t, gen);
+  if (t->is_cuda()) {
+    cuda_fill(t, g, cuda::TorchRandom::Uniform, lo, hi);
+  } else {
+    cpu_fill(t, g, [&](const Tensor& d, Generator& gg) { cpu_random::uniform(d, lo, hi, gg); });
+  }
 }
 
 void normal_(const Tensor& t, double mean, double std, Generator* gen) {
@@ -132,7 +239,16 @@ void normal_(const Tensor& t, double mean, double std, Generator* gen) {
                            : "\"normal_kernel_cpu\" not implemented for '",
               dtype_short_name(t->dtype), "'");
   CL_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
-  fill(t, 1, mean, std, gen);
+  Generator& g = gen_of(t, gen);
+  if (t->is_cuda()) {
+    cuda_fill(t, g, cuda::TorchRandom::Normal, mean, std);
+  } else {
+    // torch's block kernel needs a contiguous tensor; others draw one pair at a time.
+    const bool fill_path = t->is_contiguous();
+    cpu_fill(t, g, [&](const Tensor& d, Generator& gg) {
+      cpu_random::normal(d, mean, std, fill_path, gg);
+    });
+  }
 }
 
 void random_int_(const Tensor& t, int64_t lo, int64_t hi, Generator* gen) {
@@ -141,13 +257,168 @@ void random_int_(const Tensor& t, int64_t lo, int64_t hi, Generator* gen) {
            "casted to dtype, but got from=",
            lo, " > to_inc=", hi);
   uint64_t range = uint64_t(hi) - uint64_t(lo) + 1;  // exact; 0 (2^64): the whole int64 range
-  fill(t, gen, [&](const Tensor& dense, uint64_t seed, uint64_t base) {
-    if (dense->is_cuda()) {
-      cuda::random_int_fill(dense, lo, range, seed, base);
-    } else {
-      cpu::random_int_fill(dense, lo, range, seed, base);
+  Generator& g = gen_of(t, gen);
+  if (t->is_cuda()) {
+    cuda_fill(t, g, cuda::TorchRandom::FromTo, 0, 0, range, lo);
+  } else {
+    cpu_fill(t, g,
+             [&](const Tensor& d, Generator& gg) { cpu_random::random_from_to(d, range, lo, gg); });
+  }
+}
+
+void random_default_(const Tensor& t, int64_t hi, Generator* gen) {
+  Generator& g = gen_of(t, gen);
+  const uint64_t range = uint64_t(hi) + 1;
+  if (t->is_cuda()) {
+    cuda_fill(t, g, cuda::TorchRandom::Default, 0, 0, range, 0);
+  } else {
+    cpu_fill(t, g, [&](const Tensor& d, Generator& gg) {
+      cpu_random::random_from_to(d, range, 0, gg, true);
+    });
+  }
+}
+
+void bernoulli_scalar_(const Tensor& t, double p, Generator* gen) {
+  CL_CHECK(p >= 0 && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  Generator& g = gen_of(t, gen);
+  if (t->is_cuda()) {
+    cuda_fill(t, g, cuda::TorchRandom::Bernoulli, p, 0);
+    return;
+  }
+  cpu_fill(t, g, [&](const Tensor& d, Generator& gg) { cpu_random::bernoulli_scalar(d, p, gg); });
+}
+
+void bernoulli_tensor_(const Tensor& t, const Tensor& p, Generator* gen) {
+  if (t->is_cuda()) {
+    CL_CHECK(is_floating(p->dtype), "expected probabilities tensor to have floating type, got ",
+             dtype_short_name(p->dtype));
+  }
+  CL_CHECK_AS(NotImplementedError, is_floating(p->dtype),
+              "\"bernoulli_tensor_cpu_p_\" not implemented for '", dtype_short_name(p->dtype), "'");
+  Generator& g = gen_of(t, gen);
+  if (t->is_cuda()) {
+    // torch's kernel: p as double for a double t, else float, in t's logical order; a Philox
+    // offset increment of 12 (torch asks for 10, rounded up to a multiple of 4).
+    if (t->numel() == 0) return;
+    Device d = resolve_device(t->device());
+    cuda::DeviceGuard guard(d.index);
+    const ScalarType pt =
+        t->dtype == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
+    Tensor pd = contiguous(expand(to(p, d, pt, false, false), t->sizes));
+    const bool direct = t->is_contiguous();
+    Tensor dense = direct ? t : empty(t->sizes, t->dtype, t->device());
+    auto [seed, offset] = g.philox_reserve(12);
+    cuda::torch_bernoulli_tensor(dense, pd, seed, offset);
+    if (!direct) copy_(t, dense);
+    return;
+  }
+  if (t->numel() == 0) return;
+  const bool direct = t->is_contiguous();
+  Tensor dense = direct ? t : empty_preserve(t, t->dtype, t->device());
+  // p in the same layout as the elements drawn, as double or float (torch's two kernels).
+  const ScalarType pt = p->dtype == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
+  Tensor pd = empty_preserve(dense, pt, dense->device());
+  copy_(pd, expand(to(p, Device(DeviceType::CPU), p->dtype, false, false), t->sizes));
+  bool in_range = true;
+  for (int64_t i = 0; i < pd->numel(); ++i) {
+    const double v = pt == ScalarType::Float64
+                         ? reinterpret_cast<const double*>(pd->data())[i]
+                         : double(reinterpret_cast<const float*>(pd->data())[i]);
+    in_range &= v >= 0 && v <= 1;
+  }
+  CL_CHECK(in_range,
+           "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+           "message be improved?  If so, please report an enhancement request to PyTorch.)");
+  {
+    std::lock_guard<std::mutex> lock(g.mutex());
+    cpu_random::bernoulli_tensor(dense, pd, g);
+  }
+  if (!direct) copy_(t, dense);
+}
+
+void exponential_(const Tensor& t, double lambda, Generator* gen) {
+  Generator& g = gen_of(t, gen);
+  if (t->is_cuda()) {
+    cuda_fill(t, g, cuda::TorchRandom::Exponential, lambda, 0);
+    return;
+  }
+  cpu_fill(t, g, [&](const Tensor& d, Generator& gg) { cpu_random::exponential(d, lambda, gg); });
+}
+
+void randperm_(const Tensor& out, int64_t n, Generator* gen) {
+  Generator& g = gen_of(out, gen);
+  Tensor perm = empty({n}, ScalarType::Int64, Device(DeviceType::CPU));
+  if (out->is_cuda()) {
+    // A host permutation from the GPU generator's seed and offset.
+    auto [seed, base] = g.philox_reserve(4);
+    Generator host{Device(DeviceType::CPU)};
+    host.manual_seed(seed ^ (base * 0x9E3779B97F4A7C15ull));
+    std::lock_guard<std::mutex> lock(host.mutex());
+    cpu_random::randperm(perm, n, host);
+  } else {
+    std::lock_guard<std::mutex> lock(g.mutex());
+    cpu_random::randperm(perm, n, g);
+  }
+  copy_(out, perm);
+}
+
+Tensor multinomial(const Tensor& probs, int64_t samples, bool replacement, Generator* gen) {
+  CL_CHECK(probs->dim() > 0 && probs->dim() <= 2, "prob_dist must be 1 or 2 dim");
+  CL_CHECK(is_floating(probs->dtype),
+           "multinomial only supports floating-point dtypes for input, got: ",
+           dtype_short_name(probs->dtype));
+  CL_CHECK(samples > 0, "cannot sample n_sample <= 0 samples");
+  const int64_t cats = probs->sizes[probs->dim() - 1];
+  CL_CHECK(replacement || samples <= cats,
+           "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  CL_CHECK(cats <= (int64_t(1) << 24), "number of categories cannot exceed 2^24");
+  const int64_t rows = probs->dim() > 1 ? probs->sizes[0] : 1;
+  Shape out_shape = probs->dim() == 1 ? Shape{samples} : Shape{rows, samples};
+  Generator& g = gen_of(probs, gen);
+  Tensor cpu_probs = contiguous(to(probs, Device(DeviceType::CPU), probs->dtype, false, false));
+  Tensor out = empty(out_shape, ScalarType::Int64, Device(DeviceType::CPU));
+  if (!replacement || samples == 1) {
+    // torch's sampling without replacement: the largest p / q with q ~ Exponential(1)
+    // (Gumbel top-k), after checking the distribution.
+    Tensor as64 = to(cpu_probs, Device(DeviceType::CPU), ScalarType::Float64, false, false);
+    const double* p = reinterpret_cast<const double*>(as64->data());
+    bool bad = false;
+    for (int64_t i = 0; i < as64->numel(); ++i)
+      bad |= !(p[i] >= 0 && p[i] < std::numeric_limits<double>::infinity());
+    CL_CHECK(!bad, "probability tensor contains either `inf`, `nan` or element < 0");
+    for (int64_t r = 0; r < rows; ++r) {
+      double s = 0;
+      for (int64_t j = 0; j < cats; ++j) s += p[r * cats + j];
+      CL_CHECK(s != 0, "invalid multinomial distribution (sum of probabilities <= 0)");
     }
-  });
+    Tensor q = empty(probs->sizes, probs->dtype, probs->device());
+    exponential_(q, 1.0, &g);
+    Tensor ratio = binary(BinaryOp::Div, probs, q);
+    ratio = contiguous(to(ratio, Device(DeviceType::CPU), ScalarType::Float64, false, false));
+    const double* v = reinterpret_cast<const double*>(ratio->data());
+    int64_t* o = reinterpret_cast<int64_t*>(out->data());
+    std::vector<int64_t> idx(static_cast<size_t>(cats));
+    for (int64_t r = 0; r < rows; ++r) {
+      const double* row = v + r * cats;
+      std::iota(idx.begin(), idx.end(), 0);
+      std::partial_sort(idx.begin(), idx.begin() + samples, idx.end(), [&](int64_t a, int64_t b) {
+        return row[a] > row[b] || (row[a] == row[b] && a < b);
+      });
+      std::copy(idx.begin(), idx.begin() + samples, o + r * samples);
+    }
+  } else if (probs->is_cuda()) {
+    // Uniforms from the GPU generator, searched in the cumulative distribution on the host.
+    Tensor u = empty({rows * samples}, ScalarType::Float64, probs->device());
+    uniform_(u, 0.0, 1.0, &g);
+    Tensor uc = contiguous(to(u, Device(DeviceType::CPU), ScalarType::Float64, false, false));
+    cpu_random::multinomial_from_uniforms(cpu_probs, samples, out,
+                                          reinterpret_cast<const double*>(uc->data()));
+  } else {
+    std::lock_guard<std::mutex> lock(g.mutex());
+    cpu_random::multinomial_with_replacement(cpu_probs, samples, out, g);
+  }
+  if (probs->is_cuda()) return to(out, probs->device(), ScalarType::Int64, false, false);
+  return out;
 }
 
 }  // namespace cl

@@ -1,5 +1,6 @@
-"""Random tensors: rand, randn, randint, randperm, normal and the *_like forms, with
-torch's bounds checks (_random_bounds.py; generator= everywhere; docs/random.md)."""
+"""Random tensors: rand, randn, randint, randperm, normal, bernoulli, multinomial and the
+*_like forms, with torch's bounds checks (_random_bounds.py; generator= everywhere; the
+streams are torch's: docs/random.md)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from cudalite._creation import (
     _size,
     _write_out,
 )
-from cudalite._lazy import numpy
 from cudalite._random_bounds import check_random_bounds
 from cudalite.random import _check_generator
 
@@ -29,6 +29,8 @@ __all__ = [
     "randint_like",
     "randperm",
     "normal",
+    "bernoulli",
+    "multinomial",
 ]
 
 
@@ -194,8 +196,8 @@ def randint_like(
 def randperm(
     n, *, generator=None, out=None, dtype=None, device=None, requires_grad=False, pin_memory=False
 ):
-    """A random permutation of 0..n-1: random keys drawn by the generator of the result's
-    device, sorted on the host."""
+    """A random permutation of 0..n-1, drawn as torch draws it: on the CPU torch's swaps with
+    32-bit draws (64-bit inside-out shuffle from n = 2^32 / 20 on)."""
     from cudalite import int64
 
     if out is not None:
@@ -205,12 +207,9 @@ def randperm(
     gen = _check_generator(generator, "randperm")
     if dtype == _C.bool:
         raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
-    keys = _C._empty([n], _C.float64, device, False)
-    _C._uniform_(keys, 0.0, 1.0, gen, False)
-    np = numpy()
-    perm = np.argsort(_C._numpy(_C._to(keys, "cpu", None, False, False)), kind="stable")
-    perm = perm.astype(np.int64)
-    t = _C._to(_C._from_numpy_owned(perm), device, dtype or int64, False, False)
+    perm = _C._empty([n], int64, device, False)
+    _C._randperm_(perm, n, gen)
+    t = perm if dtype in (None, int64) else _C._to(perm, perm.device, dtype, False, False)
     return _finish(t, requires_grad, pin_memory)
 
 
@@ -228,3 +227,34 @@ def normal(mean, std, size=None, *, generator=None, dtype=None, device=None):
     t = _C._empty(shape, dtype or _C.get_default_dtype(), device, False)
     _C._normal_(t, float(mean), float(std), _check_generator(generator, "normal"), False)
     return t
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    """0 or 1 with probability ``input`` per element (or ``p`` for every element), in
+    ``input``'s dtype."""
+    gen = _check_generator(generator, "bernoulli")
+    t = _C._empty(list(input.shape), input.dtype, input.device, False) if out is None else out
+    if p is None:
+        _C._bernoulli_tensor_(t, input, gen, out is not None)
+    else:
+        _C._bernoulli_scalar_(t, float(p), gen, out is not None)
+    return t
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    """Indices drawn from the rows of ``input`` as (unnormalised) probabilities: with
+    replacement by torch's inverse-CDF search, without by its exponential race (Gumbel top-k)."""
+    if isinstance(num_samples, bool) or not hasattr(num_samples, "__index__"):
+        raise TypeError(
+            "multinomial(): argument 'num_samples' (position 2) must be int, not "
+            f"{type(num_samples).__name__}"
+        )
+    gen = _check_generator(generator, "multinomial")
+    if out is not None and out.dtype != _C.int64:
+        raise RuntimeError(f"multinomial expects Long tensor out, got: {out.dtype._short_name}")
+    r = _C._multinomial(input, int(num_samples), bool(replacement), gen)
+    if out is None:
+        return r
+    _resize_out(out, list(r.shape))
+    out.copy_(r)
+    return out

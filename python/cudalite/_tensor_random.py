@@ -1,5 +1,6 @@
 """Tensor methods that fill a tensor with random numbers in place (normal_, uniform_,
-random_), drawn from the default generator of the tensor's device or ``generator=``."""
+random_, bernoulli_, exponential_) and draw from it (bernoulli, multinomial), from the default
+generator of the tensor's device or ``generator=``."""
 
 from __future__ import annotations
 
@@ -48,10 +49,55 @@ def random_(self, from_=_NO_ARG, to=_NO_ARG, *, generator=None):
             raise _random_arg_error(given)
     gen = _check_generator(generator, "random_")
     if not given:
-        lo, hi_inc = 0, _random_bounds.random_max(self.dtype)
-    elif to is None:
+        _C._random_default_(self, _random_bounds.random_max(self.dtype), gen)
+        return self
+    if to is None:
         lo, hi_inc = _random_bounds.random_from_bounds(self.dtype, int(from_), self.device.type)
     else:
         lo, hi_inc = _random_bounds.check_random_bounds(self.dtype, int(from_), int(to))
     _C._random_int_(self, lo, hi_inc, gen)  # [lo, hi_inc]: any int64 range, exactly
     return self
+
+
+@method
+def bernoulli_(self, p=0.5, *, generator=None):
+    """Fills self with 0 or 1: 1 with probability ``p`` (a number, or a tensor broadcast to
+    self)."""
+    from cudalite import Tensor
+
+    gen = _check_generator(generator, "bernoulli_")
+    if isinstance(p, Tensor):
+        _C._bernoulli_tensor_(self, p, gen)
+    else:
+        _C._bernoulli_scalar_(self, float(p), gen)
+    return self
+
+
+@method
+def bernoulli(self, p=None, *, generator=None):
+    """0 or 1 per element, with probability self (or ``p``)."""
+    from cudalite._creation_random import bernoulli as _bernoulli
+
+    return _bernoulli(self, p, generator=generator)
+
+
+@method
+def exponential_(self, lambd=1.0, *, generator=None):
+    """Fills self with exponential random numbers of rate ``lambd``."""
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(
+            "Exponential distribution is a continuous probability distribution. dtype must be "
+            f"a floating point but you specified {self.dtype._short_name}"
+        )
+    if not lambd > 0.0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    _C._exponential_(self, float(lambd), _check_generator(generator, "exponential_"))
+    return self
+
+
+@method
+def multinomial(self, num_samples, replacement=False, *, generator=None):
+    """Indices drawn from the rows of self as probabilities (``cudalite.multinomial``)."""
+    from cudalite._creation_random import multinomial as _multinomial
+
+    return _multinomial(self, num_samples, replacement, generator=generator)

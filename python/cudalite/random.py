@@ -1,10 +1,11 @@
 """Random number generators and seeding, as ``torch.random``.
 
-Every generator is a counter-based Philox stream: a (seed, offset) pair is the whole state, so
-the same seed gives the same numbers on every run and on CPU and GPU alike. Each device has a
-default generator (``default_generator`` for the CPU, ``cudalite.cuda.default_generators``);
-``Generator(device)`` makes an independent one, which the random functions take as
-``generator=``.
+The generators are torch's: on the CPU a Mersenne Twister (mt19937) with torch's seeding and
+transforms, so a seed gives the numbers torch gives, and states saved by torch continue here;
+on CUDA a Philox stream (seed and offset) used as torch's kernels use it (docs/random.md).
+Each device has a default generator (``default_generator`` for the CPU,
+``cudalite.cuda.default_generators``); ``Generator(device)`` makes an independent one, which
+the random functions take as ``generator=``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ __all__ = [
 ]
 
 _MASK = (1 << 64) - 1
-_STATE_BYTES = 16  # the seed and the offset, 8 bytes each (torch's CUDA state layout)
+_STATE_BYTES = 16  # CUDA: the seed and the offset, 8 bytes each (torch's layout)
 
 
 def _seed_value(seed):
@@ -87,15 +88,27 @@ class Generator:
         return self._impl.initial_seed()
 
     def get_state(self):
-        """The state as a CPU uint8 tensor of 16 bytes: seed, then offset (little-endian)."""
+        """The state as a CPU uint8 tensor, in torch's layout: 5056 bytes for a CPU generator
+        (mt19937 and the cached normals), 16 for a CUDA one (seed, then offset)."""
         import numpy as np
 
+        if self.device.type == "cpu":
+            raw = np.frombuffer(self._impl.cpu_state(), dtype=np.uint8).copy()
+            return _C._from_numpy_owned(raw)
         seed, offset = self._impl.state()
         return _C._from_numpy_owned(np.array([seed, offset], dtype=np.uint64).view(np.uint8).copy())
 
     def set_state(self, new_state) -> Generator:
-        """Restores a state returned by ``get_state``; returns self."""
-        seed, offset = _unpack_state(new_state)
+        """Restores a state returned by ``get_state`` (or by torch); returns self."""
+        raw = _state_bytes(new_state)
+        if self.device.type == "cpu":
+            self._impl.set_cpu_state(raw)
+            return self
+        if len(raw) != _STATE_BYTES:
+            raise RuntimeError("RNG state is wrong size")
+        import numpy as np
+
+        seed, offset = np.frombuffer(raw, dtype=np.uint64).tolist()
         self._impl.set_state(seed, offset)
         return self
 
@@ -107,19 +120,15 @@ class Generator:
         return f"<cudalite._C.Generator object at {hex(id(self))}>"  # torch's repr, renamed
 
 
-def _unpack_state(state):
+def _state_bytes(state):
+    """The bytes of a state tensor, with torch's TypeErrors for anything but a CPU uint8 one."""
     from cudalite import Tensor
 
     if not isinstance(state, Tensor):
         raise TypeError(f"expected a torch.ByteTensor, but got {type(state).__name__}")
     if state.dtype is not _C.uint8 or state.device.type != "cpu":
         raise TypeError("RNG state must be a torch.ByteTensor")
-    if state.numel() != _STATE_BYTES:
-        raise RuntimeError("RNG state is wrong size")
-    import numpy as np
-
-    seed, offset = _C._numpy(state.contiguous()).view(np.uint64).tolist()
-    return seed, offset
+    return _C._numpy(state.contiguous()).tobytes()
 
 
 def _check_generator(generator, fn):

@@ -8,8 +8,8 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "core/tensor.h"
+#include "ops/mt19937.h"
 #include "ops/ops.h"
-#include "ops/philox.h"
 
 using namespace cl;
 
@@ -80,12 +80,14 @@ TEST(Ops, BroadcastAddAndPromotion) {
             ScalarType::UInt8);
 }
 
-TEST(Philox, DependsOnlyOnSeedOffsetAndIndex) {
-  double a = philox::sample(0, 0.0, 1.0, 24, 42, 7, 13);
-  double b = philox::sample(0, 0.0, 1.0, 24, 42, 7, 13);
-  double c = philox::sample(0, 0.0, 1.0, 24, 43, 7, 13);
-  EXPECT_EQ(a, b);
-  EXPECT_NE(a, c);
-  EXPECT_GE(a, 0.0);
-  EXPECT_LT(a, 1.0);
+TEST(MT19937, SameStreamAsTheStandardEngine) {
+  // torch's CPU engine is the standard 32-bit Mersenne Twister seeded with the seed's low
+  // 32 bits; the whole seed is kept.
+  for (uint64_t seed : {uint64_t(0), uint64_t(5489), uint64_t(67280421310721ull)}) {
+    MT19937 ours(seed);
+    std::mt19937 ref(uint32_t(seed & 0xffffffffu));
+    for (int i = 0; i < 2000; ++i) EXPECT_EQ(ours(), ref());
+    EXPECT_EQ(ours.seed_, seed);
+    EXPECT_TRUE(ours.valid());
+  }
 }

@@ -188,6 +188,12 @@ def _method_recorders():
         "uniform_": wh.fill_like(pw.UniformBackward0, _tensor._methods["uniform_"]),
         "normal_": wh.fill_like(pw.NormalBackward0, _tensor._methods["normal_"]),
         "random_": wh.fill_like(pw.RandomBackward0, _tensor._methods["random_"]),
+        # ---- random fills: bernoulli_, exponential_ ----
+        "bernoulli_": lambda self, p=0.5, **kw: wh.fill_like(
+            pw.BernoulliBackward1 if isinstance(p, Tensor) else pw.BernoulliBackward2,
+            _tensor._methods["bernoulli_"],
+        )(self, p, **kw),
+        "exponential_": wh.fill_like(pw.ExponentialBackward0, _tensor._methods["exponential_"]),
         **{n: getattr(rd, n) for n in ("sum", "mean", "prod", "amax", "amin", "std", "var")},
         "norm": rd.norm,
         "t_": vw.inplace_view(vw.t, "t_"),

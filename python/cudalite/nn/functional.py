@@ -424,8 +424,10 @@ def dropout(input, p=0.5, training=True, inplace=False):
         return input
     if p == 1:
         return input * 0
-    keep = _C._empty(list(input.shape), input.dtype, input.device, False).uniform_() >= p
-    out = input * keep * (1.0 / (1 - p))
+    # torch's CPU dropout: a Bernoulli(1 - p) mask divided by 1 - p, times the input.
+    noise = _C._empty(list(input.shape), input.dtype, input.device, False).bernoulli_(1 - p)
+    noise.div_(1 - p)
+    out = input * noise
     if inplace:
         input.copy_(out)
         return input

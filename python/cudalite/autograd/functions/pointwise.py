@@ -56,6 +56,10 @@ ZeroBackward0 = _u("ZeroBackward0", (), _zero)
 UniformBackward0 = _u("UniformBackward0", (), _zero)
 NormalBackward0 = _u("NormalBackward0", (), _zero)
 RandomBackward0 = _u("RandomBackward0", (), _zero)
+# ---- random fills: bernoulli_, exponential_ ----
+BernoulliBackward1 = _u("BernoulliBackward1", (), _zero)  # a tensor p
+BernoulliBackward2 = _u("BernoulliBackward2", (), _zero)  # a number p
+ExponentialBackward0 = _u("ExponentialBackward0", (), _zero)
 
 # The registry's unary ops: name -> node class, from their formulas.
 UNARY_NODES = {

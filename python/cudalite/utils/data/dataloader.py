@@ -260,6 +260,11 @@ class _DataLoaderIter:
         import cudalite
 
         workers = loader.num_workers
+        # torch draws the workers' base seed from the loader's generator for every iterator
+        # (with or without workers), before the sampler draws anything.
+        base_seed = (
+            cudalite.empty((), dtype=cudalite.int64).random_(generator=loader.generator).item()
+        )
         if workers == 0 and loader.timeout != 0:
             raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
         self._loader = loader
@@ -277,10 +282,6 @@ class _DataLoaderIter:
         fetch = _pinned_fetch(source) if pin else source.fetch
         info = None
         if workers > 0:
-            # torch draws the workers' base seed from the loader's generator per iterator
-            base_seed = (
-                cudalite.empty((), dtype=cudalite.int64).random_(generator=loader.generator).item()
-            )
 
             def info(worker_id):
                 return WorkerInfo(

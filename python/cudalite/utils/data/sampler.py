@@ -53,19 +53,27 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
+        """Indices drawn as torch draws them: without a generator, a fresh CPU generator
+        seeded from the default one; with replacement, batches of 32 randint draws."""
         import cudalite
 
         n = len(self.data_source)
+        generator = self.generator
+        if generator is None:
+            seed = int(cudalite.empty((), dtype=cudalite.int64).random_().item())
+            generator = cudalite.Generator().manual_seed(seed)
         if self.replacement:
-            order = cudalite.randint(
-                0, n, (self.num_samples,), dtype=cudalite.int64, generator=self.generator
+            for _ in range(self.num_samples // 32):
+                yield from cudalite.randint(
+                    high=n, size=(32,), dtype=cudalite.int64, generator=generator
+                ).tolist()
+            yield from cudalite.randint(
+                high=n, size=(self.num_samples % 32,), dtype=cudalite.int64, generator=generator
             ).tolist()
         else:
-            order = []
             for _ in range(self.num_samples // n):
-                order += cudalite.randperm(n, generator=self.generator).tolist()
-            order += cudalite.randperm(n, generator=self.generator).tolist()[: self.num_samples % n]
-        return iter(order)
+                yield from cudalite.randperm(n, generator=generator).tolist()
+            yield from cudalite.randperm(n, generator=generator).tolist()[: self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
