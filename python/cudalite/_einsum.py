@@ -124,7 +124,7 @@ def _expand_ellipsis(ops, terms):
     right, so that ellipsis dims broadcast as in torch); returns them and the ellipsis rank."""
     ell = 0
     labels = []
-    for k, (t, term) in enumerate(zip(ops, terms)):
+    for k, (t, term) in enumerate(zip(ops, terms, strict=True)):
         named = len(term) - (None in term)
         if None in term:
             if named > t.dim():
@@ -202,7 +202,7 @@ def _contract(ops, terms, out):
             out_labels.append(x)
     # Sizes: equal or 1 (broadcast), as torch checks them.
     size = {}
-    for k, (t, lab) in enumerate(zip(ops, labels)):
+    for k, (t, lab) in enumerate(zip(ops, labels, strict=True)):
         for d, x in enumerate(lab):
             n = t.shape[d]
             prev = size.get(x)
@@ -216,7 +216,7 @@ def _contract(ops, terms, out):
             if prev is None or prev == 1:
                 size[x] = n
     ts = []
-    for k, (t, lab) in enumerate(zip(ops, labels)):
+    for k, (t, lab) in enumerate(zip(ops, labels, strict=True)):
         t, lab = _diagonals(t, lab, k)
         ts.append((t, lab))
     # Broadcast ellipsis dims that disagree in size are checked by the products below.

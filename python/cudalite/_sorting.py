@@ -8,6 +8,7 @@ values in input order (what torch guarantees with ``stable=True``; here every so
 from __future__ import annotations
 
 from cudalite import _C
+from cudalite._linalg import cpp_name as _cpp
 from cudalite._reductions import _out, return_types
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue"]
@@ -43,6 +44,13 @@ def _named_out(r, out, name):
             raise RuntimeError("output values must be of same type as input")
         if i.dtype != _C.int64:
             raise RuntimeError("output indices must be of scalar type Long")
+    else:  # both checked before either is written
+        for got, want in ((v, r[0]), (i, r[1])):
+            if got.dtype != want.dtype:
+                raise RuntimeError(
+                    f"Expected out tensor to have dtype {_cpp(want.dtype)}, but got "
+                    f"{_cpp(got.dtype)} instead"
+                )
     values = _out(r[0], v, exact=True)
     indices = _out(r[1], i, exact=True)
     return getattr(return_types, name + "_out")(values, indices)
