@@ -14,6 +14,7 @@ std::tuple<Tensor, Tensor> sort(const Tensor& t, int64_t dim, bool descending, i
   const int64_t n = nd ? t->sizes[d] : 1;
   if (k < 0) k = n;
   CL_CHECK(k <= n, "selected index k out of range");
+  if (nd == 0) k = 1;  // a 0-dim tensor is its own topk(0), as in torch
   const bool last = nd == 0 || d == nd - 1;
   Shape perm;
   for (int64_t i = 0; i < nd; ++i)

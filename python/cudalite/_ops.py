@@ -403,7 +403,11 @@ def _logit(input, eps):
     dtype = input.dtype if input.dtype.is_floating_point else _C.get_default_dtype()
     x = input.to(_C.float32) if dtype in (_C.float16, _C.bfloat16) else input.to(dtype)
     if eps is not None:
-        lo, hi = float(eps), 1.0 - float(eps)
+        # the bounds in the input's dtype, as torch's kernel holds them: 1 - 1e-6 is 1.0 in
+        # float16 and bfloat16, so logit(1, 1e-6) is inf there
+        cpu = _C.device("cpu")
+        lo = _C._full([], float(eps), dtype, cpu).item()
+        hi = _C._full([], 1.0 - lo, dtype, cpu).item()
         x = _C._where(x < lo, lo, _C._where(x > hi, hi, x))
     return _raw("log", _raw("div", x, _raw("sub", 1.0, x))).to(dtype)
 

@@ -113,7 +113,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
         raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if k < 1 or k > n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-    if input.dtype == _C.bool:
+    if input.dtype == _C.bool and input.dim():  # a 0-dim tensor is its own kthvalue
         raise NotImplementedError(
             f"\"kthvalue_{'cuda' if input.is_cuda else 'cpu'}\" not implemented for 'Bool'"
         )
