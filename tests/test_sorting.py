@@ -5,6 +5,7 @@ dtype; 0-d, empty, non-contiguous and long inputs; out=; torch's errors; gradien
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -292,3 +293,15 @@ def test_gradients(device):
     s = C.tensor(2.0, dtype=C.float64, device=device, requires_grad=True)
     C.sort(s).values.backward()
     assert s.grad.item() == 1.0
+
+
+def test_dim_names(device):
+    x = C.ones(2, 3, device=device)
+    msg = "You passed a dimname \\(string\\) to this op in place of a dimension index"
+    for f in (lambda: C.sort(x, "a"), lambda: x.sort(None), lambda: C.argsort(x, None)):
+        with pytest.raises(RuntimeError, match=msg):
+            f()
+    with pytest.raises(RuntimeError, match="^Please look up dimensions by name, got: name = None"):
+        C.kthvalue(x, 1, None)
+    with pytest.raises(RuntimeError, match=re.escape("Name 'a' not found in Tensor[None, None].")):
+        x.kthvalue(1, "a")

@@ -183,6 +183,15 @@ def named_dim(dim):
         raise RuntimeError("Please look up dimensions by name, got: name = None.")
 
 
+def _named(input, dim):
+    """torch's errors for a dim given as a name (no tensor here has named dims)."""
+    if dim is None:
+        raise RuntimeError("Please look up dimensions by name, got: name = None.")
+    if isinstance(dim, str):
+        names = ", ".join(["None"] * input.dim())
+        raise RuntimeError(f"Name '{dim}' not found in Tensor[{names}].")
+
+
 def sum(input, dim=NO_DIM, keepdim=NO_KEEPDIM, *, dtype=None, out=None):
     """Sum over all elements or over ``dim`` (int or tuple). With ``out=``, computed in the
     dtype of ``out`` unless ``dtype`` is given (which ``out`` must then have), as torch does."""
@@ -548,8 +557,10 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     """``log(sum(exp(input)))`` over ``dim``, computed around the largest value so that it
     neither overflows nor underflows; integer inputs give the default float dtype. Infinite
     maxima are not subtracted (all -inf gives -inf, an inf gives inf), as in torch."""
+    for d in dim if isinstance(dim, (tuple, list)) else [dim]:
+        _named(input, d)
     dims = _dims(dim)
-    if dims is not None and not dims and not keepdim and input.dim():
+    if not dims and not keepdim and input.dim():
         # torch reduces over everything but then fails to write the result, so do we
         ones = ", ".join(["1"] * input.dim())
         raise RuntimeError(f"output with shape [] doesn't match the broadcast shape [{ones}]")

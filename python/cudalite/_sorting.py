@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from cudalite import _C
 from cudalite._linalg import cpp_name as _cpp
-from cudalite._reductions import _out, return_types
+from cudalite._reductions import _named, _out, return_types
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue"]
 
 
 def _dim(input, dim, op):
-    if isinstance(dim, str):
+    if op == "kthvalue":  # torch's Dimname overload
+        _named(input, dim)
+    elif isinstance(dim, str) or (dim is None and op in ("sort", "argsort")):
         raise RuntimeError(
             f"{op}: You passed a dimname (string) to this op in place of a dimension index "
             "but it does not yet support this behavior. Please pass a dimension index to work "
