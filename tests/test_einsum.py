@@ -183,5 +183,6 @@ def test_gradients(device):
     assert g(lambda a, b: C.einsum("ij,jk->ik", a, b), (x, y))
     assert g(lambda a, b: C.einsum("ij,ij,jk", a, a, b), (x, y))
     assert g(lambda a: C.einsum("ii->i", a), (z,))
+    assert C.autograd.gradgradcheck(lambda a, b: C.einsum("ij,jk->ik", a, b), (x, y))
     assert g(lambda a: C.einsum("ij->", a), (x,))
     assert g(lambda a, b: C.einsum("...i,ij->...j", a, b), (C.randn(2, 2, 3, **kw), y))

@@ -540,6 +540,7 @@ def test_logit_gradient(device):
     x = C.tensor([0.2, 0.5, 0.7], dtype=C.float64, device=device, requires_grad=True)
     assert C.autograd.gradcheck(C.logit, (x,))
     assert C.autograd.gradcheck(lambda t: t.logit(0.1), (x,))
+    assert C.autograd.gradgradcheck(C.logit, (x,))
     assert type(C.logit(x).grad_fn).__name__ == "LogitBackward0"
     # as torch: nan outside [0, 1] without eps, zero where eps clamped
     y = C.tensor([0, 1.0, 2.0, -1, 0.5, 0.1, 0.9], device=device, requires_grad=True)

@@ -653,6 +653,7 @@ def test_logsumexp_gradient(device):
     x = C.randn(3, 4, dtype=C.float64, device=device, requires_grad=True)
     assert C.autograd.gradcheck(lambda t: C.logsumexp(t, 1), (x,))
     assert C.autograd.gradcheck(lambda t: t.logsumexp((0, 1), keepdim=True), (x,))
+    assert C.autograd.gradgradcheck(lambda t: C.logsumexp(t, 1), (x,))
     assert type(C.logsumexp(x, 0).grad_fn).__name__ == "LogsumexpBackward0"
     # as torch: exp(x - result), so nan where the result is infinite
     for values, want in (([-inf, -inf, 1.0], [0, 0, 1]), ([-inf, -inf], [nan, nan])):

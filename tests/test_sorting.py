@@ -277,6 +277,7 @@ def test_gradients(device):
     assert C.autograd.gradcheck(lambda t: C.kthvalue(t, 3).values, (x,))
     assert C.autograd.gradcheck(lambda t: t.kthvalue(2, 0, keepdim=True).values, (x,))
     assert C.autograd.gradcheck(C.msort, (x,))
+    assert C.autograd.gradgradcheck(lambda t: C.topk(t, 2).values, (x,))
     names = [
         type(f(x).grad_fn).__name__
         for f in (
