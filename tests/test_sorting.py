@@ -306,3 +306,17 @@ def test_dim_names(device):
         C.kthvalue(x, 1, None)
     with pytest.raises(RuntimeError, match=re.escape("Name 'a' not found in Tensor[None, None].")):
         x.kthvalue(1, "a")
+
+
+def test_argument_type_errors_are_torchs(device):
+    x = C.ones(2, 3, device=device)
+    with pytest.raises(TypeError, match="^sort\\(\\) received an invalid combination of arguments"):
+        C.sort(x, dim=1.5)
+    with pytest.raises(TypeError, match="^topk\\(\\): argument 'k' \\(position 2\\) must be int"):
+        C.topk(x, 2.0)
+    with pytest.raises(TypeError, match="^argsort\\(\\) received an invalid combination"):
+        C.argsort(x, out=C.empty(0, dtype=C.int64, device=device))
+    with pytest.raises(TypeError, match="^logit\\(\\): argument 'eps' must be float, not str$"):
+        C.logit(x, eps="a")
+    with pytest.raises(TypeError, match="^logsumexp\\(\\) received an invalid combination"):
+        C.logsumexp(x)

@@ -76,11 +76,14 @@ def sort(input, dim=-1, descending=False, *, stable=None, out=None):
     return _named_out(return_types.sort(v, i), out, "sort")
 
 
-def argsort(input, dim=-1, descending=False, *, stable=False, out=None):
+def argsort(input, dim=-1, descending=False, *, stable=None, out=None):
     """The indices that sort ``input`` along ``dim``."""
     d = _dim(input, dim, "argsort")
     _flag(descending, "descending")
-    _flag(stable, "stable")
+    if stable is None and out is not None:
+        raise TypeError("argsort takes out= only with stable=")  # worded by Note [Argument errors]
+    if stable is not None:
+        _flag(stable, "stable")
     return _out(_C._sort(input, d, descending, -1)[1], out, exact=True)
 
 
