@@ -1,7 +1,7 @@
 // Sorting rows on the host (Note [Sort keys] in ops/sort.h): a stable LSD radix sort of
 // (key, index) pairs, one byte a pass, skipping the bytes where all keys agree; a row cut to
-// its first k (topk, kthvalue) is partially sorted by (key, index) instead, which orders the
-// first k exactly as the full stable sort would.
+// few of its elements (topk, kthvalue) is selected by (key, index) instead (nth_element, then
+// a sort of the k), which gives the first k exactly as the full stable sort would.
 #include <algorithm>
 #include <array>
 #include <vector>
@@ -47,25 +47,30 @@ void radix_sort(std::vector<U>& key, std::vector<int64_t>& idx) {
 template <class T>
 void sort_row(const T* x, int64_t n, int64_t k, bool descending, T* values, int64_t* indices) {
   using U = sortkey::key_t<T>;
+  auto key_of = [&](int64_t i) {
+    U kk = sortkey::key(x[i]);
+    return descending ? U(~kk) : kk;
+  };
+  if (k < n / 8 || n < 64) {
+    // Few of many (or a short row): (key, index) pairs, a strict total order, so the first k
+    // after nth_element are exactly those of the stable sort; only they are then sorted.
+    std::vector<std::pair<U, int64_t>> p(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) p[i] = {key_of(i), i};
+    if (k < n) std::nth_element(p.begin(), p.begin() + k, p.end());
+    std::sort(p.begin(), p.begin() + k);
+    for (int64_t j = 0; j < k; ++j) {
+      values[j] = x[p[j].second];
+      indices[j] = p[j].second;
+    }
+    return;
+  }
   std::vector<U> key(static_cast<size_t>(n));
   std::vector<int64_t> idx(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    U kk = sortkey::key(x[i]);
-    key[i] = descending ? U(~kk) : kk;
+    key[i] = key_of(i);
     idx[i] = i;
   }
-  if (k < n / 8 || n < 64) {
-    // Few of many (or a short row): (key, index) pairs, compared lexicographically.
-    std::vector<std::pair<U, int64_t>> p(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) p[i] = {key[i], i};
-    if (k < n)
-      std::partial_sort(p.begin(), p.begin() + k, p.end());
-    else
-      std::sort(p.begin(), p.end());
-    for (int64_t j = 0; j < k; ++j) idx[j] = p[j].second;
-  } else {
-    radix_sort(key, idx);
-  }
+  radix_sort(key, idx);
   for (int64_t j = 0; j < k; ++j) {
     values[j] = x[idx[j]];
     indices[j] = idx[j];
