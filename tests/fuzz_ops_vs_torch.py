@@ -8,8 +8,9 @@ over an in-tree build):
 Random dtypes, shapes (empty, one-element, odd and large), layouts (contiguous, permuted,
 sliced with steps or an offset), broadcast operands and values (with nan, inf and -0.0),
 through every elementwise op of the core, in-place and out= forms, casts, the reductions
-over all, one or several dims, where, clamp, cat, matmul and the optimizers' fused
-multiply-add (`_C._fma`, against torch's addcmul). The same numbers go to both
+over all, one or several dims, where, clamp, cat, matmul, the optimizers' fused
+multiply-add (`_C._fma`, against torch's addcmul), the sorts (sort, argsort, msort, topk,
+kthvalue), logit and einsum. The same numbers go to both
 libraries; the results must agree in whether an exception is raised (and its type), dtype,
 shape and values (nan where nan). Prints the first mismatches and exits non-zero if any.
 """
@@ -139,8 +140,12 @@ def _case(rng, device):
             "cat",
             "matmul",
             "fma",
+            "sorting",
+            "sorting",
         ]
     )
+    if kind == "sorting":
+        return _sorting_case(rng, device)
     dt = str(rng.choice(DTYPES))
     shape = _shape(rng)
     a = Pair(rng, dt, shape, device)
@@ -245,6 +250,71 @@ def _case(rng, device):
         )
         p.t = p.t.to(torch.float32).to(getattr(torch, fdt))
     return f"matmul({fdt}[{m},{k}], [{k},{n}])", [x, y], lambda M, p, q: M.matmul(p, q)
+
+
+# ---- sorting, logsumexp, logit, einsum ----
+
+_EINSUM = [
+    ("ij,jk->ik", [(3, 4), (4, 5)]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 2)]),
+    ("ii->i", [(4, 4)]),
+    ("i,j->ij", [(3,), (5,)]),
+    ("...ij,...jk", [(2, 3, 4), (4, 2)]),
+    ("ijk,ikl,lm->jm", [(2, 3, 4), (2, 4, 5), (5, 3)]),
+    ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)]),
+    ("ij->", [(3, 0)]),
+    ("ab,ab->b", [(4, 3), (1, 3)]),
+]
+
+
+def _sorting_case(rng, device):
+    """sort (stable: indices are defined), argsort, msort, topk and kthvalue (values only: the
+    order of tied indices is unspecified), logsumexp, logit with eps, and einsum."""
+    op = str(rng.choice(["sort", "argsort", "msort", "topk", "kthvalue", "logit", "einsum"]))
+    dt = str(rng.choice(DTYPES))
+    a = Pair(rng, dt, _shape(rng), device)
+    nd = a.t.dim()
+    d = int(rng.integers(-max(nd, 1), max(nd, 1)))
+    desc = bool(rng.random() < 0.5)
+    n = a.t.shape[d] if nd else 1
+    k = int(rng.integers(0, n + 2)) if rng.random() < 0.9 else -1
+    name = f"{dt}{list(a.t.shape)}"
+    if op == "sort":
+        return (
+            f"sort({name}, dim={d}, descending={desc}, stable=True)",
+            [a],
+            lambda M, x: tuple(M.sort(x, dim=d, descending=desc, stable=True)),
+        )
+    if op == "argsort":
+        return (
+            f"argsort({name}, dim={d}, descending={desc}, stable=True)",
+            [a],
+            lambda M, x: x.argsort(dim=d, descending=desc, stable=True),
+        )
+    if op == "msort":
+        return f"msort({name})", [a], lambda M, x: M.msort(x)
+    if op == "topk":
+        return (
+            f"topk({name}, {k}, {d}, largest={desc})",
+            [a],
+            lambda M, x: M.topk(x, k, d, largest=desc).values,
+        )
+    if op == "kthvalue":
+        return (
+            f"kthvalue({name}, {k}, {d}, keepdim={desc})",
+            [a],
+            lambda M, x: x.kthvalue(k, d, desc).values,
+        )
+    if op == "logit":
+        eps = [None, 0.0, 1e-6, 0.2, -0.1][int(rng.integers(0, 5))]
+        return f"logit({name}, {eps})", [a], lambda M, x: M.logit(x, eps)
+    eq, shapes = _EINSUM[int(rng.integers(0, len(_EINSUM)))]
+    fdt = str(rng.choice(["float32", "float64"]))
+    ps = [Pair(rng, fdt, s, device) for s in shapes]
+    for p in ps:  # finite values: the summation order differs around inf and nan
+        p.t = p.t.nan_to_num(0.0, 0.0, 0.0)
+        p.c = cudalite.tensor(p.t.cpu().numpy(), dtype=getattr(cudalite, fdt), device=device)
+    return f"einsum({eq!r}, {fdt})", ps, lambda M, *xs: M.einsum(eq, *xs)
 
 
 def raised_alike(what, et, ec):

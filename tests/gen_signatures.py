@@ -156,6 +156,11 @@ def overload_texts(names, is_method):
     return out
 
 
+# Functions whose stubs torch has but whose arguments torch checks by hand, with errors of
+# their own ("set_num_threads expects an int, but got float"), not its argument parser's.
+_PARSED_BY_HAND = {"set_num_threads", "set_num_interop_threads"}
+
+
 def main():
     with open(os.path.join(STUBS, "__init__.pyi")) as f:
         init = ast.parse(f.read())
@@ -163,7 +168,7 @@ def main():
         funcs = ast.parse(f.read())
     cls = next(n for n in init.body if isinstance(n, ast.ClassDef) and n.name == "TensorBase")
     methods = {n for n in dir(cudalite.Tensor) if not n.startswith("_")}
-    functions = {n for n in dir(cudalite) if not n.startswith("_")}
+    functions = {n for n in dir(cudalite) if not n.startswith("_")} - _PARSED_BY_HAND
     table = {
         "methods": collect(cls.body, methods, True),
         "functions": collect(funcs.body, functions, False),

@@ -191,6 +191,7 @@ _GRAD_DOMAIN = {
     "acos": lambda x: x * 0.4,
     "atanh": lambda x: x * 0.4,
     "acosh": lambda x: x + 1.1,
+    "erfinv": lambda x: x * 0.4,
 }
 
 

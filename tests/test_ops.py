@@ -468,3 +468,91 @@ def test_bitwise_into_a_floating_out(device):
             C.bitwise_or(a, 3, out=out)
     else:
         assert C.bitwise_or(a, 3, out=out).tolist() == [3.0, 7.0]
+
+
+# ---- erfinv and logit ----
+
+
+def test_erfinv_values(device):
+    # recorded from torch 2.11 (float64, CPU)
+    y = [1 - 1e-15, 0.999999, -0.3, 1e-300, 0.7, -0.99, 1 - 2**-53, 0.0]
+    want = [
+        5.675915739744713,
+        3.458910737275499,
+        -0.2724627147267543,
+        8.86226925452758e-301,
+        0.7328690779592167,
+        -1.8213863677184494,
+        5.8635847487551676,
+        0.0,
+    ]
+    got = C.erfinv(C.tensor(y, dtype=C.float64, device=device)).tolist()
+    np.testing.assert_allclose(got, want, rtol=1e-14)
+    edge = C.erfinv(C.tensor([-1.0, 1.0, 2.0, math.nan, -0.0], device=device))
+    assert str(edge.tolist()) == "[-inf, inf, nan, nan, -0.0]"
+    # erf(erfinv(y)) == y, in each floating dtype and from integers (as float32)
+    for dtype, tol in ((C.float32, 1e-6), (C.float16, 2e-3), (C.bfloat16, 1e-2)):
+        x = C.linspace(-0.99, 0.99, 41, device=device).to(dtype)
+        r = C.erfinv(x)
+        assert r.dtype == dtype
+        back = [math.erf(v) for v in to_np(r.double())]
+        np.testing.assert_allclose(back, to_np(x.double()), rtol=tol, atol=tol)
+    r = C.tensor([0, 1], device=device).erfinv()
+    assert r.dtype == C.float32 and r.tolist() == [0.0, math.inf]
+    x = C.tensor([0.5, -0.5], device=device)
+    assert x.erfinv_() is x and abs(x[0].item() - 0.4769362762044699) < 1e-6
+
+
+def test_logit_values(device):
+    x = C.tensor([0, 1.0, 2.0, -1, 0.5, 0.25], device=device)
+    np.testing.assert_allclose(
+        to_np(C.logit(x)), [-math.inf, math.inf, math.nan, math.nan, 0.0, -math.log(3)], rtol=1e-6
+    )
+    # eps clamps to [eps, 1 - eps]; a negative eps clamps nothing that matters
+    lo = math.log(0.25 / 0.75)
+    np.testing.assert_allclose(to_np(x.logit(0.25)), [lo, -lo, -lo, lo, 0.0, lo], rtol=1e-6)
+    np.testing.assert_allclose(to_np(C.logit(x, eps=0.75)), [-lo, lo, lo, -lo, -lo, -lo], rtol=1e-6)
+    got = to_np(C.logit(x, -0.25))
+    assert math.isnan(got[2]) and math.isnan(got[3]) and got[0] == -math.inf
+    for dtype, want in ((C.int64, C.float32), (C.float16, C.float16), (C.bfloat16, C.bfloat16)):
+        r = C.logit(C.tensor([0, 1], device=device).to(dtype), 0.1)
+        assert r.dtype == want
+        np.testing.assert_allclose(to_np(r).astype(float), [-2.1972, 2.1972], rtol=1e-2)
+
+
+def test_logit_out_and_inplace(device):
+    x = C.tensor([0.3, 0.5], device=device)
+    o = C.empty(0, dtype=C.float64, device=device)
+    assert C.logit(x, out=o) is o and o.dtype == C.float64
+    assert x.logit_(0.4) is x
+    np.testing.assert_allclose(to_np(x), [math.log(0.4 / 0.6), 0.0], rtol=1e-6)
+    assert C.logit_(C.tensor([0.5], device=device)).item() == 0.0
+    msg = "^result type Float can't be cast to the desired output type Long$"
+    with pytest.raises(RuntimeError, match=msg):
+        C.tensor([1, 2], device=device).logit_()
+    with pytest.raises(RuntimeError, match=msg):
+        C.logit(x, out=C.empty(0, dtype=C.int64, device=device))
+    with pytest.raises(TypeError):
+        C.logit(x, eps="a")
+
+
+def test_logit_gradient(device):
+    x = C.tensor([0.2, 0.5, 0.7], dtype=C.float64, device=device, requires_grad=True)
+    assert C.autograd.gradcheck(C.logit, (x,))
+    assert C.autograd.gradcheck(lambda t: t.logit(0.1), (x,))
+    assert C.autograd.gradgradcheck(C.logit, (x,))
+    assert type(C.logit(x).grad_fn).__name__ == "LogitBackward0"
+    # as torch: nan outside [0, 1] without eps, zero where eps clamped
+    y = C.tensor([0, 1.0, 2.0, -1, 0.5, 0.1, 0.9], device=device, requires_grad=True)
+    C.logit(y).sum().backward()
+    np.testing.assert_allclose(
+        to_np(y.grad), [math.inf, math.inf, math.nan, math.nan, 4.0, 1 / 0.09, 1 / 0.09], rtol=1e-5
+    )
+    y.grad = None
+    y.logit(0.2).sum().backward()
+    assert y.grad.tolist() == [0, 0, 0, 0, 4.0, 0, 0]
+    z = C.tensor([0.25], device=device, requires_grad=True) * 1
+    z.logit_()
+    assert type(z.grad_fn).__name__ == "LogitBackward0"
+    with pytest.raises(RuntimeError, match="^logit\\(\\): functions with out=... arguments"):
+        C.logit(x, out=C.empty(0, dtype=C.float64, device=device))

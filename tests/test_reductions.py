@@ -584,3 +584,90 @@ def test_more_reductions_write_into_out(device):
         "differentiation, but one of the arguments requires grad.",
     ):
         C.std(g, out=out())
+
+
+# ---- logsumexp ----
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", [0, -1, (0, 2), [1, -1], (0, 1, 2)])
+def test_logsumexp(dim, keepdim, device):
+    t, a = data(device)
+    want = np.log(
+        np.exp(a).sum(axis=axis(tuple(dim) if isinstance(dim, list) else dim), keepdims=keepdim)
+    )
+    close(C.logsumexp(t, dim, keepdim), want)
+    close(t.logsumexp(dim, keepdim=keepdim), want)
+    # large values: computed around the maximum, no overflow
+    close(C.logsumexp(t + 1000, dim, keepdim), want + 1000)
+
+
+@pytest.mark.parametrize(
+    "dtype,want", [(C.float16, C.float16), (C.bfloat16, C.bfloat16), (C.int64, C.float32)]
+)
+def test_logsumexp_dtypes(device, dtype, want):
+    t = C.tensor([[1, 2, 3], [0, 1, 2]], dtype=dtype, device=device)
+    r = C.logsumexp(t, 1)
+    assert r.dtype == want
+    expected = np.log(np.exp([[1.0, 2, 3], [0, 1, 2]]).sum(1))
+    np.testing.assert_allclose(to_np(r).astype(np.float64), expected, rtol=1e-2)
+    assert C.logsumexp(t.bool(), 0).dtype == C.float32
+
+
+def test_logsumexp_infinities_and_empty(device):
+    inf, nan = math.inf, math.nan
+    cases = [([inf, inf], inf), ([-inf, -inf], -inf), ([inf, -inf], inf), ([1.0, inf], inf)]
+    for values, want in cases:
+        assert C.logsumexp(C.tensor(values, device=device), 0).item() == want
+    for values in ([nan, inf], [nan, -inf]):
+        assert math.isnan(C.logsumexp(C.tensor(values, device=device), 0).item())
+    assert C.logsumexp(C.zeros(0, device=device), 0).item() == -inf
+    assert C.logsumexp(C.zeros(2, 0, device=device), 1).tolist() == [-inf, -inf]
+    assert C.logsumexp(C.zeros(2, 0, device=device), 0).shape == (0,)
+    x = C.tensor(1.5, device=device)
+    assert C.logsumexp(x, 0).item() == 1.5 and C.logsumexp(x, ()).item() == 1.5
+    assert C.logsumexp(C.ones(2, 3, device=device), (), keepdim=True).shape == (1, 1)
+
+
+def test_logsumexp_out_and_errors(device):
+    t = C.tensor([[3.0, 1, 2], [0, 5, 4]], device=device)
+    o = C.empty(0, dtype=C.float64, device=device)
+    assert C.logsumexp(t, 1, out=o) is o and o.dtype == C.float64
+    close(o, np.log(np.exp(to_np(t).astype(np.float64)).sum(1)), rtol=1e-6)
+    with pytest.raises(
+        RuntimeError,
+        match="^logsumexp\\(\\): Expected floating point type for result tensor, but got: Long$",
+    ):
+        C.logsumexp(t, 1, out=C.empty(0, dtype=C.int64, device=device))
+    # torch reduces over everything for dim=() but then fails to write the result
+    with pytest.raises(RuntimeError, match=re.escape("doesn't match the broadcast shape [1, 1]")):
+        C.logsumexp(t, ())
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        C.logsumexp(t, 2)
+    with pytest.raises(TypeError):
+        C.logsumexp(t)
+
+
+def test_logsumexp_gradient(device):
+    inf, nan = math.inf, math.nan
+    x = C.randn(3, 4, dtype=C.float64, device=device, requires_grad=True)
+    assert C.autograd.gradcheck(lambda t: C.logsumexp(t, 1), (x,))
+    assert C.autograd.gradcheck(lambda t: t.logsumexp((0, 1), keepdim=True), (x,))
+    assert C.autograd.gradgradcheck(lambda t: C.logsumexp(t, 1), (x,))
+    assert type(C.logsumexp(x, 0).grad_fn).__name__ == "LogsumexpBackward0"
+    # as torch: exp(x - result), so nan where the result is infinite
+    for values, want in (([-inf, -inf, 1.0], [0, 0, 1]), ([-inf, -inf], [nan, nan])):
+        y = C.tensor(values, device=device, requires_grad=True)
+        C.logsumexp(y, 0).backward()
+        np.testing.assert_array_equal(to_np(y.grad), want)
+    y = C.tensor([inf, 1.0], device=device, requires_grad=True)
+    y.logsumexp(0).backward()
+    np.testing.assert_array_equal(to_np(y.grad), [nan, 0.0])
+
+
+def test_logsumexp_dim_names(device):
+    x = C.ones(2, 3, device=device)
+    with pytest.raises(RuntimeError, match=re.escape("Name 'a' not found in Tensor[None, None].")):
+        x.logsumexp("a")
+    with pytest.raises(RuntimeError, match="^dim 0 appears multiple times in the list of dims$"):
+        C.logsumexp(x, [0, 0])

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/mem_overlap.h"
 #include "ops/generator.h"
+#include "ops/sort.h"
 
 namespace cl::bind {
 
@@ -242,6 +243,13 @@ void bind_ops(py::module_& m) {
                                           [&] { return reduce_with_indices(is_max, t, d, kd); });
           return py::make_tuple(v, i);
         });
+  // ---- sorting (sort, argsort, msort, topk, kthvalue) ----
+  // k < 0: the whole sort; else the first k of each slice.
+  m.def("_sort", [](const Tensor& t, int64_t dim, bool descending, int64_t k) {
+    auto [v, i] =
+        maybe_without_gil(worth_releasing(t), [&] { return sort(t, dim, descending, k); });
+    return py::make_tuple(v, i);
+  });
   m.def(
       "_copy_",
       [](const Tensor& dst, const Tensor& src, bool nb, bool bump_version) {

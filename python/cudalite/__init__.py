@@ -36,6 +36,8 @@ from cudalite._creation_random import *  # noqa: F403
 from cudalite._ops import *  # noqa: F403
 from cudalite._reductions import *  # noqa: F403
 from cudalite._reductions import return_types
+from cudalite._sorting import *  # noqa: F403
+from cudalite._einsum import einsum
 from cudalite._resize import resize_as_
 from cudalite._finfo import finfo, iinfo
 from cudalite._functional import *  # noqa: F403

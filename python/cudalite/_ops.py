@@ -391,3 +391,34 @@ def stack(tensors, dim=0, *, out=None):
             f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})"
         )
     return cat([t.unsqueeze(dim) for t in tensors], dim, out=out)
+
+
+# ---- logit ----
+__all__ += ["logit", "logit_"]
+
+
+def _logit(input, eps):
+    if eps is not None and (isinstance(eps, bool) or not isinstance(eps, (int, float))):
+        raise TypeError("eps must be a float")  # worded by Note [Argument errors]
+    dtype = input.dtype if input.dtype.is_floating_point else _C.get_default_dtype()
+    x = input.to(_C.float32) if dtype in (_C.float16, _C.bfloat16) else input.to(dtype)
+    if eps is not None:
+        # the bounds in the input's dtype, as torch's kernel holds them: 1 - 1e-6 is 1.0 in
+        # float16 and bfloat16, so logit(1, 1e-6) is inf there
+        cpu = _C.device("cpu")
+        lo = _C._full([], float(eps), dtype, cpu).item()
+        hi = _C._full([], 1.0 - lo, dtype, cpu).item()
+        x = _C._where(x < lo, lo, _C._where(x > hi, hi, x))
+    return _raw("log", _raw("div", x, _raw("sub", 1.0, x))).to(dtype)
+
+
+def logit(input, eps=None, *, out=None):
+    """``log(p / (1 - p))``; with ``eps``, p is first clamped to [eps, 1 - eps]."""
+    from cudalite._reductions import _out
+
+    return _out(_logit(input, eps), out)
+
+
+def logit_(input, eps=None):
+    """:func:`logit` in place."""
+    return logit(input, eps, out=input)

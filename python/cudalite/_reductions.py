@@ -33,6 +33,7 @@ __all__ = [
     "nanmean",
     "std_mean",
     "var_mean",
+    "logsumexp",
 ]
 
 SUM, PROD, MAX, MIN, ARGMAX, ARGMIN, ALL, ANY = range(8)
@@ -72,6 +73,11 @@ class return_types:  # noqa: N801 - torch's module name
     min_out = _return_type("min_out")
     sort = _return_type("sort")
     topk = _return_type("topk")
+    # ---- sorting (_sorting.py) ----
+    kthvalue = _return_type("kthvalue")
+    sort_out = _return_type("sort_out")  # what sort(..., out=(values, indices)) returns
+    topk_out = _return_type("topk_out")
+    kthvalue_out = _return_type("kthvalue_out")
 
 
 def _dims(dim):
@@ -175,6 +181,15 @@ def whole(name, method, keepdim, dtype=None, out=None):
 def named_dim(dim):
     if dim is None:  # torch's Dimname overload
         raise RuntimeError("Please look up dimensions by name, got: name = None.")
+
+
+def _named(input, dim):
+    """torch's errors for a dim given as a name (no tensor here has named dims)."""
+    if dim is None:
+        raise RuntimeError("Please look up dimensions by name, got: name = None.")
+    if isinstance(dim, str):
+        names = ", ".join(["None"] * input.dim())
+        raise RuntimeError(f"Name '{dim}' not found in Tensor[{names}].")
 
 
 def sum(input, dim=NO_DIM, keepdim=NO_KEEPDIM, *, dtype=None, out=None):
@@ -533,3 +548,35 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
         )
     count = (~input.isnan()).sum(dim, keepdim)
     return nansum(input, dim, keepdim, dtype=dtype) / count
+
+
+# ---- logsumexp ----
+
+
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    """``log(sum(exp(input)))`` over ``dim``, computed around the largest value so that it
+    neither overflows nor underflows; integer inputs give the default float dtype. Infinite
+    maxima are not subtracted (all -inf gives -inf, an inf gives inf), as in torch."""
+    for d in dim if isinstance(dim, (tuple, list)) else [dim]:
+        _named(input, d)
+    dims = _dims(dim)
+    if not dims and not keepdim and input.dim():
+        # torch reduces over everything but then fails to write the result, so do we
+        ones = ", ".join(["1"] * input.dim())
+        raise RuntimeError(f"output with shape [] doesn't match the broadcast shape [{ones}]")
+    if out is not None and not out.dtype.is_floating_point:
+        raise RuntimeError(
+            "logsumexp(): Expected floating point type for result tensor, but got: "
+            f"{out.dtype._short_name}"
+        )
+    dtype = input.dtype if input.dtype.is_floating_point else _C.get_default_dtype()
+    x = _upcast(input if input.dtype == dtype else input.to(dtype))
+    dims = dims or None
+    if x.numel() == 0:
+        r = _C._reduce(SUM, x.exp(), dims, keepdim, None).log()
+    else:
+        m = _C._reduce(MAX, x, dims, True, None)
+        m = m.masked_fill(m.abs() == math.inf, 0)
+        s = _C._reduce(SUM, (x - m).exp(), dims, keepdim, None).log()
+        r = s + (m if keepdim else m.reshape(list(s.shape)))
+    return _out(r.to(dtype), out)

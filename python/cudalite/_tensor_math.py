@@ -6,7 +6,7 @@ from __future__ import annotations
 import builtins
 import warnings
 
-from cudalite import _C, _arg_parser, _indexing, _ops, _reductions
+from cudalite import _C, _arg_parser, _indexing, _ops, _reductions, _sorting
 from cudalite._op_registry import OPS
 from cudalite._tensor import _methods, fast_methods, method
 
@@ -255,6 +255,13 @@ for _n in (
     _methods[_n] = getattr(_reductions, _n)
 
 fast_methods(sum=_reductions.sum)
+
+# ---- sorting, logsumexp, logit ----
+for _n in _sorting.__all__:
+    _methods[_n] = getattr(_sorting, _n)
+_methods["logsumexp"] = _reductions.logsumexp
+_methods["logit"] = _ops.logit
+_methods["logit_"] = _ops.logit_
 
 
 @method

@@ -17,6 +17,7 @@ from cudalite.autograd.functions import indexing as ix
 from cudalite.autograd.functions import linalg as la
 from cudalite.autograd.functions import pointwise as pw
 from cudalite.autograd.functions import reduce as rd
+from cudalite.autograd.functions import sorting as so
 from cudalite.autograd.functions import views as vw
 from cudalite.autograd.functions import views_strided as vs
 from cudalite.autograd.functions import where as wh
@@ -209,6 +210,17 @@ def _method_recorders():
         **{n: vw.cast_method(n) for n in ("to", "cuda", "cpu", "float", "double", "half")},
         "bfloat16": vw.cast_method("bfloat16"),
         "type": vw.cast_method("type"),
+        **_sorting_recorders(),
+        "logit_": pw.logit_,
+    }
+
+
+def _sorting_recorders():
+    """sort, msort, topk, kthvalue, logsumexp and logit: methods and functions alike."""
+    return {
+        **{n: getattr(so, n) for n in ("sort", "msort", "topk", "kthvalue")},
+        "logsumexp": rd.logsumexp,
+        "logit": pw.logit,
     }
 
 
@@ -225,6 +237,7 @@ def _function_recorders():
         **{n: getattr(rd, n) for n in ("sum", "mean", "prod", "amax", "amin", "std", "var")},
         **{n: getattr(rd, n) for n in ("norm", "max", "min")},
         **{n: getattr(la, n) for n in ("matmul", "mm", "bmm", "mv", "dot", "addmm")},
+        **_sorting_recorders(),
     }
 
 

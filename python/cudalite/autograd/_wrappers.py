@@ -475,6 +475,63 @@ def f_seq(orig, box):
     return f
 
 
+# ---- sorting, logsumexp, logit ----
+
+
+def f_sort(orig, box):
+    def f(input, dim=-1, descending=False, *, stable=None, out=None):
+        if _r(input) and _gm():
+            return box[0](input, dim, descending, stable=stable, out=out)
+        return orig(input, dim, descending, stable=stable, out=out)
+
+    return f
+
+
+def f_topk(orig, box):
+    def f(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+        if _r(input) and _gm():
+            return box[0](input, k, dim, largest, sorted, out=out)
+        return orig(input, k, dim, largest, sorted, out=out)
+
+    return f
+
+
+def f_kthvalue(orig, box):
+    def f(input, k, dim=-1, keepdim=False, *, out=None):
+        if _r(input) and _gm():
+            return box[0](input, k, dim, keepdim, out=out)
+        return orig(input, k, dim, keepdim, out=out)
+
+    return f
+
+
+def f_logsumexp(orig, box):
+    def f(input, dim, keepdim=False, *, out=None):
+        if _r(input) and _gm():
+            return box[0](input, dim, keepdim, out=out)
+        return orig(input, dim, keepdim, out=out)
+
+    return f
+
+
+def f_logit(orig, box):
+    def f(input, eps=None, *, out=None):
+        if _r(input) and _gm():
+            return box[0](input, eps, out=out)
+        return orig(input, eps, out=out)
+
+    return f
+
+
+_SORTING_FUNCTIONS = {
+    "sort": f_sort,
+    "msort": f_unary,
+    "topk": f_topk,
+    "kthvalue": f_kthvalue,
+    "logsumexp": f_logsumexp,
+    "logit": f_logit,
+}
+
 # Top-level functions: name -> wrapper factory
 FUNCTIONS = {
     **{n: f_unary for n in UNARY_FUNCTIONS},
@@ -505,4 +562,5 @@ FUNCTIONS = {
     "addmm": f_addmm,
     "cat": f_seq,
     "stack": f_seq,
+    **_SORTING_FUNCTIONS,
 }

@@ -24,6 +24,7 @@ from cudalite.autograd.functions.where import _where
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2.0
 
 
 def _zero(n, g):
@@ -78,6 +79,8 @@ UNARY = {
     "deg2rad": ((), lambda n, g: g * (math.pi / 180)),
     "rad2deg": ((), lambda n, g: g * (180 / math.pi)),
     "reciprocal": (RESULT, lambda n, g: g * -(n.result * n.result)),
+    # ---- special functions ----
+    "erfinv": (RESULT, lambda n, g: g * (n.result * n.result).exp() * _SQRT_PI_OVER_2),
     "floor": ((), _zero),
     "ceil": ((), _zero),
     "round": ((), _zero),

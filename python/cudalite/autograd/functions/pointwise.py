@@ -23,6 +23,7 @@ from cudalite.autograd.functions._common import (
     mark,
     metas,
     no_out,
+    nograd,
     twin,
     zeros_like,
 )
@@ -448,3 +449,36 @@ def binary_(op, self, other, **kw):
         # which the write then modifies: its backward raises, as torch's does.
         return adopt(self, rec(twin(self), self, **kw))
     return adopt(self, rec(twin(self) if saves_self else self, other, **kw))
+
+
+# ---- logit ----
+
+
+class LogitBackward0(Node):
+    """d/dp log(p / (1 - p)) = 1 / (p (1 - p)); with eps, zero where p was clamped, and
+    without, NaN outside [0, 1], as torch's logit_backward."""
+
+    __slots__ = ("self_", "eps")
+    _saved = ("self_",)
+
+    def apply(self, g):
+        x, eps = self.self_, self.eps
+        d = g / (x * (1 - x))
+        if eps is None:
+            return (_where((x < 0) | (x > 1), math.nan, d),)
+        return (_where((x < eps) | (x > 1 - eps), 0.0, d),)
+
+
+def logit(input, eps=None, *, out=None):
+    no_out(out, "logit")
+    r = nograd(_ops.logit, input, eps)
+    if not input.dtype.is_floating_point:
+        return r
+    node = LogitBackward0((edge(input),))
+    node.self_, node.eps = input, None if eps is None else float(eps)
+    return mark(r, node)
+
+
+def logit_(self, eps=None):
+    check_inplace(self)
+    return adopt(self, logit(twin(self), eps))

@@ -349,3 +349,28 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, out=None):
     node.self_, node.result = input, r
     node.p = 2 if p == "fro" else p
     return mark(r, node)
+
+
+# ---- logsumexp ----
+
+
+class LogsumexpBackward0(_Reduction):
+    """The gradient of logsumexp is the softmax of the input along the reduced dims."""
+
+    __slots__ = ("self_", "_result")
+    _saved = ("self_", "_result")
+
+    def apply(self, g):
+        g = _unreduce(g, self.dims, self.keepdim)
+        r = _unreduce(self.result, self.dims, self.keepdim)
+        return (g * (self.self_ - r).exp(),)
+
+
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    no_out(out, "logsumexp")
+    r = nograd(_reductions.logsumexp, input, dim, keepdim)
+    if not input.dtype.is_floating_point:
+        return r
+    node = _reduction(LogsumexpBackward0, input, r, dim, keepdim)
+    node.self_, node.result = input, r
+    return mark(r, node)
