@@ -111,6 +111,7 @@ def main():
             sys.executable, "train.py", "config/train_shakespeare_char.py", "--compile=False",
             f"--device={args.device}", f"--dtype={args.dtype}", f"--max_iters={args.iters}",
             f"--lr_decay_iters={args.iters}", f"--eval_interval={args.iters}",
+            f"--warmup_iters={max(1, min(100, args.iters // 10))}",
             "--eval_iters=20", "--log_interval=10", "--always_save_checkpoint=True",
         ]  # fmt: skip
         if args.small:

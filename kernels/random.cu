@@ -106,7 +106,13 @@ struct ExponentialFn {
   Acc lambda;
   __device__ T operator()(Acc rand) const {
     const Acc eps = std::numeric_limits<Acc>::epsilon();
-    const Acc lg = rand >= Acc(1) - eps / 2 ? -eps / 2 : log(rand);
+    // at::log: the __logf approximation for float on the device, as torch's kernel calls it
+    Acc lg;
+    if constexpr (std::is_same_v<Acc, float>) {
+      lg = rand >= Acc(1) - eps / 2 ? -eps / 2 : __logf(rand);
+    } else {
+      lg = rand >= Acc(1) - eps / 2 ? -eps / 2 : log(rand);
+    }
     return convert<T>(Acc(-1.0) / lambda * lg);
   }
 };
@@ -123,6 +129,8 @@ __device__ T from_int64(int64_t v) {
     return v != 0;
   } else if constexpr (std::is_integral_v<T>) {
     return T(v);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return double(v);  // random_() of float64 draws 53 bits: no float on the way
   } else {
     return convert<T>(float(v));
   }
