@@ -99,7 +99,8 @@ void gather_offsets(const Tensor&, const Tensor&, const Tensor&) { fail(); }
 void reduce_cols(ReduceOp, const Tensor&, int64_t, int64_t, int64_t, const Tensor&, const Tensor&) {
   fail();
 }
-void scatter_offsets(const Tensor&, const Tensor&, const Tensor&, bool) { fail(); }
+void scatter_offsets(const Tensor&, const Tensor&, const Tensor&, int) { fail(); }
+void scan(ScanOp, const Tensor&, int64_t, int64_t, int64_t, const Tensor&) { fail(); }
 void random_fill(const Tensor&, int, double, double, uint64_t, uint64_t) { fail(); }
 void random_int_fill(const Tensor&, int64_t, uint64_t, uint64_t, uint64_t) { fail(); }
 }  // namespace cuda

@@ -33,23 +33,31 @@ void gather_offsets(const Tensor& src, const Tensor& offsets, const Tensor& out)
   }
 }
 
-void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& values,
-                     bool accumulate) {
+void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& values, int mode) {
   char* base = static_cast<char*>(dst->storage->data.get());
   const int64_t* off = reinterpret_cast<const int64_t*>(offsets->data());
   int64_t n = offsets->numel();
   CL_DISPATCH_ALL_TYPES(dst->dtype, "index_put_", [&] {
     auto* b = reinterpret_cast<scalar_t*>(base);
     auto* v = reinterpret_cast<const scalar_t*>(values->data());
-    for (int64_t i = 0; i < n; ++i) {
-      if (accumulate) {
+    using A = opmath_t<scalar_t>;
+    if (mode == 0) {
+      for (int64_t i = 0; i < n; ++i) b[off[i]] = v[i];
+    } else if (mode == 1) {
+      for (int64_t i = 0; i < n; ++i) {
         if constexpr (std::is_same_v<scalar_t, bool>) {
           b[off[i]] = b[off[i]] || v[i];
         } else {
-          b[off[i]] = scalar_t(opmath_t<scalar_t>(b[off[i]]) + opmath_t<scalar_t>(v[i]));
+          b[off[i]] = scalar_t(A(b[off[i]]) + A(v[i]));
         }
-      } else {
-        b[off[i]] = v[i];
+      }
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        if constexpr (std::is_same_v<scalar_t, bool>) {
+          b[off[i]] = b[off[i]] && v[i];
+        } else {
+          b[off[i]] = scalar_t(A(b[off[i]]) * A(v[i]));
+        }
       }
     }
   });

@@ -26,7 +26,8 @@ Tensor gather_offsets(const Tensor& src, const Tensor& offsets_in) {
 }
 
 void scatter_offsets(const Tensor& dst, const Tensor& offsets_in, const Tensor& values_in,
-                     bool accumulate) {
+                     int mode) {
+  CL_CHECK(mode >= 0 && mode <= 2, "scatter mode must be 0 (assign), 1 (add) or 2 (multiply)");
   CL_CHECK(offsets_in->dtype == ScalarType::Int64, "offsets must be int64");
   check_same_device({&dst, &offsets_in, &values_in});
   Tensor offsets = contiguous(offsets_in);
@@ -37,9 +38,9 @@ void scatter_offsets(const Tensor& dst, const Tensor& offsets_in, const Tensor& 
   if (offsets->numel() == 0) return;
   if (dst->is_cuda()) {
     cuda::DeviceGuard g(dst->device().index);
-    cuda::scatter_offsets(dst, offsets, values, accumulate);
+    cuda::scatter_offsets(dst, offsets, values, mode);
   } else {
-    cpu::scatter_offsets(dst, offsets, values, accumulate);
+    cpu::scatter_offsets(dst, offsets, values, mode);
   }
 }
 

@@ -19,8 +19,10 @@ namespace cl {
   void reduce_rows(ReduceOp op, const Tensor& in, int64_t outer, int64_t inner, const Tensor& out, \
                    const Tensor& idx);                                                             \
   void gather_offsets(const Tensor& src, const Tensor& offsets, const Tensor& out);                \
-  void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& values,             \
-                       bool accumulate);                                                           \
+  void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& values, int mode);  \
+  /* inclusive scan of a dense [outer, n, inner] input along n into a dense out (same dtype) */    \
+  void scan(ScanOp op, const Tensor& in, int64_t outer, int64_t n, int64_t inner,                  \
+            const Tensor& out);                                                                    \
   /* Philox: kind 0 uniform [a, b), 1 normal(a, b) */                                              \
   void random_fill(const Tensor& t, int kind, double a, double b, uint64_t seed, uint64_t offset); \
   /* Philox integers in [lo, lo + range), exactly (range 0: all 64 bits) */                        \

@@ -1,0 +1,260 @@
+"""gather, scatter, scatter_add and index_add: reads and writes along one dimension through an
+index tensor, as torch has them (checks and messages of its CPU kernels).
+
+Index tensors become storage offsets with ordinary tensor ops (as advanced indexing's do,
+_indexing.py) and go through ``_C._gather_offsets`` / ``_C._scatter_offsets``, so CPU and
+CUDA share this code; on CUDA the adds and multiplies are atomic for every dtype
+(kernels/misc.cu). Indices are bounds-checked first (one synchronisation with the device):
+torch's CUDA kernels assert instead, which ends the process's CUDA context.
+"""
+
+from __future__ import annotations
+
+from cudalite import _C
+from cudalite._C import Tensor
+from cudalite._reductions import _out
+from cudalite._tensor import method
+
+__all__ = ["gather", "scatter", "scatter_add", "index_add"]
+
+_ASSIGN, _ADD, _MULTIPLY = 0, 1, 2
+_REDUCE = {"add": _ADD, "multiply": _MULTIPLY}
+
+
+def _nd(t):
+    return t.dim() if t.dim() else 1
+
+
+def _size(t, d):
+    return t.shape[d] if t.dim() else 1
+
+
+def _check_index_dtype(name, index):
+    if index.dtype not in (_C.int64, _C.int32):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+
+
+def _check_bounds(index, dim, size):
+    """torch's error for the first index (in memory order) outside [0, size)."""
+    if index.numel() == 0:
+        return
+    flat = index.reshape(-1)
+    bad = (flat < 0) | (flat >= size)
+    if bad.any().item():
+        v = flat[bad][0].item()
+        raise RuntimeError(f"index {v} is out of bounds for dimension {dim} with size {size}")
+
+
+def _dim_offsets(t, index, dim):
+    """Storage offsets (int64, ``index``'s shape) of the elements of ``t`` that ``index``
+    (in range) picks along ``dim``: entry ``i`` of index names ``t[i with i[dim] = index[i]]``."""
+    index = index if index.dtype == _C.int64 else index.long()
+    nd = index.dim()
+    off = index * (t.stride(dim) if t.dim() else 1)
+    base = None  # the other dims' offsets: small broadcast aranges, summed first
+    for d in range(nd):
+        if d == dim or index.shape[d] <= 1:
+            continue
+        ar = _C._arange(0, index.shape[d], 1, _C.int64, index.device) * t.stride(d)
+        ar = ar.reshape([-1 if k == d else 1 for k in range(nd)])
+        base = ar if base is None else base + ar
+    if t.storage_offset():
+        base = t.storage_offset() if base is None else base + t.storage_offset()
+    if base is not None:
+        off.add_(base)
+    return off
+
+
+# ---- gather ----
+
+
+def _gather_shape_check(self, dim, index):
+    if _nd(index) != _nd(self):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    for d in range(_nd(self)):
+        if d != dim and _size(index, d) > _size(self, d):
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
+                f"no larger than self {list(self.shape)} apart from dimension {dim}"
+            )
+
+
+@method(name="gather")
+def _gather(self, dim, index, *, sparse_grad=False):
+    dim = _C._wrap_dim(dim, self.dim())
+    _check_index_dtype("gather", index)
+    _gather_shape_check(self, dim, index)
+    if index.numel() == 0:
+        return _C._empty(list(index.shape), self.dtype, self.device, False)
+    _check_bounds(index, dim, _size(self, dim))
+    if index.dim() == 0 and self.dim():
+        index = index.reshape([1] * self.dim())  # (a 0-d index of a 1-d self)
+        return _C._gather_offsets(self, _dim_offsets(self, index, dim)).reshape(())
+    return _C._gather_offsets(self, _dim_offsets(self, index, dim))
+
+
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    return _out(input.gather(dim, index, sparse_grad=sparse_grad), out, exact=True)
+
+
+# ---- scatter, scatter_add ----
+
+
+def _scatter_shape_check(self, dim, index, src):
+    if index.numel() == 0:
+        return
+    if _nd(index) != _nd(self):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    for d in range(_nd(self)):
+        too_big = d != dim and _size(index, d) > _size(self, d)
+        if src is not None:
+            if d >= _nd(src):
+                n = _nd(src)
+                raise IndexError(
+                    "Dimension out of range (expected to be in range of "
+                    f"[{-n}, {n - 1}], but got {d})"
+                )
+            too_big = too_big or _size(index, d) > _size(src, d)
+        if too_big:
+            if src is None:
+                raise RuntimeError(
+                    f"Expected index {list(index.shape)} to be no larger than self "
+                    f"{list(self.shape)} apart from dimension {dim}"
+                )
+            raise RuntimeError(
+                f"Expected index {list(index.shape)} to be no larger than self "
+                f"{list(self.shape)} apart from dimension {dim} and to be no larger size than "
+                f"src {list(src.shape)}"
+            )
+
+
+def _scatter_into(self, name, dim, index, src, value, mode):
+    """self[... index[i] ...] (op)= src[i] (or value) for every position i of index."""
+    dim = _C._wrap_dim(dim, self.dim())
+    _check_index_dtype(name, index)
+    if src is not None and src.dtype != self.dtype:
+        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
+    _scatter_shape_check(self, dim, index, src)
+    if index.numel() == 0:
+        return self
+    _check_bounds(index, dim, _size(self, dim))
+    idx = index if index.dim() or not self.dim() else index.reshape([1] * self.dim())
+    if src is not None:
+        if src.shape != idx.shape:
+            src = src[tuple(slice(0, n) for n in idx.shape)] if src.dim() else src.reshape(())
+    else:
+        src = _C._empty([], self.dtype, self.device, False)
+        _C._fill_(src, value, bump_version=False)
+    _C._scatter_offsets(self, _dim_offsets(self, idx, dim), src, mode)
+    return self
+
+
+def _scatter_args(src, value, reduce):
+    """(src tensor or None, value, mode) from torch's scatter overloads."""
+    if isinstance(src, Tensor):
+        if value is not None:
+            raise TypeError("scatter() got both src and value")
+    else:
+        src, value = None, src if value is None else value
+    if reduce is None:
+        return src, value, _ASSIGN
+    if reduce not in _REDUCE:
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    return src, value, _REDUCE[reduce]
+
+
+@method(name="scatter_")
+def _scatter_(self, dim, index, src=None, value=None, *, reduce=None):
+    src, value, mode = _scatter_args(src, value, reduce)
+    return _scatter_into(self, "scatter", dim, index, src, value, mode)
+
+
+@method(name="scatter")
+def _scatter(self, dim, index, src=None, value=None, *, reduce=None):
+    src, value, mode = _scatter_args(src, value, reduce)
+    return _scatter_into(self.clone(), "scatter", dim, index, src, value, mode)
+
+
+@method(name="scatter_add_")
+def _scatter_add_(self, dim, index, src):
+    return _scatter_into(self, "scatter_add", dim, index, src, None, _ADD)
+
+
+@method(name="scatter_add")
+def _scatter_add(self, dim, index, src):
+    return _scatter_into(self.clone(), "scatter_add", dim, index, src, None, _ADD)
+
+
+def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None):
+    return _out(input.scatter(dim, index, src, value, reduce=reduce), out, exact=True)
+
+
+def scatter_add(input, dim, index, src, *, out=None):
+    return _out(input.scatter_add(dim, index, src), out, exact=True)
+
+
+# ---- index_add ----
+
+
+def _index_add_checks(self, dim, index, source):
+    dim = _C._wrap_dim(dim, self.dim())
+    if index.dim() > 1:
+        raise IndexError(
+            "index_add_(): Index is supposed to be a vector, but got dim: "
+            f"{index.dim()} with type: {index.dtype._short_name} and size: {list(index.shape)}"
+        )
+    if index.dtype not in (_C.int64, _C.int32):
+        raise RuntimeError(
+            f"index_add_(): Expected dtype int32/int64 for index but got: {index.dtype._short_name}"
+        )
+    if self.dtype != source.dtype:
+        raise RuntimeError(
+            f"index_add_(): self ({self.dtype._short_name}) and source "
+            f"({source.dtype._short_name}) must have the same scalar type"
+        )
+    n = _size(source, dim) if source.dim() > dim or not source.dim() else None
+    if n is None:
+        _C._wrap_dim(dim, source.dim())  # torch's IndexError for source.size(dim)
+    if index.numel() != n:
+        raise RuntimeError(
+            f"index_add_(): Number of indices ({index.numel()}) should be equal to "
+            f"source.size(dim): ({n}), for dim: {dim}"
+        )
+    same = _nd(self) == _nd(source) and all(
+        _size(self, d) == _size(source, d) for d in range(_nd(self)) if d != dim
+    )
+    if not same:
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified "
+            f"dimension. Got self.shape = {list(self.shape)} source.shape = {list(source.shape)}"
+        )
+    return dim
+
+
+@method(name="index_add_")
+def _index_add_(self, dim, index, source, *, alpha=1):
+    dim = _index_add_checks(self, dim, index, source)
+    if index.numel() == 0:
+        return self
+    _check_bounds(index, dim, _size(self, dim))
+    if alpha != 1 and self.dtype != _C.bool:
+        a = alpha if self.dtype.is_floating_point else int(alpha)
+        source = source * a  # rounded to the dtype, as torch's kernels do
+    if self.dim() == 0:
+        idx = index.reshape(())
+        src = source.reshape(())
+    else:
+        shape = [-1 if d == dim else 1 for d in range(self.dim())]
+        src = source if source.dim() else source.reshape([1])
+        idx = index.reshape(shape).expand(list(src.shape))
+    _C._scatter_offsets(self, _dim_offsets(self, idx, dim), src, _ADD)
+    return self
+
+
+@method(name="index_add")
+def _index_add(self, dim, index, source, *, alpha=1):
+    return _index_add_(self.clone(), dim, index, source, alpha=alpha)
+
+
+def index_add(input, dim, index, source, *, alpha=1, out=None):
+    return _out(input.index_add(dim, index, source, alpha=alpha), out, exact=True)
