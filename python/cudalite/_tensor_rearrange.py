@@ -106,7 +106,7 @@ def _repeat_interleave(self, repeats, dim=None, *, output_size=None):
     e = x.unsqueeze(d + 1)  # (torch's IndexError for dim 0 of a 0-dim tensor comes from here)
     sizes = list(e.shape)
     sizes[d + 1] = r
-    return e.expand(sizes).reshape(shape[:d] + [shape[d] * r] + shape[d + 1 :])
+    return e.expand(sizes).contiguous().view(shape[:d] + [shape[d] * r] + shape[d + 1 :])
 
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):

@@ -61,10 +61,14 @@ def _cumprod_(self, dim, *, dtype=None):
 
 
 def cumsum(input, dim, *, dtype=None, out=None):
+    if out is None:
+        return input.cumsum(dim, dtype=dtype)
     r = _scan("cumsum", _SUM, input, dim, _out_dtype(out, as_dtype(dtype)))
     return _out(r, out)
 
 
 def cumprod(input, dim, *, dtype=None, out=None):
+    if out is None:
+        return input.cumprod(dim, dtype=dtype)
     r = _scan("cumprod", _PROD, input, dim, _out_dtype(out, as_dtype(dtype)))
     return _out(r, out)

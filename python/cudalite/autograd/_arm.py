@@ -12,6 +12,7 @@ from cudalite._C import Tensor
 from cudalite.autograd import _install
 from cudalite.autograd import _wrappers as W
 from cudalite.autograd.functions import _common
+from cudalite.autograd.functions import index_ops as ixo
 from cudalite.autograd.functions import indexing as ix
 from cudalite.autograd.functions import linalg as la
 from cudalite.autograd.functions import pointwise as pw
@@ -196,6 +197,8 @@ def _method_recorders():
         **{n: vw.cast_method(n) for n in ("to", "cuda", "cpu", "float", "double", "half")},
         "bfloat16": vw.cast_method("bfloat16"),
         "type": vw.cast_method("type"),
+        # ---- gather/scatter, scans, triangles, roll ----
+        **ixo.RECORDERS,
     }
 
 
