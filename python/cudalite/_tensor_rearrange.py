@@ -46,6 +46,8 @@ def _roll(self, shifts, dims=()):
         raise RuntimeError(
             f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}"
         )
+    if self.numel() == 0:  # torch returns before it looks at the dims
+        return self.clone()
     out = self
     for s, d in zip(shifts, dims, strict=True):
         if self.dim() == 0:
@@ -87,6 +89,8 @@ def _repeat_interleave(self, repeats, dim=None, *, output_size=None):
             raise NotImplementedError(
                 f"\"{kernel}\" not implemented for '{repeats.dtype._short_name}'"
             )
+        if not x.dim():  # torch reads input.size(dim) for its message
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
         if repeats.numel() == 1:
             repeats = repeats.reshape(-1).expand([x.shape[d] if x.dim() else 1])
         n = x.shape[d] if x.dim() else 1

@@ -22,7 +22,7 @@ def _scan(name, op, self, dim, dtype):
     dtype = as_dtype(dtype)
     if dtype is None:
         dtype = self.dtype if self.dtype.is_floating_point else _C.int64
-    if dtype == _C.bool:  # torch's kernels have no bool scan
+    if dtype == _C.bool and self.dim() and self.numel():  # torch's kernels have no bool scan
         kernel = f"{name}_cuda" if self.is_cuda else f"{name}_out_cpu"
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     return _C._scan(op, self, dim, dtype)

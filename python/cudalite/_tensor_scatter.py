@@ -212,6 +212,8 @@ def _index_add_checks(self, dim, index, source):
             f"index_add_(): self ({self.dtype._short_name}) and source "
             f"({source.dtype._short_name}) must have the same scalar type"
         )
+    if not source.dim() and index.numel() != 1:  # torch reads source.size(dim) for its message
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     n = _size(source, dim) if source.dim() > dim or not source.dim() else None
     if n is None:
         _C._wrap_dim(dim, source.dim())  # torch's IndexError for source.size(dim)
@@ -236,7 +238,14 @@ def _index_add_(self, dim, index, source, *, alpha=1):
     dim = _index_add_checks(self, dim, index, source)
     if index.numel() == 0:
         return self
-    _check_bounds(index, dim, _size(self, dim))
+    # torch's CPU kernel takes its scatter_add path for these (its errors), else a loop of
+    # slices whose error differs.
+    if self.dim() > 1 and dim in (0, self.dim() - 1) and index.dtype == _C.int64 and alpha == 1:
+        _check_bounds(index, dim, _size(self, dim))
+    else:
+        flat = index.reshape(-1)
+        if ((flat < 0) | (flat >= _size(self, dim))).any().item():
+            raise IndexError("index out of range in self")
     if alpha != 1 and self.dtype != _C.bool:
         a = alpha if self.dtype.is_floating_point else int(alpha)
         source = source * a  # rounded to the dtype, as torch's kernels do
