@@ -20,6 +20,22 @@ using ScanAcc = std::conditional_t<
 template <class T, bool kProd>
 void scan_lines(const T* x, T* y, int64_t outer, int64_t n, int64_t inner) {
   using A = ScanAcc<T>;
+  if (inner == 1) {  // rows: one running value in a register
+    for (int64_t o = 0; o < outer; ++o) {
+      const T* xo = x + o * n;
+      T* yo = y + o * n;
+      A acc = kProd ? A(1) : A(0);
+      for (int64_t i = 0; i < n; ++i) {
+        if constexpr (kProd) {
+          acc *= A(xo[i]);
+        } else {
+          acc += A(xo[i]);
+        }
+        yo[i] = T(acc);
+      }
+    }
+    return;
+  }
   std::vector<A> acc(static_cast<size_t>(inner));
   for (int64_t o = 0; o < outer; ++o) {
     const T* xo = x + o * n * inner;
