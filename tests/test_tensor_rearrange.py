@@ -85,6 +85,15 @@ def test_roll_errors(device):
         IndexError, match=exact("Dimension specified as 0 but tensor has no dimensions")
     ):
         C.tensor(1.0, device=device).roll(1, 0)
+    msg = "roll(): argument 'shifts' (position 1) must be tuple of ints, not float"
+    with pytest.raises(TypeError, match=exact(msg)):
+        x.roll(1.5)
+    msg = (
+        "roll(): argument 'dims' (position 2) must be tuple of ints, but found element of type "
+        "str at pos 0"
+    )
+    with pytest.raises(TypeError, match=exact(msg)):
+        x.roll((1,), ("a",))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

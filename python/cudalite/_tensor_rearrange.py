@@ -11,6 +11,7 @@ from __future__ import annotations
 import operator
 
 from cudalite import _C
+from cudalite._arg_parser import tp_name
 from cudalite._C import Tensor
 from cudalite._lazy import numpy
 from cudalite._tensor import method
@@ -18,10 +19,17 @@ from cudalite._tensor import method
 __all__ = ["roll", "repeat_interleave"]
 
 
-def _int_list(v):
-    if isinstance(v, (list, tuple)):
-        return [operator.index(i) for i in v]
-    return [operator.index(v)]
+def _int_list(v, name, pos):
+    """``v`` (an int or a sequence of ints) as a list; torch's TypeError for anything else."""
+    items = v if isinstance(v, (list, tuple)) else [v]
+    for k, i in enumerate(items):
+        if isinstance(i, bool) or not hasattr(type(i), "__index__"):
+            where = "not" if items is not v else "but found element of type"
+            tail = tp_name(i) if items is not v else f"{tp_name(i)} at pos {k}"
+            raise TypeError(
+                f"roll(): argument '{name}' (position {pos}) must be tuple of ints, {where} {tail}"
+            )
+    return [operator.index(i) for i in items]
 
 
 def _roll_dim(t, shift, dim):
@@ -36,7 +44,7 @@ def _roll_dim(t, shift, dim):
 
 @method(name="roll")
 def _roll(self, shifts, dims=()):
-    shifts, dims = _int_list(shifts), _int_list(dims)
+    shifts, dims = _int_list(shifts, "shifts", 1), _int_list(dims, "dims", 2)
     if not shifts:
         raise RuntimeError("`shifts` required")
     if not dims and len(shifts) == 1:
