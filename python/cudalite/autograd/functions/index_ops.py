@@ -177,8 +177,8 @@ def cumsum_(self, dim, *, dtype=None):
 
 
 class CumprodBackward0(Node):
-    __slots__ = ("dim", "self_", "result", "self_dtype")
-    _saved = ("self_", "result")
+    __slots__ = ("dim", "self_", "_result", "self_dtype")
+    _saved = ("self_", "_result")  # _result: the output (Note [Saved outputs] in graph.py)
 
     def apply(self, g):
         x, out, dim = self.self_, self.result, self.dim
