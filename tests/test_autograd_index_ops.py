@@ -117,3 +117,28 @@ def test_inplace_on_leaf(device):
             match="^a leaf Variable that requires grad is being used in an in-place operation.$",
         ):
             f()
+
+
+def test_out_refuses_inputs_that_require_grad(device):
+    x = _x(3, 4, device=device)
+    i = _i([[0]], device)
+    calls = {
+        "gather": lambda o: C.gather(x, 0, i, out=o),
+        "scatter": lambda o: C.scatter(x, 0, i, 1.0, out=o),
+        "scatter_add": lambda o: C.scatter_add(x, 0, i, x, out=o),
+        "index_add": lambda o: C.index_add(x, 0, i[0], x[:1], out=o),
+        "cumsum": lambda o: C.cumsum(x, 0, out=o),
+        "cumprod": lambda o: C.cumprod(x, 0, out=o),
+        "tril": lambda o: C.tril(x, out=o),
+        "triu": lambda o: C.triu(x, out=o),
+    }
+    for name, f in calls.items():
+        out = C.empty(0, dtype=C.float64, device=device)
+        msg = (
+            f"^{name}\\(\\): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad.$"
+        )
+        with pytest.raises(RuntimeError, match=msg):
+            f(out)
+        with C.no_grad():
+            assert f(out) is out

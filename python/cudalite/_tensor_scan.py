@@ -11,6 +11,7 @@ from cudalite._arg_parser import as_dtype
 from cudalite._linalg import cpp_name as _cpp
 from cudalite._reductions import _out, _out_dtype
 from cudalite._tensor import method
+from cudalite._tensor_scatter import out_no_grad
 
 __all__ = ["cumsum", "cumprod"]
 
@@ -61,6 +62,7 @@ def _cumprod_(self, dim, *, dtype=None):
 
 
 def cumsum(input, dim, *, dtype=None, out=None):
+    out_no_grad("cumsum", out, input)
     if out is None:
         return input.cumsum(dim, dtype=dtype)
     r = _scan("cumsum", _SUM, input, dim, _out_dtype(out, as_dtype(dtype)))
@@ -68,6 +70,7 @@ def cumsum(input, dim, *, dtype=None, out=None):
 
 
 def cumprod(input, dim, *, dtype=None, out=None):
+    out_no_grad("cumprod", out, input)
     if out is None:
         return input.cumprod(dim, dtype=dtype)
     r = _scan("cumprod", _PROD, input, dim, _out_dtype(out, as_dtype(dtype)))

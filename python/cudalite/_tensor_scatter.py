@@ -21,6 +21,16 @@ _ASSIGN, _ADD, _MULTIPLY = 0, 1, 2
 _REDUCE = {"add": _ADD, "multiply": _MULTIPLY}
 
 
+def out_no_grad(name, out, *tensors):
+    """torch's error for ``out=`` when an input requires grad (in grad mode)."""
+    if out is not None and _C._is_grad_enabled():
+        if any(isinstance(t, Tensor) and t.requires_grad for t in tensors):
+            raise RuntimeError(
+                f"{name}(): functions with out=... arguments don't support automatic "
+                "differentiation, but one of the arguments requires grad."
+            )
+
+
 def _nd(t):
     return t.dim() if t.dim() else 1
 
@@ -94,6 +104,7 @@ def _gather(self, dim, index, *, sparse_grad=False):
 
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
+    out_no_grad("gather", out, input)
     return _out(input.gather(dim, index, sparse_grad=sparse_grad), out, exact=True)
 
 
@@ -186,10 +197,12 @@ def _scatter_add(self, dim, index, src):
 
 
 def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None):
+    out_no_grad("scatter", out, input, src)
     return _out(input.scatter(dim, index, src, value, reduce=reduce), out, exact=True)
 
 
 def scatter_add(input, dim, index, src, *, out=None):
+    out_no_grad("scatter_add", out, input, src)
     return _out(input.scatter_add(dim, index, src), out, exact=True)
 
 
@@ -266,4 +279,5 @@ def _index_add(self, dim, index, source, *, alpha=1):
 
 
 def index_add(input, dim, index, source, *, alpha=1, out=None):
+    out_no_grad("index_add", out, input, source)
     return _out(input.index_add(dim, index, source, alpha=alpha), out, exact=True)

@@ -11,6 +11,7 @@ import operator
 from cudalite import _C
 from cudalite._reductions import _out
 from cudalite._tensor import method
+from cudalite._tensor_scatter import out_no_grad
 
 __all__ = ["tril", "triu"]
 
@@ -57,8 +58,10 @@ def _triu_(self, diagonal=0):
 
 
 def tril(input, diagonal=0, *, out=None):
+    out_no_grad("tril", out, input)
     return _out(input.tril(diagonal), out, exact=True)
 
 
 def triu(input, diagonal=0, *, out=None):
+    out_no_grad("triu", out, input)
     return _out(input.triu(diagonal), out, exact=True)
