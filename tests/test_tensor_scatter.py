@@ -448,3 +448,20 @@ def test_index_add_errors(device):
         IndexError, match=exact("Dimension specified as 0 but tensor has no dimensions")
     ):
         C.tensor(1.0, device=device).index_add(0, idx([0, 0], device), C.tensor(1.0, device=device))
+
+
+def test_writes_into_expanded_tensors_are_refused(device):
+    x = C.zeros(1, 4, device=device).expand(3, 4)
+    msg = (
+        "unsupported operation: more than one element of the written-to tensor refers to a "
+        "single memory location. Please clone() the tensor before performing the operation."
+    )
+    i = idx([[0]], device)
+    for f in (
+        lambda: x.scatter_(1, i, 1.0),
+        lambda: x.scatter_add_(1, i, C.ones(1, 1, device=device)),
+        lambda: x.index_add_(0, idx([0], device), C.ones(1, 4, device=device)),
+    ):
+        with pytest.raises(RuntimeError, match=exact(msg)):
+            f()
+    assert x.scatter(1, i, 1.0)[0, 0].item() == 1.0  # out of place: a copy

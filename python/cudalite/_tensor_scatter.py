@@ -32,6 +32,15 @@ def out_no_grad(name, out, *tensors):
             )
 
 
+def _check_writable(t):
+    """torch's error for writing through an index into a tensor whose elements share memory."""
+    if any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape, strict=True)):
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation."
+        )
+
+
 def _nd(t):
     return t.dim() if t.dim() else 1
 
@@ -149,6 +158,7 @@ def _scatter_shape_check(self, dim, index, src):
 
 def _scatter_into(self, name, dim, index, src, value, mode):
     """self[... index[i] ...] (op)= src[i] (or value) for every position i of index."""
+    _check_writable(self)
     dim = _C._wrap_dim(dim, self.dim())
     _check_index_dtype(name, index)
     if src is not None and src.dtype != self.dtype:
@@ -256,6 +266,7 @@ def _index_add_checks(self, dim, index, source):
 
 @method(name="index_add_")
 def _index_add_(self, dim, index, source, *, alpha=1):
+    _check_writable(self)
     dim = _index_add_checks(self, dim, index, source)
     if index.numel() == 0:
         return self
