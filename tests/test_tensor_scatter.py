@@ -185,11 +185,13 @@ def test_scatter_reduce(device, dtype):
     x = rand((3, 4), dtype, device) + 1
     i = np.array([[1, 1, 3], [0, 0, 0]])  # duplicates accumulate
     src = C.tensor([[2, 3, 1], [2, 2, 2]], dtype=dtype, device=device)
-    r = x.scatter(1, idx(i, device), src, reduce="add")
+    with pytest.warns(UserWarning, match="The reduce argument of cudalite.scatter with Tensor src"):
+        r = x.scatter(1, idx(i, device), src, reduce="add")
     want = to_np(x).astype(np.float64)
     np.add.at(want, np_scatter_positions(i, 1), to_np(src).astype(np.float64))
     np.testing.assert_array_equal(to_np(r).astype(np.float64), want)
-    r = x.scatter(1, idx(i, device), src, reduce="multiply")
+    with pytest.warns(UserWarning, match="is deprecated"):
+        r = x.scatter(1, idx(i, device), src, reduce="multiply")
     want = to_np(x).astype(np.float64)
     np.multiply.at(want, np_scatter_positions(i, 1), to_np(src).astype(np.float64))
     np.testing.assert_array_equal(to_np(r).astype(np.float64), want)

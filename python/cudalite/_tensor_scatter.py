@@ -10,6 +10,8 @@ torch's CUDA kernels assert instead, which ends the process's CUDA context.
 
 from __future__ import annotations
 
+import warnings
+
 from cudalite import _C
 from cudalite._C import Tensor
 from cudalite._reductions import _out
@@ -189,6 +191,14 @@ def _scatter_args(src, value, reduce):
         return src, value, _ASSIGN
     if reduce not in _REDUCE:
         raise RuntimeError("reduce argument must be either add or multiply.")
+    if src is not None:
+        warnings.warn(
+            "The reduce argument of cudalite.scatter with Tensor src is deprecated and will be "
+            "removed in a future cudalite release. Use cudalite.scatter_reduce instead for more "
+            "reduction options.",
+            UserWarning,
+            stacklevel=3,
+        )
     return src, value, _REDUCE[reduce]
 
 
