@@ -4,7 +4,7 @@
 //
 // inner > 1: one thread per (outer, inner) line walks it in order; neighbouring threads
 // read neighbouring elements, so every load is coalesced (scan.cpp transposes inputs with
-// too few such lines to fill the GPU into rows first).
+// too few such lines to keep the memory busy into rows first).
 // inner == 1 (scanning the last dim): each line is a row, and a block scans a segment of a
 // row in tiles of kBlock * kItems elements: each thread scans a run of kItems, warp shuffles
 // scan the runs' totals, one shared-memory step scans the warps' totals, and the running
@@ -59,12 +59,14 @@ __device__ __forceinline__ T store_val(A a) {
 
 template <class T, class A, bool kProd>
 __global__ void __launch_bounds__(gpu::kBlock)
-    col_scan_kernel(const T* x, T* y, int64_t outer, int64_t n, int64_t inner) {
+    col_scan_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t outer, int64_t n,
+                    int64_t inner) {
   const int64_t lines = outer * inner;
   for (int64_t l = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; l < lines;
        l += int64_t(gridDim.x) * blockDim.x) {
     const int64_t base = (l / inner) * n * inner + l % inner;
     A acc = kProd ? A(1) : A(0);
+#pragma unroll 4
     for (int64_t i = 0; i < n; ++i) {
       acc = combine<A, kProd>(acc, load_acc<T, A>(x + base + i * inner));
       y[base + i * inner] = store_val<T, A>(acc);

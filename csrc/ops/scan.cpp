@@ -20,8 +20,10 @@ Tensor scan(ScanOp op, const Tensor& t_in, int64_t dim, ScalarType dtype) {
   for (int64_t d = dim + 1; d < nd; ++d) inner *= t->sizes[d];
   if (t->is_cuda()) {
     cuda::DeviceGuard g(t->device().index);
-    if (inner > 1 && outer * inner < 4096 && n >= 256) {
-      // Too few lines for one thread each to fill the GPU: scan the rows of a transposed copy.
+    if (inner > 1 && outer * inner < 131072 && n >= 64) {
+      // Too few lines for one thread each to keep the GPU's memory busy (each thread walks
+      // its line in order): scan the rows of a transposed copy (two tiled copies, and a
+      // block per row) instead.
       Tensor rows = contiguous(transpose(view(t, {outer, n, inner}), 1, 2));
       Tensor scanned = empty(rows->sizes, dtype, t->device());
       cuda::scan(op, rows, outer * inner, n, 1, scanned);
