@@ -1,5 +1,6 @@
-// Small CUDA kernels: affine fill (arange), offset gather/scatter (indexing, scatter,
-// index_add; adds and multiplies are atomic for every dtype) and Philox
+// Small CUDA kernels: affine fill (arange), offset gather/scatter (indexing), gather/scatter
+// along a dim (gather, scatter, scatter_add, index_add; adds and multiplies are atomic for
+// every dtype) and Philox
 // random fills. Each is bandwidth-bound: numel * itemsize bytes written (+ offsets read).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -143,6 +144,57 @@ __global__ void scatter_kernel(T* base, const int64_t* off, const T* v, int64_t 
     } else {
       base[off[i]] = v[i];
     }
+  }
+}
+
+// Gather / scatter along a dim (DimIndexer, ops/dim_indexer.h): one thread per index element.
+template <class T, class I>
+__global__ void gather_dim_kernel(DimIndexer g, const T* self, const I* idx, T* out) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < g.numel;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t off[3];
+    g.offsets(i, off);
+    out[off[2]] = self[off[0] + int64_t(idx[off[1]]) * g.dim_stride];
+  }
+}
+
+template <class T, class I>
+__global__ void scatter_dim_kernel(DimIndexer g, T* self, const I* idx, const T* v, int mode) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < g.numel;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t off[3];
+    g.offsets(i, off);
+    T* dst = self + off[0] + int64_t(idx[off[1]]) * g.dim_stride;
+    if (mode == 1) {
+      atomic_add(dst, v[off[2]]);
+    } else if (mode == 2) {
+      atomic_cas_apply(dst, v[off[2]], [](T a, T b) { return mul_values(a, b); });
+    } else {
+      *dst = v[off[2]];
+    }
+  }
+}
+
+template <class T, class I>
+void launch_gather_dim(const DimIndexer& g, const Tensor& self, const Tensor& index,
+                       const Tensor& out) {
+  gather_dim_kernel<<<gpu::grid_for(g.numel), gpu::kBlock, 0, stream_of(self)>>>(
+      g, reinterpret_cast<const T*>(self->storage->data.get()),
+      reinterpret_cast<const I*>(index->data()), reinterpret_cast<T*>(out->data()));
+}
+
+template <class I>
+void gather_dim_bytes(const DimIndexer& g, const Tensor& self, const Tensor& index,
+                      const Tensor& out) {
+  switch (self->element_size()) {
+    case 1:
+      return launch_gather_dim<uint8_t, I>(g, self, index, out);
+    case 2:
+      return launch_gather_dim<uint16_t, I>(g, self, index, out);
+    case 4:
+      return launch_gather_dim<uint32_t, I>(g, self, index, out);
+    default:
+      return launch_gather_dim<uint64_t, I>(g, self, index, out);
   }
 }
 
@@ -300,6 +352,32 @@ void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& val
         reinterpret_cast<scalar_t*>(dst->storage->data.get()),
         reinterpret_cast<const int64_t*>(offsets->data()),
         reinterpret_cast<const scalar_t*>(values->data()), offsets->numel(), mode);
+  });
+  CL_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+void gather_dim(const DimIndexer& g, const Tensor& self, const Tensor& index, const Tensor& out) {
+  if (index->dtype == ScalarType::Int64) {
+    gather_dim_bytes<int64_t>(g, self, index, out);
+  } else {
+    gather_dim_bytes<int32_t>(g, self, index, out);
+  }
+  CL_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+void scatter_dim(const DimIndexer& g, const Tensor& self, const Tensor& index, const Tensor& src,
+                 int mode) {
+  CL_DISPATCH_ALL_TYPES(self->dtype, "scatter", [&] {
+    auto* s = reinterpret_cast<scalar_t*>(self->storage->data.get());
+    const auto* v = reinterpret_cast<const scalar_t*>(src->data());
+    const unsigned blocks = gpu::grid_for(g.numel);
+    if (index->dtype == ScalarType::Int64) {
+      scatter_dim_kernel<<<blocks, gpu::kBlock, 0, stream_of(self)>>>(
+          g, s, reinterpret_cast<const int64_t*>(index->data()), v, mode);
+    } else {
+      scatter_dim_kernel<<<blocks, gpu::kBlock, 0, stream_of(self)>>>(
+          g, s, reinterpret_cast<const int32_t*>(index->data()), v, mode);
+    }
   });
   CL_CUDA_KERNEL_LAUNCH_CHECK();
 }

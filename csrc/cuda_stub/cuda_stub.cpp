@@ -101,6 +101,8 @@ void reduce_cols(ReduceOp, const Tensor&, int64_t, int64_t, int64_t, const Tenso
 }
 void scatter_offsets(const Tensor&, const Tensor&, const Tensor&, int) { fail(); }
 void scan(ScanOp, const Tensor&, int64_t, int64_t, int64_t, const Tensor&) { fail(); }
+void gather_dim(const DimIndexer&, const Tensor&, const Tensor&, const Tensor&) { fail(); }
+void scatter_dim(const DimIndexer&, const Tensor&, const Tensor&, const Tensor&, int) { fail(); }
 void random_fill(const Tensor&, int, double, double, uint64_t, uint64_t) { fail(); }
 void random_int_fill(const Tensor&, int64_t, uint64_t, uint64_t, uint64_t) { fail(); }
 }  // namespace cuda

@@ -63,4 +63,75 @@ void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& val
   });
 }
 
+namespace {
+
+template <class T, class I>
+void gather_dim_loop(const DimIndexer& g, const char* self, const char* idx, char* out) {
+  const T* s = reinterpret_cast<const T*>(self);
+  const I* ix = reinterpret_cast<const I*>(idx);
+  T* o = reinterpret_cast<T*>(out);
+  int64_t off[3];
+  for (int64_t i = 0; i < g.numel; ++i) {
+    g.offsets(i, off);
+    o[off[2]] = s[off[0] + int64_t(ix[off[1]]) * g.dim_stride];
+  }
+}
+
+template <class I>
+void gather_dim_bytes(const DimIndexer& g, size_t size, const char* self, const char* idx,
+                      char* out) {
+  switch (size) {
+    case 1:
+      return gather_dim_loop<uint8_t, I>(g, self, idx, out);
+    case 2:
+      return gather_dim_loop<uint16_t, I>(g, self, idx, out);
+    case 4:
+      return gather_dim_loop<uint32_t, I>(g, self, idx, out);
+    default:
+      return gather_dim_loop<uint64_t, I>(g, self, idx, out);
+  }
+}
+
+template <class T, class I>
+void scatter_dim_loop(const DimIndexer& g, T* s, const I* ix, const T* v, int mode) {
+  using A = opmath_t<T>;
+  int64_t off[3];
+  for (int64_t i = 0; i < g.numel; ++i) {
+    g.offsets(i, off);
+    T& dst = s[off[0] + int64_t(ix[off[1]]) * g.dim_stride];
+    const T x = v[off[2]];
+    if (mode == 0) {
+      dst = x;
+    } else if constexpr (std::is_same_v<T, bool>) {
+      dst = mode == 1 ? (dst || x) : (dst && x);
+    } else {
+      dst = mode == 1 ? T(A(dst) + A(x)) : T(A(dst) * A(x));
+    }
+  }
+}
+
+}  // namespace
+
+void gather_dim(const DimIndexer& g, const Tensor& self, const Tensor& index, const Tensor& out) {
+  const char* base = static_cast<const char*>(self->storage->data.get());
+  if (index->dtype == ScalarType::Int64) {
+    gather_dim_bytes<int64_t>(g, self->element_size(), base, index->data(), out->data());
+  } else {
+    gather_dim_bytes<int32_t>(g, self->element_size(), base, index->data(), out->data());
+  }
+}
+
+void scatter_dim(const DimIndexer& g, const Tensor& self, const Tensor& index, const Tensor& src,
+                 int mode) {
+  CL_DISPATCH_ALL_TYPES(self->dtype, "scatter", [&] {
+    auto* s = reinterpret_cast<scalar_t*>(self->storage->data.get());
+    const auto* v = reinterpret_cast<const scalar_t*>(src->data());
+    if (index->dtype == ScalarType::Int64) {
+      scatter_dim_loop(g, s, reinterpret_cast<const int64_t*>(index->data()), v, mode);
+    } else {
+      scatter_dim_loop(g, s, reinterpret_cast<const int32_t*>(index->data()), v, mode);
+    }
+  });
+}
+
 }  // namespace cl::cpu

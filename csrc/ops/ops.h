@@ -126,6 +126,13 @@ Tensor scan(ScanOp op, const Tensor& t, int64_t dim, ScalarType dtype);
 Tensor gather_offsets(const Tensor& src, const Tensor& offsets);
 // mode: 0 assigns, 1 adds (index_put_ accumulate, scatter_add), 2 multiplies.
 void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& values, int mode);
+// ---- gather/scatter along a dim ----
+// out[i] = self[i with i[dim] = index[i]] over index's shape (int64 or int32 indices, already
+// in range: the caller checks them). self, index: the same number of dims (1 or more).
+Tensor gather_dim(const Tensor& self, int64_t dim, const Tensor& index);
+// self[i with i[dim] = index[i]] (mode: 0 =, 1 +=, 2 *=) src[i] over index's shape; src has
+// self's dtype and index's number of dims, or is 0-dim (one value for all).
+void scatter_dim(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, int mode);
 Tensor nonzero(const Tensor& t);  // [n, ndim] int64
 Tensor cat(const std::vector<Tensor>& ts, int64_t dim);
 

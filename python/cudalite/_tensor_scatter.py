@@ -1,11 +1,10 @@
 """gather, scatter, scatter_add and index_add: reads and writes along one dimension through an
 index tensor, as torch has them (checks and messages of its CPU kernels).
 
-Index tensors become storage offsets with ordinary tensor ops (as advanced indexing's do,
-_indexing.py) and go through ``_C._gather_offsets`` / ``_C._scatter_offsets``, so CPU and
-CUDA share this code; on CUDA the adds and multiplies are atomic for every dtype
-(kernels/misc.cu). Indices are bounds-checked first (one synchronisation with the device):
-torch's CUDA kernels assert instead, which ends the process's CUDA context.
+The loops are ``_C._gather_dim`` / ``_C._scatter_dim`` (ops/index.cpp, one pass over the
+index for CPU and CUDA alike, ops/dim_indexer.h); on CUDA the adds and multiplies are atomic
+for every dtype (kernels/misc.cu). Indices are bounds-checked first (one synchronisation with
+the device): torch's CUDA kernels assert instead, which ends the process's CUDA context.
 """
 
 from __future__ import annotations
@@ -73,27 +72,6 @@ def _check_bounds(index, dim, size):
         raise RuntimeError(f"index {v} is out of bounds for dimension {dim} with size {size}")
 
 
-def _dim_offsets(t, index, dim):
-    """Storage offsets (int64, ``index``'s shape) of the elements of ``t`` that ``index``
-    (in range) picks along ``dim``: entry ``i`` of index names ``t[i with i[dim] = index[i]]``."""
-    if index.dtype != _C.int64:
-        index = _C._to(index, None, _C.int64, False, False)
-    shape = index.shape
-    nd = len(shape)
-    strides = t.stride() if t.dim() else (1,)
-    off = index * strides[dim]
-    base = t.storage_offset() or None  # the other dims' offsets: small broadcast aranges
-    for d in range(nd):
-        if d == dim or shape[d] <= 1 or strides[d] == 0:
-            continue
-        ar = _C._arange(0, shape[d] * strides[d], strides[d], _C.int64, index.device)
-        ar = ar.view([shape[d]] + [1] * (nd - 1 - d))
-        base = ar if base is None else base + ar
-    if base is not None:
-        off.add_(base)
-    return off
-
-
 # ---- gather ----
 
 
@@ -116,10 +94,11 @@ def _gather(self, dim, index, *, sparse_grad=False):
     if index.numel() == 0:
         return _C._empty(list(index.shape), self.dtype, self.device, False)
     _check_bounds(index, dim, _size(self, dim))
-    if index.dim() == 0 and self.dim():
-        index = index.reshape([1] * self.dim())  # (a 0-d index of a 1-d self)
-        return _C._gather_offsets(self, _dim_offsets(self, index, dim)).reshape(())
-    return _C._gather_offsets(self, _dim_offsets(self, index, dim))
+    if index.dim() and self.dim():
+        return _C._gather_dim(self, dim, index)
+    # 0-dim tensors as one dim of size 1
+    x = self if self.dim() else self.reshape([1])
+    return _C._gather_dim(x, dim, index.reshape([-1] if index.dim() else [1])).view(index.shape)
 
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
@@ -169,14 +148,15 @@ def _scatter_into(self, name, dim, index, src, value, mode):
     if index.numel() == 0:
         return self
     _check_bounds(index, dim, _size(self, dim))
-    idx = index if index.dim() or not self.dim() else index.reshape([1] * self.dim())
-    if src is not None:
-        if src.shape != idx.shape:
-            src = src[tuple(slice(0, n) for n in idx.shape)] if src.dim() else src.reshape(())
-    else:
+    if src is None:
         src = _C._empty([], self.dtype, self.device, False)
         _C._fill_(src, value, bump_version=False)
-    _C._scatter_offsets(self, _dim_offsets(self, idx, dim), src, mode)
+    # 0-dim tensors as one dim of size 1 (views: the writes land in self)
+    x = self if self.dim() else self.reshape([1])
+    idx = index if index.dim() else index.reshape([1])
+    if src.dim() and src.dim() != idx.dim():
+        src = src.reshape([1])
+    _C._scatter_dim(x, dim, idx, src, mode)
     return self
 
 
@@ -291,14 +271,11 @@ def _index_add_(self, dim, index, source, *, alpha=1):
     if alpha != 1 and self.dtype != _C.bool:
         a = alpha if self.dtype.is_floating_point else int(alpha)
         source = source * a  # rounded to the dtype, as torch's kernels do
-    if self.dim() == 0:
-        idx = index.reshape(())
-        src = source.reshape(())
-    else:
-        shape = [-1 if d == dim else 1 for d in range(self.dim())]
-        src = source if source.dim() else source.reshape([1])
-        idx = index.reshape(shape).expand(list(src.shape))
-    _C._scatter_offsets(self, _dim_offsets(self, idx, dim), src, _ADD)
+    x = self if self.dim() else self.reshape([1])
+    src = source if source.dim() else source.reshape([1])
+    shape = [-1 if d == dim else 1 for d in range(x.dim())]
+    idx = index.reshape(shape).expand(list(src.shape))  # the same index for every slice
+    _C._scatter_dim(x, dim, idx, src, _ADD)
     return self
 
 
