@@ -65,16 +65,27 @@ void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& val
 
 namespace {
 
+// Calls f(self offset, index offset, out/src offset) for every position in order: the
+// DimIndexer's offsets at the start of each innermost row, then steps along it.
+template <class F>
+void walk(const DimIndexer& g, F f) {
+  const int last = g.nd - 1;
+  const int64_t inner = g.sizes[last];
+  const int64_t s0 = g.strides[0][last], s1 = g.strides[1][last], s2 = g.strides[2][last];
+  int64_t off[3];
+  for (int64_t row = 0; row < g.numel; row += inner) {
+    g.offsets(row, off);
+    for (int64_t k = 0; k < inner; ++k) f(off[0] + k * s0, off[1] + k * s1, off[2] + k * s2);
+  }
+}
+
 template <class T, class I>
 void gather_dim_loop(const DimIndexer& g, const char* self, const char* idx, char* out) {
   const T* s = reinterpret_cast<const T*>(self);
   const I* ix = reinterpret_cast<const I*>(idx);
   T* o = reinterpret_cast<T*>(out);
-  int64_t off[3];
-  for (int64_t i = 0; i < g.numel; ++i) {
-    g.offsets(i, off);
-    o[off[2]] = s[off[0] + int64_t(ix[off[1]]) * g.dim_stride];
-  }
+  const int64_t ds = g.dim_stride;
+  walk(g, [&](int64_t a, int64_t b, int64_t c) { o[c] = s[a + int64_t(ix[b]) * ds]; });
 }
 
 template <class I>
@@ -95,11 +106,10 @@ void gather_dim_bytes(const DimIndexer& g, size_t size, const char* self, const 
 template <class T, class I>
 void scatter_dim_loop(const DimIndexer& g, T* s, const I* ix, const T* v, int mode) {
   using A = opmath_t<T>;
-  int64_t off[3];
-  for (int64_t i = 0; i < g.numel; ++i) {
-    g.offsets(i, off);
-    T& dst = s[off[0] + int64_t(ix[off[1]]) * g.dim_stride];
-    const T x = v[off[2]];
+  const int64_t ds = g.dim_stride;
+  walk(g, [&](int64_t a, int64_t b, int64_t c) {
+    T& dst = s[a + int64_t(ix[b]) * ds];
+    const T x = v[c];
     if (mode == 0) {
       dst = x;
     } else if constexpr (std::is_same_v<T, bool>) {
@@ -107,7 +117,7 @@ void scatter_dim_loop(const DimIndexer& g, T* s, const I* ix, const T* v, int mo
     } else {
       dst = mode == 1 ? T(A(dst) + A(x)) : T(A(dst) * A(x));
     }
-  }
+  });
 }
 
 }  // namespace
