@@ -58,7 +58,10 @@ RETURNS_TENSOR = set(
     "rand_like randn_like randint_like randperm masked_fill index_select narrow select "
     "repeat flip roll tril triu diagonal new_zeros new_ones new_empty new_full new_tensor "
     "requires_grad_ fill_ zero_ copy_ uniform_ normal_ type_as view_as reshape_as "
-    "argmax argmin all any nonzero from_numpy".split()
+    "argmax argmin all any nonzero from_numpy "
+    # ops along a dim
+    "gather scatter scatter_ scatter_add scatter_add_ index_add index_add_ cumsum cumsum_ "
+    "cumprod cumprod_ tril_ triu_ repeat_interleave".split()
 )
 
 

@@ -4,10 +4,11 @@
 
 Random chains of differentiable ops (elementwise, reductions, views (diagonal, movedim,
 unfold, as_strided and sum_to_size among them), indexing, matmul,
-softmax, where, clamp, in-place updates of non-leaf tensors) on float64 leaves that require
-grad; the same numbers go to both libraries. Forward values, the gradients of every leaf after
-backward() of a random weighted sum, and whether an exception is raised (and its type) must
-agree. Exits non-zero on any mismatch.
+softmax, where, clamp, the ops along a dim (gather, scatter, scatter_add, index_add, cumsum,
+cumprod, tril/triu, roll, repeat_interleave), in-place updates of non-leaf tensors) on
+float64 leaves that require grad; the same numbers go to both libraries. Forward values, the
+gradients of every leaf after backward() of a random weighted sum, and whether an exception is
+raised (and its type) must agree. Exits non-zero on any mismatch.
 """
 
 from __future__ import annotations
@@ -226,6 +227,16 @@ def _step(rng, x, shape):
                     "mean_dims",
                     "amin_dims",
                     "squeeze",
+                    # ops along a dim
+                    "gather",
+                    "scatter",
+                    "scatter_add",
+                    "index_add",
+                    "cumsum",
+                    "cumprod_zero",
+                    "tril",
+                    "roll",
+                    "repeat_interleave",
                 ]
             )
         )
@@ -267,6 +278,56 @@ def _step(rng, x, shape):
             return op, lambda M, t: t.amin(dim=(0, 1), keepdim=True), (1, 1) + shape[2:]
         if op == "squeeze":
             return op, lambda M, t: t.unsqueeze(0).squeeze(0), shape
+        return _dim_op(rng, op, shape, d, mask)
+    return "identity", lambda M, t: t, shape
+
+
+def _dim_op(rng, op, shape, d, mask):
+    """gather/scatter/index_add, the scans, tril, roll and repeat_interleave along dim d."""
+    nd = len(shape)
+    n = shape[d]
+    idx = rng.integers(0, n, shape).tolist() if n else np.zeros(shape, np.int64).tolist()
+    if op == "gather":
+        return op, lambda M, t: t.gather(d, M.tensor(idx, device=t.device)), shape
+    if op in ("scatter", "scatter_add"):
+        # distinct positions along d for scatter (an assignment to one element twice is
+        # unspecified on CUDA); any for scatter_add
+        if op == "scatter" and n:
+            perm = np.argsort(rng.random(shape), axis=d).tolist()
+        else:
+            perm = idx
+        name = op
+        return (
+            op,
+            lambda M, t: getattr(t * 0.5, name)(d, M.tensor(perm, device=t.device), t.exp()),
+            shape,
+        )
+    if op == "index_add":
+        sel = rng.integers(0, max(n, 1), n).tolist() if n else []
+        return (
+            op,
+            lambda M, t: t.index_add(d, M.tensor(sel, device=t.device, dtype=M.int64), t, alpha=2),
+            shape,
+        )
+    if op == "cumsum":
+        return op, lambda M, t: t.cumsum(d), shape
+    if op == "cumprod_zero":
+
+        def f(M, t):
+            z = M.tensor(mask, device=t.device)
+            return M.where(z, t * 0, t).cumprod(d)
+
+        return op, f, shape
+    if op == "tril" and nd >= 2:
+        k = int(rng.integers(-2, 3))
+        return op, lambda M, t: t.tril(k) if k % 2 else t.triu(k), shape
+    if op == "roll":
+        s = int(rng.integers(-5, 6))
+        return op, lambda M, t: t.roll(s, d), shape
+    if op == "repeat_interleave":
+        r = int(rng.integers(0, 3))
+        new = tuple(k * r if i == d % nd else k for i, k in enumerate(shape))
+        return op, lambda M, t: t.repeat_interleave(r, dim=d), new
     return "identity", lambda M, t: t, shape
 
 
@@ -284,6 +345,7 @@ SAVING = {
     "relu": lambda M, u, w: u.relu(),
     "add": lambda M, u, w: u + w,
     "neg": lambda M, u, w: -u,
+    "cumprod": lambda M, u, w: u.cumprod(0),
 }
 WRITES = {
     "add_": lambda M, x: x.add_(1),
@@ -293,6 +355,7 @@ WRITES = {
     "copy_": lambda M, x: x.copy_(x.detach() * 3),
     "clamp_": lambda M, x: x.clamp_(-0.5, 0.5),
     "exp_": lambda M, x: x.exp_(),
+    "cumsum_": lambda M, x: x.cumsum_(0),
 }
 
 

@@ -6,11 +6,12 @@ test; needs torch).
 Random tensors (as in fuzz_ops_vs_torch.py) through indexing and index assignment (integers,
 slices, None, Ellipsis, boolean masks, integer tensors and lists, and mixes of them), the view
 and shape ops (view, reshape, permute, transpose, squeeze, unsqueeze, flatten, expand, narrow,
-select, chunk, split, unbind, flip, repeat, index_select, masked_fill, nonzero, stack) and the
-factories with inferred dtypes. Results must agree in the exception raised (its type), dtype,
-shape, strides and storage offset of views, and values. On CUDA, whether torch raises is
-decided by the same case on the CPU (its CUDA kernels assert on bad indices). Exits non-zero
-on any mismatch.
+select, chunk, split, unbind, flip, repeat, index_select, masked_fill, nonzero, stack), the
+ops along a dim (gather, scatter, scatter_add, index_add, cumsum, cumprod, tril, triu, roll,
+repeat_interleave) and the factories with inferred dtypes. Results must agree in the
+exception raised (its type), dtype, shape, strides and storage offset of views, and values.
+On CUDA, whether torch raises is decided by the same case on the CPU (its CUDA kernels assert
+on bad indices). Exits non-zero on any mismatch.
 """
 
 from __future__ import annotations
@@ -217,13 +218,15 @@ def _sum_to_size_arg(rng, shape):
 
 
 def _case(rng, device):
-    kind = rng.choice(["get", "get", "set", "view", "view", "misc", "factory"])
+    kind = rng.choice(["get", "get", "set", "view", "view", "misc", "factory", "dim_op"])
     dt = str(rng.choice(DTYPES))
     shape = _shape(rng)
     if kind == "factory":
         return _factory_case(rng, device)
     a = Pair(rng, dt, shape, device)
     desc = f"{dt}{list(a.t.shape)}"
+    if kind == "dim_op":
+        return _dim_op_case(rng, a, desc, device)
     if kind == "get":
         ti, ci, text = _index(rng, tuple(a.t.shape), device)
         basic = "[" not in text  # no list, tensor or mask: the result is a view
@@ -294,6 +297,145 @@ def _case(rng, device):
     if which == "tolist":
         return f"{desc}.tolist()", [a], lambda M, x: _listed(x.tolist()), False
     return f"{desc}.item()", [a], lambda M, x: x.item(), False
+
+
+# ---- ops along a dim: gather/scatter, scans, triangles, roll, repeat_interleave ----
+
+
+def _index_pair(rng, shape, size, device, dtype="int64"):
+    """An index tensor of ``shape`` with entries in [0, size) (now and then one outside)."""
+    hi = max(size, 1) + (1 if rng.random() < 0.1 else 0)
+    lo = -1 if rng.random() < 0.05 else 0
+    v = rng.integers(lo, hi, size=shape) if shape else np.array(rng.integers(lo, hi))
+    t = torch.tensor(v, dtype=getattr(torch, dtype), device=device)
+    c = cudalite.tensor(v, dtype=getattr(cudalite, dtype), device=device)
+    return t, c, f"{dtype}{v.tolist()}"
+
+
+def _no_duplicates(rng, shape, size, dim, device):
+    """An index along ``dim`` whose lines hold distinct positions (where each write lands
+    is then the same in any order, as on CUDA)."""
+    n = shape[dim] if shape else 1
+    if n > size:
+        return _index_pair(rng, shape, size, device)
+    lines = [rng.permutation(size)[:n] for _ in range(int(np.prod(shape)) // max(n, 1))]
+    v = np.stack(lines, -1) if lines else np.zeros((n, 0), dtype=np.int64)
+    v = np.moveaxis(v.reshape([n] + [s for k, s in enumerate(shape) if k != dim]), 0, dim)
+    v = v.reshape(shape)
+    t = torch.tensor(v, dtype=torch.int64, device=device)
+    c = cudalite.tensor(v, dtype=cudalite.int64, device=device)
+    return t, c, f"int64{v.tolist()}"
+
+
+def _dim_op_case(rng, a, desc, device):
+    nd = a.t.dim()
+    shape = tuple(a.t.shape)
+    d = int(rng.integers(-nd, nd)) if nd else int(rng.integers(-1, 1))
+    if rng.random() < 0.03:
+        d = nd + 1  # out of range
+    dw = d % max(nd, 1)
+    size = shape[dw] if nd and dw < nd else 1
+    which = rng.choice(
+        ["gather", "scatter", "scatter_value", "scatter_add", "index_add", "cumsum", "cumprod"]
+        + ["tril", "triu", "roll", "repeat_interleave"]
+    )
+    ishape = tuple(
+        int(rng.integers(0, s + 1)) if k != dw else int(rng.integers(0, 4))
+        for k, s in enumerate(shape)
+    )
+    if which == "gather":
+        it, ic, text = _index_pair(rng, ishape, size, device, str(rng.choice(["int64", "int32"])))
+        return (
+            f"{desc}.gather({d}, {text})",
+            [a],
+            lambda M, x: x.gather(d, it if M is torch else ic),
+            False,
+        )
+    if which in ("scatter", "scatter_add", "scatter_value"):
+        if which == "scatter_add" or not nd or dw >= nd:
+            it, ic, text = _index_pair(rng, ishape, size, device)
+        else:
+            # Assignments to one element from several positions land in no set order on
+            # CUDA: lines of distinct positions (the same case on every device).
+            ishape = tuple(min(n, size) if k == dw else n for k, n in enumerate(ishape))
+            it, ic, text = _no_duplicates(rng, ishape, size, dw, device)
+        sdt = desc.split("[")[0] if rng.random() < 0.9 else str(rng.choice(DTYPES))
+        src = Pair(rng, sdt, tuple(s + int(rng.integers(0, 2)) for s in ishape), device)
+        if which == "scatter_value":
+            v = [2, -1.5, True][int(rng.integers(0, 3))]
+            red = [None, "add", "multiply"][int(rng.integers(0, 3))]
+            return (
+                f"{desc}.scatter({d}, {text}, {v}, reduce={red})",
+                [a],
+                lambda M, x: (
+                    x.scatter(d, it if M is torch else ic, v, reduce=red)
+                    if red
+                    else x.scatter(d, it if M is torch else ic, v)
+                ),
+                False,
+            )
+        name = which
+        return (
+            f"{desc}.{name}({d}, {text}, {sdt}{list(src.t.shape)})",
+            [a, src],
+            lambda M, x, s: getattr(x, name)(d, it if M is torch else ic, s),
+            False,
+        )
+    if which == "index_add":
+        n = int(rng.integers(0, 4))
+        it, ic, text = _index_pair(rng, (n,), size, device)
+        sshape = list(shape) if nd else []
+        if nd:
+            sshape[dw] = n
+        sdt = desc.split("[")[0] if rng.random() < 0.9 else str(rng.choice(DTYPES))
+        src = Pair(rng, sdt, tuple(sshape), device)
+        alpha = [1, 2, -1][int(rng.integers(0, 3))]
+        if sdt == "bool":
+            alpha = 1
+        return (
+            f"{desc}.index_add({d}, {text}, {sdt}{sshape}, alpha={alpha})",
+            [a, src],
+            lambda M, x, s: x.index_add(d, it if M is torch else ic, s, alpha=alpha),
+            False,
+        )
+    if which in ("cumsum", "cumprod"):
+        dtype = None if rng.random() < 0.7 else str(rng.choice(DTYPES))
+        name = which
+
+        def f(M, x):
+            return getattr(x, name)(d, dtype=getattr(M, dtype) if dtype else None)
+
+        return f"{desc}.{name}({d}, dtype={dtype})", [a], f, False
+    if which in ("tril", "triu"):
+        k = int(rng.integers(-3, 4))
+        name = which
+        return f"{desc}.{name}({k})", [a], lambda M, x: getattr(x, name)(k), False
+    if which == "roll":
+        n = int(rng.integers(0, 3))
+        shifts = [int(x) for x in rng.integers(-8, 9, size=n)]
+        dims = [int(x) for x in rng.integers(-nd - 1, nd + 1, size=n)] if nd else []
+        if rng.random() < 0.3:
+            shifts, dims = (shifts[0] if shifts else 3), ()
+        return f"{desc}.roll({shifts}, {dims})", [a], lambda M, x: x.roll(shifts, dims), False
+    rdim = None if rng.random() < 0.3 else d
+    if rng.random() < 0.5:
+        r = int(rng.integers(0, 4))
+        return (
+            f"{desc}.repeat_interleave({r}, dim={rdim})",
+            [a],
+            lambda M, x: x.repeat_interleave(r, dim=rdim),
+            False,
+        )
+    n = (size if rdim is not None else int(np.prod(shape))) if rng.random() < 0.9 else 2
+    reps = [int(x) for x in rng.integers(0, 3, size=n)]
+    rt = torch.tensor(reps, device=device)
+    rc = cudalite.tensor(reps, device=device)
+    return (
+        f"{desc}.repeat_interleave({reps}, dim={rdim})",
+        [a],
+        lambda M, x: x.repeat_interleave(rt if M is torch else rc, dim=rdim),
+        False,
+    )
 
 
 def _listed(v):

@@ -294,11 +294,25 @@ void bind_ops(py::module_& m) {
                              [&] { return gather_offsets(src, offsets); });
   });
   m.def("_scatter_offsets",
-        [](const Tensor& dst, const Tensor& offsets, const Tensor& values, bool accumulate) {
+        [](const Tensor& dst, const Tensor& offsets, const Tensor& values, int mode) {
           maybe_without_gil(worth_releasing(offsets) || worth_releasing(values),
-                            [&] { scatter_offsets(dst, offsets, values, accumulate); });
+                            [&] { scatter_offsets(dst, offsets, values, mode); });
           dst->bump_version();
         });
+  // ---- gather/scatter along a dim ----
+  m.def("_gather_dim", [](const Tensor& self, int64_t dim, const Tensor& index) {
+    return maybe_without_gil(worth_releasing(index), [&] { return gather_dim(self, dim, index); });
+  });
+  m.def("_scatter_dim", [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                           int mode) {
+    maybe_without_gil(worth_releasing(index), [&] { scatter_dim(self, dim, index, src, mode); });
+    self->bump_version();
+  });
+  // ---- scans ----
+  m.def("_scan", [](int op, const Tensor& t, int64_t dim, py::handle dtype) {
+    const ScalarType dt = to_dtype(dtype);
+    return maybe_without_gil(worth_releasing(t), [&] { return scan(ScanOp(op), t, dim, dt); });
+  });
   m.def("_nonzero", [](const Tensor& t) {
     return maybe_without_gil(worth_releasing(t), [&] { return nonzero(t); });
   });

@@ -100,7 +100,10 @@ void gather_offsets(const Tensor&, const Tensor&, const Tensor&) { fail(); }
 void reduce_cols(ReduceOp, const Tensor&, int64_t, int64_t, int64_t, const Tensor&, const Tensor&) {
   fail();
 }
-void scatter_offsets(const Tensor&, const Tensor&, const Tensor&, bool) { fail(); }
+void scatter_offsets(const Tensor&, const Tensor&, const Tensor&, int) { fail(); }
+void scan(ScanOp, const Tensor&, int64_t, int64_t, int64_t, const Tensor&) { fail(); }
+void gather_dim(const DimIndexer&, const Tensor&, const Tensor&, const Tensor&) { fail(); }
+void scatter_dim(const DimIndexer&, const Tensor&, const Tensor&, const Tensor&, int) { fail(); }
 int torch_random_unroll(TorchRandom, ScalarType, uint64_t) { fail(); }
 void torch_bernoulli_tensor(const Tensor&, const Tensor&, uint64_t, uint64_t) { fail(); }
 void torch_random(const Tensor&, TorchRandom, double, double, uint64_t, int64_t, uint64_t, uint64_t,

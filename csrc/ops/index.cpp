@@ -26,7 +26,8 @@ Tensor gather_offsets(const Tensor& src, const Tensor& offsets_in) {
 }
 
 void scatter_offsets(const Tensor& dst, const Tensor& offsets_in, const Tensor& values_in,
-                     bool accumulate) {
+                     int mode) {
+  CL_CHECK(mode >= 0 && mode <= 2, "scatter mode must be 0 (assign), 1 (add) or 2 (multiply)");
   CL_CHECK(offsets_in->dtype == ScalarType::Int64, "offsets must be int64");
   check_same_device({&dst, &offsets_in, &values_in});
   Tensor offsets = contiguous(offsets_in);
@@ -37,9 +38,73 @@ void scatter_offsets(const Tensor& dst, const Tensor& offsets_in, const Tensor& 
   if (offsets->numel() == 0) return;
   if (dst->is_cuda()) {
     cuda::DeviceGuard g(dst->device().index);
-    cuda::scatter_offsets(dst, offsets, values, accumulate);
+    cuda::scatter_offsets(dst, offsets, values, mode);
   } else {
-    cpu::scatter_offsets(dst, offsets, values, accumulate);
+    cpu::scatter_offsets(dst, offsets, values, mode);
+  }
+}
+
+// ---- gather/scatter along a dim ----
+
+namespace {
+
+DimIndexer make_indexer(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& other) {
+  const int64_t nd = index->dim();
+  CL_CHECK(nd >= 1 && nd <= kMaxDims && self->dim() == nd,
+           "gather/scatter along a dim: self and index need the same number of dims (1 to ",
+           kMaxDims, "), got ", self->dim(), " and ", nd);
+  CL_CHECK(index->dtype == ScalarType::Int64 || index->dtype == ScalarType::Int32,
+           "gather/scatter along a dim: the index must be int64 or int32");
+  CL_CHECK(other->dim() == nd || other->dim() == 0,
+           "gather/scatter along a dim: the source needs the index's number of dims or none");
+  dim = wrap_dim(dim, nd);
+  DimIndexer g;
+  g.nd = int(nd);
+  g.numel = index->numel();
+  for (int64_t d = 0; d < nd; ++d) {
+    const int64_t n = index->sizes[d];
+    CL_CHECK(d == dim || n <= self->sizes[d], "gather/scatter along a dim: index ",
+             shape_str(index->sizes), " is larger than self ", shape_str(self->sizes));
+    CL_CHECK(other->dim() == 0 || n <= other->sizes[d], "gather/scatter along a dim: index ",
+             shape_str(index->sizes), " is larger than the source ", shape_str(other->sizes));
+    g.sizes[d] = n;
+    g.strides[0][d] = d == dim ? 0 : self->strides[d];
+    g.strides[1][d] = index->strides[d];
+    g.strides[2][d] = other->dim() ? other->strides[d] : 0;
+  }
+  g.dim_stride = self->strides[dim];
+  g.base = self->offset;
+  return g;
+}
+
+}  // namespace
+
+Tensor gather_dim(const Tensor& self, int64_t dim, const Tensor& index) {
+  check_same_device({&self, &index});
+  Tensor out = empty(index->sizes, self->dtype, self->device());
+  const DimIndexer g = make_indexer(self, dim, index, out);
+  if (g.numel == 0) return out;
+  if (self->is_cuda()) {
+    cuda::DeviceGuard guard(self->device().index);
+    cuda::gather_dim(g, self, index, out);
+  } else {
+    cpu::gather_dim(g, self, index, out);
+  }
+  return out;
+}
+
+void scatter_dim(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                 int mode) {
+  CL_CHECK(mode >= 0 && mode <= 2, "scatter mode must be 0 (assign), 1 (add) or 2 (multiply)");
+  CL_CHECK(src->dtype == self->dtype, "scatter along a dim: the source needs self's dtype");
+  check_same_device({&self, &index, &src});
+  const DimIndexer g = make_indexer(self, dim, index, src);
+  if (g.numel == 0) return;
+  if (self->is_cuda()) {
+    cuda::DeviceGuard guard(self->device().index);
+    cuda::scatter_dim(g, self, index, src, mode);
+  } else {
+    cpu::scatter_dim(g, self, index, src, mode);
   }
 }
 

@@ -2,6 +2,7 @@
 // kernels/*.cu (or raises in CPU-only builds, csrc/cuda_stub/).
 #pragma once
 
+#include "ops/dim_indexer.h"
 #include "ops/elementwise_iter.h"
 #include "ops/ops.h"
 
@@ -20,8 +21,15 @@ namespace cl {
   void reduce_rows(ReduceOp op, const Tensor& in, int64_t outer, int64_t inner, const Tensor& out, \
                    const Tensor& idx);                                                             \
   void gather_offsets(const Tensor& src, const Tensor& offsets, const Tensor& out);                \
-  void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& values,             \
-                       bool accumulate);
+  void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& values, int mode);  \
+  /* gather/scatter along a dim through a DimIndexer (ops/dim_indexer.h) */                        \
+  void gather_dim(const DimIndexer& g, const Tensor& self, const Tensor& index,                    \
+                  const Tensor& out);                                                              \
+  void scatter_dim(const DimIndexer& g, const Tensor& self, const Tensor& index,                   \
+                   const Tensor& src, int mode);                                                   \
+  /* inclusive scan of a dense [outer, n, inner] input along n into a dense out (same dtype) */    \
+  void scan(ScanOp op, const Tensor& in, int64_t outer, int64_t n, int64_t inner,                  \
+            const Tensor& out);
 
 namespace cpu {
 CL_DECLARE_KERNELS

@@ -120,10 +120,22 @@ Tensor reduce(ReduceOp op, const Tensor& t, Shape dims, bool keepdim,
 std::tuple<Tensor, Tensor> reduce_with_indices(bool is_max, const Tensor& t, int64_t dim,
                                                bool keepdim);
 
+// ---- scans ----
+// Inclusive scans (cumsum, cumprod) along `dim`, computed in (and returned as) `dtype`.
+enum class ScanOp : int8_t { Sum, Prod };
+Tensor scan(ScanOp op, const Tensor& t, int64_t dim, ScalarType dtype);
+
 // Indexing primitives: element offsets (int64, relative to the storage start) into `src`.
 Tensor gather_offsets(const Tensor& src, const Tensor& offsets);
-void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& values,
-                     bool accumulate);
+// mode: 0 assigns, 1 adds (index_put_ accumulate, scatter_add), 2 multiplies.
+void scatter_offsets(const Tensor& dst, const Tensor& offsets, const Tensor& values, int mode);
+// ---- gather/scatter along a dim ----
+// out[i] = self[i with i[dim] = index[i]] over index's shape (int64 or int32 indices, already
+// in range: the caller checks them). self, index: the same number of dims (1 or more).
+Tensor gather_dim(const Tensor& self, int64_t dim, const Tensor& index);
+// self[i with i[dim] = index[i]] (mode: 0 =, 1 +=, 2 *=) src[i] over index's shape; src has
+// self's dtype and index's number of dims, or is 0-dim (one value for all).
+void scatter_dim(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, int mode);
 Tensor nonzero(const Tensor& t);  // [n, ndim] int64
 Tensor cat(const std::vector<Tensor>& ts, int64_t dim);
 

@@ -41,6 +41,12 @@ from cudalite._einsum import einsum
 from cudalite._resize import resize_as_
 from cudalite._finfo import finfo, iinfo
 from cudalite._functional import *  # noqa: F403
+
+# ---- index, scan and triangle ops ----
+from cudalite._tensor_scatter import *  # noqa: F403
+from cudalite._tensor_scan import *  # noqa: F403
+from cudalite._tensor_triangular import *  # noqa: F403
+from cudalite._tensor_rearrange import *  # noqa: F403
 from cudalite.random import (
     Generator,
     default_generator,

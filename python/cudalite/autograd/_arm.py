@@ -13,6 +13,7 @@ from cudalite._C import Tensor
 from cudalite.autograd import _install
 from cudalite.autograd import _wrappers as W
 from cudalite.autograd.functions import _common
+from cudalite.autograd.functions import index_ops as ixo
 from cudalite.autograd.functions import indexing as ix
 from cudalite.autograd.functions import linalg as la
 from cudalite.autograd.functions import pointwise as pw
@@ -212,6 +213,8 @@ def _method_recorders():
         "type": vw.cast_method("type"),
         **_sorting_recorders(),
         "logit_": pw.logit_,
+        # ---- gather/scatter, scans, triangles, roll ----
+        **ixo.RECORDERS,
     }
 
 
