@@ -7,19 +7,21 @@ _METHODS_WITH_ARGUMENTS = """
 add add_ addmm all allclose amax amin any arctan2 arctan2_ argmax argmin argsort as_strided
 atan2 atan2_ bernoulli bernoulli_ bitwise_and bitwise_and_ bitwise_or bitwise_or_ bitwise_xor
 bitwise_xor_ bmm broadcast_to chunk clamp clamp_ clip clip_ clone contiguous copy_ copysign
-copysign_ count_nonzero cpu cuda diagonal div div_ divide divide_ dot eq eq_ equal expand
-expand_as exponential_ fill_ flatten flip floor_divide floor_divide_ fmax fmin fmod fmod_ ge ge_
-greater greater_ greater_equal greater_equal_ gt gt_ hypot hypot_ index_put_ index_select
-is_contiguous is_pinned isclose kthvalue le le_ lerp less less_ less_equal less_equal_
-log_softmax logaddexp logical_and logical_and_ logical_or logical_or_ logical_xor logical_xor_
-logit logit_ logsumexp lt lt_ masked_fill masked_fill_ matmul max maximum mean min minimum mm
-moveaxis movedim mul mul_ multinomial multiply multiply_ mv nanmean nansum narrow ne ne_
-new_empty new_empty_strided new_full new_ones new_tensor new_zeros nonzero normal_ not_equal
-not_equal_ numpy permute pin_memory pow pow_ prod random_ record_stream remainder remainder_
-repeat requires_grad_ reshape reshape_as resize_ resize_as_ round round_ select size softmax
-sort split squeeze squeeze_ std stride sub sub_ subtract subtract_ sum sum_to_size swapaxes
-swapaxes_ swapdims swapdims_ to topk transpose transpose_ true_divide true_divide_ type type_as
-unbind unflatten unfold uniform_ unsqueeze unsqueeze_ var view view_as where xlogy xlogy_
+copysign_ count_nonzero cpu cuda cumprod cumprod_ cumsum cumsum_ diagonal div div_ divide
+divide_ dot eq eq_ equal expand expand_as exponential_ fill_ flatten flip floor_divide
+floor_divide_ fmax fmin fmod fmod_ gather ge ge_ greater greater_ greater_equal greater_equal_
+gt gt_ hypot hypot_ index_add index_add_ index_put_ index_select is_contiguous is_pinned isclose
+kthvalue le le_ lerp less less_ less_equal less_equal_ log_softmax logaddexp logical_and
+logical_and_ logical_or logical_or_ logical_xor logical_xor_ logit logit_ logsumexp lt lt_
+masked_fill masked_fill_ matmul max maximum mean min minimum mm moveaxis movedim mul mul_
+multinomial multiply multiply_ mv nanmean nansum narrow ne ne_ new_empty new_empty_strided
+new_full new_ones new_tensor new_zeros nonzero normal_ not_equal not_equal_ numpy permute
+pin_memory pow pow_ prod random_ record_stream remainder remainder_ repeat repeat_interleave
+requires_grad_ reshape reshape_as resize_ resize_as_ roll round round_ scatter scatter_
+scatter_add scatter_add_ select size softmax sort split squeeze squeeze_ std stride sub sub_
+subtract subtract_ sum sum_to_size swapaxes swapaxes_ swapdims swapdims_ to topk transpose
+transpose_ tril tril_ triu triu_ true_divide true_divide_ type type_as unbind unflatten unfold
+uniform_ unsqueeze unsqueeze_ var view view_as where xlogy xlogy_
 """
 _METHODS_WITHOUT_ARGUMENTS = """
 abs abs_ absolute absolute_ acos acos_ acosh acosh_ adjoint arccos arccos_ arccosh arccosh_
@@ -43,18 +45,19 @@ abs absolute acos acosh add addmm all allclose amax amin any arange arccos arcco
 arcsinh arctan arctan2 arctanh argmax argmin argsort as_strided as_tensor asarray asin asinh
 atan atan2 atanh bernoulli bitwise_and bitwise_not bitwise_or bitwise_xor bmm broadcast_to
 can_cast cat ceil chunk clamp clip clone concat concatenate copysign cos cosh count_nonzero
-deg2rad detach diagonal div divide dot empty empty_like empty_strided eq equal erf erfc erfinv
-exp exp2 expm1 eye fix flatten flip floor floor_divide fmax fmin fmod frac from_numpy frombuffer
-full full_like ge greater greater_equal gt hypot index_select is_floating_point isclose isfinite
-isinf isnan isneginf isposinf kthvalue le lerp less less_equal linspace log log10 log1p log2
-log_softmax logaddexp logical_and logical_not logical_or logical_xor logit logit_ logsumexp lt
-masked_fill matmul max maximum mean min minimum mm moveaxis movedim msort mul multinomial
-multiply mv nanmean nansum narrow ne neg negative nonzero normal not_equal numel ones ones_like
-permute pow prod promote_types rad2deg rand rand_like randint randint_like randn randn_like
-randperm reciprocal relu remainder reshape resize_as_ result_type round rsqrt scalar_tensor
-select sigmoid sign signbit sin sinh softmax sort sqrt square squeeze stack std std_mean sub
-subtract sum swapaxes swapdims t tan tanh tensor topk transpose true_divide trunc unbind
-unflatten unsqueeze var var_mean where xlogy zeros zeros_like
+cumprod cumsum deg2rad detach diagonal div divide dot empty empty_like empty_strided eq equal
+erf erfc erfinv exp exp2 expm1 eye fix flatten flip floor floor_divide fmax fmin fmod frac
+from_numpy frombuffer full full_like gather ge greater greater_equal gt hypot index_add
+index_select is_floating_point isclose isfinite isinf isnan isneginf isposinf kthvalue le lerp
+less less_equal linspace log log10 log1p log2 log_softmax logaddexp logical_and logical_not
+logical_or logical_xor logit logit_ logsumexp lt masked_fill matmul max maximum mean min minimum
+mm moveaxis movedim msort mul multinomial multiply mv nanmean nansum narrow ne neg negative
+nonzero normal not_equal numel ones ones_like permute pow prod promote_types rad2deg rand
+rand_like randint randint_like randn randn_like randperm reciprocal relu remainder
+repeat_interleave reshape resize_as_ result_type roll round rsqrt scalar_tensor scatter
+scatter_add select sigmoid sign signbit sin sinh softmax sort sqrt square squeeze stack std
+std_mean sub subtract sum swapaxes swapdims t tan tanh tensor topk transpose tril triu
+true_divide trunc unbind unflatten unsqueeze var var_mean where xlogy zeros zeros_like
 """
 _FUNCTIONS_WITHOUT_ARGUMENTS = """
 get_default_dtype get_num_threads is_grad_enabled
