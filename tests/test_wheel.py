@@ -31,6 +31,8 @@ y = (x * 2 + 1).t().contiguous().to(torch.float16)
 print(torch.__file__)
 print(y.float().sum().item(), y.shape, y.dtype)
 print(torch.version.cuda, torch.cuda.is_available())
+if torch.cuda.is_available():  # a CUDA wheel on a GPU: the same on the device
+    print((x.cuda() * 2 + 1).t().contiguous().to(torch.float16).float().sum().item())
 """
 
 
@@ -98,3 +100,5 @@ def test_wheel_installs_without_a_compiler(tmp_path):
         assert re.fullmatch(r"\d+\.\d+", version_cuda), version_cuda
     if wheel.parent.name == "cpu":
         assert version_cuda == "None"
+    if available == "True":
+        assert out[3] == str(expected), out[3]
