@@ -1,23 +1,25 @@
-// The CPU loops of the elementwise ops (the table is shared with CUDA: ops/op_table.h).
+// The CPU elementwise ops: each entry point calls the part of the loops that holds the op
+// (ops/cpu_elementwise_part.cpp; the table is shared with CUDA: ops/op_table.h).
 #include "ops/cpu_loops.h"
+#include "ops/elementwise_parts.h"
 #include "ops/kernels.h"
-#include "ops/op_table.h"
+#include "ops/op_table.h"  // dispatch_fma
 
 namespace cl::cpu {
-namespace {
-struct CpuLaunch {
-  template <class out_t, class in_t, int N, class F>
-  void run(const ElementwiseIter& it, F f) const {
-    cpu_kernel<out_t, in_t, N>(it, f);
-  }
-};
-}  // namespace
 
-void binary(const ElementwiseIter& it, BinaryOp op) { dispatch_binary(it, op, CpuLaunch{}); }
-void unary(const ElementwiseIter& it, UnaryOp op) { dispatch_unary(it, op, CpuLaunch{}); }
-void where(const ElementwiseIter& it) { dispatch_where(it, CpuLaunch{}); }
+void binary(const ElementwiseIter& it, BinaryOp op) {
+  call_part<CpuLaunch>(part_of(op), [&](auto p) { p.binary(it, op); });
+}
+void unary(const ElementwiseIter& it, UnaryOp op) {
+  call_part<CpuLaunch>(part_of(op), [&](auto p) { p.unary(it, op); });
+}
+void where(const ElementwiseIter& it) {
+  call_part<CpuLaunch>(part_of(it.in_dtype), [&](auto p) { p.where(it); });
+}
 void fma(const ElementwiseIter& it) { dispatch_fma(it, CpuLaunch{}); }
-void cast(const ElementwiseIter& it) { dispatch_cast(it, CpuLaunch{}); }
+void cast(const ElementwiseIter& it) {
+  call_part<CpuLaunch>(part_of(it.in_dtype), [&](auto p) { p.cast(it); });
+}
 
 void affine_fill(const Tensor& t, double start, double step) {
   CL_DISPATCH_ALL_TYPES(t->dtype, "arange", [&] {

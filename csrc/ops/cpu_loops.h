@@ -96,4 +96,12 @@ void cpu_kernel(const ElementwiseIter& it, F f) {
   detail::cpu_kernel_impl<out_t, in_t>(it, f, std::make_index_sequence<N>{});
 }
 
+// The launcher that plugs cpu_kernel into the op table (ops/op_table.h).
+struct CpuLaunch {
+  template <class out_t, class in_t, int N, class F>
+  void run(const ElementwiseIter& it, F f) const {
+    cpu_kernel<out_t, in_t, N>(it, f);
+  }
+};
+
 }  // namespace cl
