@@ -3,7 +3,6 @@
 #include "ops/cpu_loops.h"
 #include "ops/elementwise_parts.h"
 #include "ops/kernels.h"
-#include "ops/op_table.h"  // dispatch_fma
 
 namespace cl::cpu {
 
@@ -16,7 +15,6 @@ void unary(const ElementwiseIter& it, UnaryOp op) {
 void where(const ElementwiseIter& it) {
   call_part<CpuLaunch>(part_of(it.in_dtype), [&](auto p) { p.where(it); });
 }
-void fma(const ElementwiseIter& it) { dispatch_fma(it, CpuLaunch{}); }
 void cast(const ElementwiseIter& it) {
   call_part<CpuLaunch>(part_of(it.in_dtype), [&](auto p) { p.cast(it); });
 }
