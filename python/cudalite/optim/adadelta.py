@@ -4,7 +4,7 @@ order."""
 from __future__ import annotations
 
 from cudalite.optim import _functional as F
-from cudalite.optim.optimizer import Optimizer, _check_lr, _scalar
+from cudalite.optim.optimizer import Optimizer, _check_lr, _check_nonnegative, _scalar
 
 __all__ = ["Adadelta"]
 
@@ -28,10 +28,8 @@ class Adadelta(Optimizer):
         _check_lr(lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_nonnegative("epsilon", eps)
+        _check_nonnegative("weight_decay", weight_decay)
         defaults = dict(
             lr=lr,
             rho=rho,

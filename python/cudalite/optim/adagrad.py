@@ -4,7 +4,7 @@ maximize), following torch's single-tensor update order."""
 from __future__ import annotations
 
 from cudalite.optim import _functional as F
-from cudalite.optim.optimizer import Optimizer, _check_lr, _scalar
+from cudalite.optim.optimizer import Optimizer, _check_lr, _check_nonnegative, _scalar
 
 __all__ = ["Adagrad"]
 
@@ -28,16 +28,13 @@ class Adagrad(Optimizer):
         fused=None,
     ):
         _check_lr(lr)
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_nonnegative("lr_decay", lr_decay)
+        _check_nonnegative("weight_decay", weight_decay)
         if not 0.0 <= initial_accumulator_value:
             raise ValueError(
                 f"Invalid initial_accumulator_value value: {initial_accumulator_value}"
             )
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_nonnegative("epsilon", eps)
         defaults = dict(
             lr=lr,
             lr_decay=lr_decay,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cudalite._C import Tensor
 from cudalite.optim import _functional as F
-from cudalite.optim.optimizer import Optimizer, _check_betas, _check_lr, _scalar
+from cudalite.optim.optimizer import Optimizer, _check_betas, _check_lr, _check_nonnegative, _scalar
 
 __all__ = ["Adam"]
 
@@ -30,11 +30,9 @@ class Adam(Optimizer):
         decoupled_weight_decay=False,
     ):
         _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_nonnegative("epsilon", eps)
         _check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_nonnegative("weight_decay", weight_decay)
         if not (
             (isinstance(betas[0], float) and isinstance(betas[1], float))
             or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))

@@ -4,7 +4,7 @@ update order."""
 from __future__ import annotations
 
 from cudalite.optim import _functional as F
-from cudalite.optim.optimizer import Optimizer, _check_lr, _scalar
+from cudalite.optim.optimizer import Optimizer, _check_lr, _check_nonnegative, _scalar
 
 __all__ = ["ASGD"]
 
@@ -29,8 +29,7 @@ class ASGD(Optimizer):
         capturable=False,
     ):
         _check_lr(lr)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_nonnegative("weight_decay", weight_decay)
         defaults = dict(
             lr=lr,
             lambd=lambd,

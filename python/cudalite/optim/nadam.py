@@ -4,7 +4,7 @@ following torch's single-tensor update order."""
 from __future__ import annotations
 
 from cudalite.optim import _functional as F
-from cudalite.optim.optimizer import Optimizer, _check_betas, _check_lr, _scalar
+from cudalite.optim.optimizer import Optimizer, _check_betas, _check_lr, _check_nonnegative, _scalar
 
 __all__ = ["NAdam"]
 
@@ -29,13 +29,10 @@ class NAdam(Optimizer):
         differentiable=False,
     ):
         _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_nonnegative("epsilon", eps)
         _check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= momentum_decay:
-            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        _check_nonnegative("weight_decay", weight_decay)
+        _check_nonnegative("momentum_decay", momentum_decay)
         defaults = dict(
             lr=lr,
             betas=betas,

@@ -108,6 +108,12 @@ def _check_betas(betas):
         raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
 
 
+def _check_nonnegative(what, value):
+    """torch's "Invalid <what> value: <value>" for a hyperparameter below 0 (or NaN)."""
+    if not 0.0 <= value:
+        raise ValueError(f"Invalid {what} value: {value}")
+
+
 def _scalar(x):
     """A hyperparameter given as a one-element Tensor, as a number."""
     return x.item() if isinstance(x, Tensor) else x

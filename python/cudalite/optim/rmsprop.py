@@ -4,7 +4,7 @@ single-tensor update order."""
 from __future__ import annotations
 
 from cudalite.optim import _functional as F
-from cudalite.optim.optimizer import Optimizer, _check_lr, _scalar
+from cudalite.optim.optimizer import Optimizer, _check_lr, _check_nonnegative, _scalar
 
 __all__ = ["RMSprop"]
 
@@ -27,14 +27,10 @@ class RMSprop(Optimizer):
         differentiable=False,
     ):
         _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_nonnegative("epsilon", eps)
+        _check_nonnegative("momentum", momentum)
+        _check_nonnegative("weight_decay", weight_decay)
+        _check_nonnegative("alpha", alpha)
         defaults = dict(
             lr=lr,
             momentum=momentum,
