@@ -8,7 +8,7 @@
 3. The per-step overhead of the same loop on tiny tensors (forward + backward + step), which
    is what the framework itself costs.
 
-    python benchmarks/bench_training.py [--device cpu|cuda]
+    python benchmarks/bench_training.py [--device cpu|cuda] [--phases]
 
 Run with an interpreter that has both cudalite and torch importable to get the ratios.
 """
@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import cudalite  # noqa: E402
@@ -69,6 +71,42 @@ def mlp_step(lib, width=1024, batch=256):
         opt.step()
 
     return step
+
+
+def mlp_phases(lib, steps=50):
+    """The MLP step's phases, each timed to completion (synchronised before and after): where
+    a step's time goes. Medians over `steps` steps, in seconds."""
+    t = lib.mod
+    t.manual_seed(0)
+    nn = t.nn
+    model = nn.Sequential(
+        nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 1024)
+    ).to(lib.device)
+    x = t.randn(256, 1024, device=lib.device)
+    y = t.randn(256, 1024, device=lib.device)
+    opt = t.optim.SGD(model.parameters(), lr=1e-3)
+    loss_fn = nn.MSELoss()
+    sync = lib.sync or (lambda: None)
+    times = {"zero_grad": [], "forward + loss": [], "backward": [], "optimizer step": []}
+    for i in range(steps + 5):
+        sync()
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        sync()
+        t1 = time.perf_counter()
+        loss = loss_fn(model(x), y)
+        sync()
+        t2 = time.perf_counter()
+        loss.backward()
+        sync()
+        t3 = time.perf_counter()
+        opt.step()
+        sync()
+        t4 = time.perf_counter()
+        if i >= 5:
+            for k, a, b in zip(times, (t0, t1, t2, t3), (t1, t2, t3, t4), strict=True):
+                times[k].append(b - a)
+    return {k: statistics.median(v) for k, v in times.items()}
 
 
 def regression(lib, steps=200, points=256):
@@ -134,6 +172,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", choices=["cpu", "cuda"], default=None)
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--phases", action="store_true", help="also time the MLP step by phase")
     args = ap.parse_args()
     device = args.device or ("cuda" if _has_cuda() else "cpu")
     libs = {"cudalite": Lib(cudalite, device)}
@@ -155,6 +194,12 @@ def main():
             row[lib_name] = per_call(fn, repeat=args.repeat, sync=lib.sync, min_time=min_time)
         table.add(name, **row)
     print(table.render())
+    if args.phases:
+        phases = Table(f"MLP 3x1024 step on {device}, by phase (each synchronised; median)")
+        by_lib = {name: mlp_phases(lib) for name, lib in libs.items()}
+        for phase in by_lib["cudalite"]:
+            phases.add(phase, **{name: v[phase] for name, v in by_lib.items()})
+        print(phases.render())
     if "torch" in libs:
         print(
             "\nratio = torch time / cudalite time; goals on the GPU: MLP step >= 1.25x "

@@ -223,6 +223,12 @@ bool defer_cast(const ElementwiseIter& it) {
   return queued;
 }
 
+bool defer_fma(const ElementwiseIter& it) {
+  bool queued = false;
+  if (gpu::deferrable(it)) dispatch_fma(it, gpu::DeferLaunch{&queued});
+  return queued;
+}
+
 bool defer_reduce(ReduceOp op, const Tensor& in, int64_t inner, const Tensor& out,
                   const Tensor& idx) {
   const int device = in->device().index;

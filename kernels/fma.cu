@@ -6,10 +6,11 @@
 
 namespace cl::cuda {
 
-// Not deferred: it has no entry in the deferred batch's function table (a launch flushes
-// the batch first, Note [Deferred launches]).
+// Small ones are deferred like the table's ops (Note [Deferred launches]): the optimizers
+// update every parameter with it, and a tiny model's step is launch-bound.
 void fma(const ElementwiseIter& it) {
   DeviceGuard g(it.device.index);
+  if (defer_fma(it)) return;
   dispatch_fma(it, gpu::GpuLaunch{});
 }
 
