@@ -177,6 +177,18 @@ def test_reductions_are_deferred():
 
 
 @requires_cuda
+def test_optimizer_updates_are_deferred():
+    # _C._fma, the optimizers' update p + alpha * g rounded once, joins the batch like the
+    # table's ops, with the same bits as its own loop.
+    p = made(cudalite.linspace(-1, 1, 100, device="cuda"))
+    g = made(cudalite.linspace(3, 0.5, 100, device="cuda"))
+    got = _C._fma(g, -0.1, p, None)
+    assert pending() == 1
+    want = one_by_one(lambda: _C._fma(g, -0.1, p, None))
+    assert np.array_equal(got.cpu().numpy(), want.cpu().numpy())
+
+
+@requires_cuda
 def test_interleaved_with_launched_work():
     x = cudalite.full((8,), 2.0, device="cuda")
     big = cudalite.ones(1 << 16, device="cuda")
