@@ -31,6 +31,7 @@
 #include "core/error.h"
 #include "cuda/cuda_check.h"
 #include "cuda/deferred.h"
+#include "cuda/streams.h"
 #include "ops/generator.h"
 
 namespace cl::cuda {
@@ -63,6 +64,15 @@ RelaxedCaptureGuard::~RelaxedCaptureGuard() {
   cudaThreadExchangeStreamCaptureMode(&m);
 }
 
+bool current_stream_capturing(int device) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(as_stream(current_stream_unflushed(device)), &status) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return status == cudaStreamCaptureStatusActive;
+}
+
 bool is_current_stream_capturing() {
   if (!is_initialized()) {
     check_current_device();  // torch raises the runtime's error where CUDA is unusable
@@ -70,7 +80,7 @@ bool is_current_stream_capturing() {
   }
   const int d = current_device();
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  CL_CUDA_CHECK(cudaStreamIsCapturing(as_stream(current_stream(d)), &status));
+  CL_CUDA_CHECK(cudaStreamIsCapturing(as_stream(current_stream_unflushed(d)), &status));
   return status == cudaStreamCaptureStatusActive;
 }
 
@@ -128,23 +138,21 @@ void CudaGraph::capture_begin(MempoolId pool, CaptureMode mode) {
   });
   owns_pool_ = true;
   g_captures.fetch_add(1);
-  {
-    DeviceGuard g(device);
-    cudaError_t err = cudaStreamBeginCapture(as_stream(stream), cudaStreamCaptureMode(int(mode)));
-    if (err != cudaSuccess) {
-      g_captures.fetch_sub(1);
-      alloc->end_allocate_to_pool(pool_);
-      alloc->release_pool(pool_);
-      owns_pool_ = false;
-      throw_cuda_error(err, __FILE__, __LINE__);
-    }
+  DeviceGuard g(device);
+  cudaError_t err = cudaStreamBeginCapture(as_stream(stream), cudaStreamCaptureMode(int(mode)));
+  if (err != cudaSuccess) {
+    g_captures.fetch_sub(1);
+    alloc->end_allocate_to_pool(pool_);
+    alloc->release_pool(pool_);
+    owns_pool_ = false;
+    throw_cuda_error(err, __FILE__, __LINE__);
+  }
+  capturing_ = true;
+  try {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
     unsigned long long cid = 0;
     CL_CUDA_CHECK(cudaStreamGetCaptureInfo(as_stream(stream), &status, &cid));
     id->store(cid);
-  }
-  capturing_ = true;
-  try {
     gen->graph_capture_begin(words, words + 1);
     rng_registered_ = true;
   } catch (...) {

@@ -12,6 +12,7 @@ namespace {
 MempoolId graph_pool_handle() { fail(); }
 bool is_current_stream_capturing() { fail(); }
 int captures_underway() { return 0; }
+bool current_stream_capturing(int) { return false; }
 void write_philox_state(uint64_t*, uint64_t, uint64_t, void*) { fail(); }
 RelaxedCaptureGuard::RelaxedCaptureGuard() = default;
 RelaxedCaptureGuard::~RelaxedCaptureGuard() = default;

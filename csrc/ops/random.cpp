@@ -150,7 +150,9 @@ std::pair<uint64_t, uint64_t> Generator::philox_reserve(uint64_t increment) {
 PhiloxArgs Generator::philox_args(uint64_t increment) {
   std::lock_guard<std::mutex> lock(mu_);
   PhiloxArgs a;
-  if (graph_seed_) {
+  // Only draws queued on a capturing stream go into the graph; another thread's eager draws
+  // on another stream meanwhile (possible outside "global" mode) stay eager.
+  if (graph_seed_ && cuda::current_stream_capturing(device_.index)) {
     a.seed_ptr = graph_seed_;
     a.offset_ptr = graph_offset_;
     a.offset = graph_increment_;
