@@ -87,6 +87,81 @@ def test_make_graphed_callables_checks_its_arguments_first():
         cudalite.cuda.make_graphed_callables(lambda t, k: t, (cudalite.ones(1), 3))
 
 
+class _FakeGraph:
+    """Records the calls the graph context manager makes (no CUDA needed)."""
+
+    def __init__(self, fail=None):
+        self.calls, self.fail = [], fail
+
+    def capture_begin(self, *pool, capture_error_mode):
+        self.calls.append(("begin", pool, capture_error_mode))
+        if self.fail == "begin":
+            raise RuntimeError("begin failed")
+
+    def capture_end(self):
+        self.calls.append("end")
+        if self.fail == "end":
+            raise RuntimeError("end failed")
+
+    def _abort_capture(self):
+        self.calls.append("abort")
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    """cudalite.cuda's synchronize, empty_cache and stream() replaced by recorders."""
+    events = []
+
+    class Ctx:
+        def __init__(self, s):
+            self.s = s
+
+        def __enter__(self):
+            events.append(("enter", self.s))
+
+        def __exit__(self, *exc):
+            events.append(("exit", self.s))
+
+    monkeypatch.setattr(cudalite.cuda, "synchronize", lambda: events.append("sync"))
+    monkeypatch.setattr(cudalite.cuda, "empty_cache", lambda: events.append("empty"))
+    monkeypatch.setattr(cudalite.cuda, "stream", Ctx)
+    monkeypatch.setattr(cudalite.cuda.graphs.graph, "default_capture_stream", "side")
+    return events
+
+
+def test_graph_context_manager_sequence(fake_cuda):
+    g = _FakeGraph()
+    with cudalite.cuda.graph(g):
+        fake_cuda.append("body")
+    assert fake_cuda == ["sync", "empty", ("enter", "side"), "body", ("exit", "side")]
+    assert g.calls == [("begin", (), "global"), "end"]
+    g2 = _FakeGraph()
+    with cudalite.cuda.graph(g2, pool=(0, 3), stream="mine", capture_error_mode="relaxed"):
+        pass
+    assert g2.calls == [("begin", ((0, 3),), "relaxed"), "end"]
+    assert fake_cuda[-2:] == [("enter", "mine"), ("exit", "mine")]
+
+
+def test_graph_context_manager_aborts_a_failed_capture(fake_cuda):
+    g = _FakeGraph()
+    with pytest.raises(ZeroDivisionError):
+        with cudalite.cuda.graph(g):
+            1 / 0  # noqa: B018
+    assert g.calls == [("begin", (), "global"), "abort"]
+    assert fake_cuda[-1] == ("exit", "side")
+
+
+def test_graph_context_manager_leaves_the_stream_when_begin_or_end_fails(fake_cuda):
+    for where in ("begin", "end"):
+        fake_cuda.clear()
+        g = _FakeGraph(fail=where)
+        with pytest.raises(RuntimeError, match=f"{where} failed"):
+            with cudalite.cuda.graph(g):
+                pass
+        assert fake_cuda[-1] == ("exit", "side")
+        assert "abort" not in g.calls
+
+
 # ---------------------------------------------------------------------------------------
 # On the GPU.
 
