@@ -482,6 +482,16 @@ def test_dropout_and_bernoulli_in_a_graph_follow_eager():
 
 
 @cuda_only
+def test_host_seeded_random_ops_refuse_capture():
+    cudalite.randperm(10, device="cuda")
+    g = cudalite.cuda.CUDAGraph()
+    with pytest.raises(RuntimeError, match="can't be captured in a CUDA graph"):
+        with cudalite.cuda.graph(g):
+            cudalite.randperm(10, device="cuda")
+    assert _C._cuda._cuda_captures_underway() == 0
+
+
+@cuda_only
 def test_is_current_stream_capturing():
     assert not cudalite.cuda.is_current_stream_capturing()
     g = cudalite.cuda.CUDAGraph()

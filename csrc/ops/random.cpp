@@ -132,6 +132,11 @@ void Generator::set_state(uint64_t seed, uint64_t offset) {
 
 std::pair<uint64_t, uint64_t> Generator::philox_reserve(uint64_t increment) {
   std::lock_guard<std::mutex> lock(mu_);
+  // A kernel given the seed and offset as values would draw the same numbers at every replay
+  // of a CUDA graph: only philox_args' kernels can be captured.
+  CL_CHECK(!graph_seed_ || !cuda::current_stream_capturing(device_.index),
+           "This random operation can't be captured in a CUDA graph: it takes the generator's "
+           "seed and offset on the host, so every replay would repeat its numbers.");
   uint64_t base = offset_;
   offset_ += increment;
   return {seed_, base};
