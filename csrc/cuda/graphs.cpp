@@ -215,15 +215,13 @@ void CudaGraph::abort_capture() noexcept {
     flush_deferred();  // a batch for the broken capture fails to launch; it is dropped
   } catch (const std::exception&) {
   }
-  cudaGraph_t graph = nullptr;
-  {
-    int prev = -1;
-    cudaGetDevice(&prev);
-    cudaSetDevice(device_);
+  try {
+    DeviceGuard g(device_);
+    cudaGraph_t graph = nullptr;
     cudaStreamEndCapture(as_stream(capture_stream_), &graph);
     if (graph) cudaGraphDestroy(graph);
     cudaGetLastError();
-    if (prev >= 0) cudaSetDevice(prev);
+  } catch (const std::exception&) {
   }
   finish_capture();
   reset();
@@ -263,13 +261,13 @@ void CudaGraph::replay() {
 void CudaGraph::reset() noexcept {
   if (capturing_) return;  // abort_capture() ends it first
   if (graph_ || exec_) {
-    int prev = -1;
-    cudaGetDevice(&prev);
-    cudaSetDevice(device_);
-    if (graph_) cudaGraphDestroy(as_graph(graph_));
-    if (exec_) cudaGraphExecDestroy(as_exec(exec_));
-    cudaGetLastError();
-    if (prev >= 0) cudaSetDevice(prev);
+    try {
+      DeviceGuard g(device_);
+      if (graph_) cudaGraphDestroy(as_graph(graph_));
+      if (exec_) cudaGraphExecDestroy(as_exec(exec_));
+      cudaGetLastError();
+    } catch (const std::exception&) {
+    }
     graph_ = exec_ = nullptr;
   }
   if (owns_pool_) {
