@@ -481,6 +481,35 @@ def test_dropout_and_bernoulli_in_a_graph_follow_eager():
         assert cudalite.equal(out, e)
 
 
+def _replayed_draws(T):
+    T.cuda.manual_seed(2024)
+    static = T.empty(5000, device="cuda")
+    out = T.empty(3, 5000, device="cuda")
+    static.uniform_()  # warm-up: kernels load outside the capture
+    g = T.cuda.CUDAGraph()
+    with T.cuda.graph(g):
+        static.uniform_(-1, 1)
+        out[0].copy_(static)
+        static.normal_()
+        out[1].copy_(static)
+        static.bernoulli_(0.3)
+        out[2].copy_(static)
+    draws = []
+    for _ in range(4):
+        g.replay()
+        draws.append(out.cpu().numpy().copy())
+    return draws
+
+
+@cuda_only
+def test_graph_replays_draw_torch_numbers():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA")
+    for a, b in zip(_replayed_draws(cudalite), _replayed_draws(torch), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
 @cuda_only
 def test_host_seeded_random_ops_refuse_capture():
     cudalite.randperm(10, device="cuda")
