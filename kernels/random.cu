@@ -65,11 +65,12 @@ struct DrawBits64 {
 
 template <class Draw, class Acc, class T, class Transform>
 __global__ void __launch_bounds__(kTorchBlock, 4)
-    torch_dist_kernel(T* out, int64_t numel, uint64_t seed, uint64_t offset, Draw draw,
-                      Transform transform) {
+    torch_dist_kernel(T* out, int64_t numel, PhiloxArgs philox, Draw draw, Transform transform) {
   constexpr int kUnroll = Draw::kUnroll;
   const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   curandStatePhilox4_32_10_t state;
+  uint64_t seed, offset;
+  philox_unpack(philox, seed, offset);
   curand_init(seed, idx, offset, &state);
   const int64_t stride = int64_t(blockDim.x) * gridDim.x;
   const int64_t rounded = ((numel - 1) / (stride * kUnroll) + 1) * stride * kUnroll;
@@ -151,63 +152,60 @@ template <class T>
 constexpr bool is_double = std::is_same_v<T, double>;
 
 template <class Draw, class Acc, class T, class Transform>
-void launch(const Tensor& t, uint64_t seed, uint64_t offset, unsigned grid, Transform f) {
+void launch(const Tensor& t, PhiloxArgs philox, unsigned grid, Transform f) {
   torch_dist_kernel<Draw, Acc, T><<<grid, kTorchBlock, 0, stream_of(t)>>>(
-      reinterpret_cast<T*>(t->data()), t->numel(), seed, offset, Draw{}, f);
+      reinterpret_cast<T*>(t->data()), t->numel(), philox, Draw{}, f);
   CL_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 template <class T>
-void uniform_typed(const Tensor& t, double a, double b, uint64_t seed, uint64_t offset,
-                   unsigned grid) {
+void uniform_typed(const Tensor& t, double a, double b, PhiloxArgs philox, unsigned grid) {
   const T from = T(a), to = T(b);
   if constexpr (is_double<T>) {
-    launch<DrawUniformDouble, double, T>(t, seed, offset, grid,
+    launch<DrawUniformDouble, double, T>(t, philox, grid,
                                          UniformFn<T, double>{double(to - from), from, to});
   } else {
     const float range = float(T(float(to) - float(from)));
-    launch<DrawUniformFloat, float, T>(t, seed, offset, grid, UniformFn<T, float>{range, from, to});
+    launch<DrawUniformFloat, float, T>(t, philox, grid, UniformFn<T, float>{range, from, to});
   }
 }
 
 template <class T>
 void fill_typed(const Tensor& t, TorchRandom kind, double a, double b, uint64_t range, int64_t base,
-                uint64_t seed, uint64_t offset, unsigned grid) {
+                PhiloxArgs philox, unsigned grid) {
   constexpr bool floating =
       std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
   switch (kind) {
     case TorchRandom::Uniform:
-      if constexpr (floating) uniform_typed<T>(t, a, b, seed, offset, grid);
+      if constexpr (floating) uniform_typed<T>(t, a, b, philox, grid);
       return;
     case TorchRandom::Normal:
       if constexpr (is_double<T>) {
-        launch<DrawNormalDouble, double, T>(t, seed, offset, grid, NormalFn<T, double>{a, b});
+        launch<DrawNormalDouble, double, T>(t, philox, grid, NormalFn<T, double>{a, b});
       } else if constexpr (floating) {
-        launch<DrawNormalFloat, float, T>(t, seed, offset, grid,
-                                          NormalFn<T, float>{float(a), float(b)});
+        launch<DrawNormalFloat, float, T>(t, philox, grid, NormalFn<T, float>{float(a), float(b)});
       }
       return;
     case TorchRandom::Exponential:
       if constexpr (is_double<T>) {
-        launch<DrawUniformDouble, double, T>(t, seed, offset, grid, ExponentialFn<T, double>{a});
+        launch<DrawUniformDouble, double, T>(t, philox, grid, ExponentialFn<T, double>{a});
       } else if constexpr (floating) {
-        launch<DrawUniformFloat, float, T>(t, seed, offset, grid,
-                                           ExponentialFn<T, float>{float(a)});
+        launch<DrawUniformFloat, float, T>(t, philox, grid, ExponentialFn<T, float>{float(a)});
       }
       return;
     case TorchRandom::Bernoulli:
       if constexpr (is_double<T>) {
-        launch<DrawUniformDouble, double, T>(t, seed, offset, grid, BernoulliFn<T, double>{a});
+        launch<DrawUniformDouble, double, T>(t, philox, grid, BernoulliFn<T, double>{a});
       } else {
-        launch<DrawUniformFloat, float, T>(t, seed, offset, grid, BernoulliFn<T, float>{float(a)});
+        launch<DrawUniformFloat, float, T>(t, philox, grid, BernoulliFn<T, float>{float(a)});
       }
       return;
     case TorchRandom::FromTo:
     case TorchRandom::Default:
       if (torch_random_unroll(kind, t->dtype, range) == 2) {
-        launch<DrawBits64, uint64_t, T>(t, seed, offset, grid, FromToFn<T, uint64_t>{range, base});
+        launch<DrawBits64, uint64_t, T>(t, philox, grid, FromToFn<T, uint64_t>{range, base});
       } else {
-        launch<DrawBits32, uint32_t, T>(t, seed, offset, grid, FromToFn<T, uint32_t>{range, base});
+        launch<DrawBits32, uint32_t, T>(t, philox, grid, FromToFn<T, uint32_t>{range, base});
       }
       return;
   }
@@ -218,11 +216,13 @@ void fill_typed(const Tensor& t, TorchRandom kind, double a, double b, uint64_t 
 // offset and takes one curand_uniform4; element k is rand[k] <= p[k].
 template <class T, class P>
 __global__ void __launch_bounds__(512)
-    bernoulli_tensor_kernel(T* out, const P* p, int64_t n, uint64_t seed, uint64_t offset) {
+    bernoulli_tensor_kernel(T* out, const P* p, int64_t n, PhiloxArgs philox) {
   const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t base = 4 * t;
   if (base >= n) return;
   curandStatePhilox4_32_10_t state;
+  uint64_t seed, offset;
+  philox_unpack(philox, seed, offset);
   curand_init(seed, t, offset, &state);
   const float4 r = curand_uniform4(&state);
   const float rs[4] = {r.x, r.y, r.z, r.w};
@@ -232,18 +232,18 @@ __global__ void __launch_bounds__(512)
 
 }  // namespace
 
-void torch_bernoulli_tensor(const Tensor& t, const Tensor& p, uint64_t seed, uint64_t offset) {
+void torch_bernoulli_tensor(const Tensor& t, const Tensor& p, const PhiloxArgs& philox) {
   const int64_t n = t->numel();
   const unsigned grid = unsigned((n + 2047) / 2048);
   CL_DISPATCH_ALL_TYPES(t->dtype, "bernoulli_", [&] {
     if (p->dtype == ScalarType::Float64) {
       bernoulli_tensor_kernel<<<grid, 512, 0, stream_of(t)>>>(
           reinterpret_cast<scalar_t*>(t->data()), reinterpret_cast<const double*>(p->data()), n,
-          seed, offset);
+          philox);
     } else {
       bernoulli_tensor_kernel<<<grid, 512, 0, stream_of(t)>>>(
           reinterpret_cast<scalar_t*>(t->data()), reinterpret_cast<const float*>(p->data()), n,
-          seed, offset);
+          philox);
     }
   });
   CL_CUDA_KERNEL_LAUNCH_CHECK();
@@ -261,10 +261,9 @@ int torch_random_unroll(TorchRandom kind, ScalarType dtype, uint64_t range) {
 }
 
 void torch_random(const Tensor& t, TorchRandom kind, double a, double b, uint64_t range,
-                  int64_t base, uint64_t seed, uint64_t offset, unsigned grid) {
-  CL_DISPATCH_ALL_TYPES(t->dtype, "random", [&] {
-    fill_typed<scalar_t>(t, kind, a, b, range, base, seed, offset, grid);
-  });
+                  int64_t base, const PhiloxArgs& philox, unsigned grid) {
+  CL_DISPATCH_ALL_TYPES(t->dtype, "random",
+                        [&] { fill_typed<scalar_t>(t, kind, a, b, range, base, philox, grid); });
 }
 
 }  // namespace cl::cuda

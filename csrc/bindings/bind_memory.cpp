@@ -6,6 +6,7 @@
 // After Python.h (convert.h): frame access for history stacks.
 #include <frameobject.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/alloc_replay.h"
@@ -93,7 +94,7 @@ py::list segments_list(const MemorySnapshot& snap, int device) {
     d["requested_size"] = s.requested_size;
     d["stream"] = s.stream;
     d["segment_type"] = s.is_large ? "large" : "small";
-    d["segment_pool_id"] = py::make_tuple(0, 0);
+    d["segment_pool_id"] = py::make_tuple(s.pool_id.first, s.pool_id.second);
     d["is_expandable"] = s.is_expandable;
     d["frames"] = py::list();
     py::list blocks;
@@ -339,6 +340,26 @@ void bind_host_allocator(py::module_& mm) {
       .def("alloc", &H::alloc, py::arg("nbytes"), py::arg("stream") = 0)
       .def("free", &H::free, py::arg("ptr"))
       .def("record_stream", &H::record_stream, py::arg("ptr"), py::arg("stream"))
+      .def(
+          "begin_allocate_to_pool",
+          [](H& h, MempoolId id, std::vector<StreamId> streams) {
+            h.allocator().begin_allocate_to_pool(id, [streams](StreamId s) {
+              return std::find(streams.begin(), streams.end(), s) != streams.end();
+            });
+          },
+          py::arg("pool_id"), py::arg("streams"),
+          "Allocations on `streams` come from the private pool `pool_id` (a capture begins).")
+      .def(
+          "end_allocate_to_pool",
+          [](H& h, MempoolId id) { h.allocator().end_allocate_to_pool(id); }, py::arg("pool_id"))
+      .def(
+          "release_pool", [](H& h, MempoolId id) { h.allocator().release_pool(id); },
+          py::arg("pool_id"))
+      .def(
+          "private_pool_use_count",
+          [](H& h, MempoolId id) { return h.allocator().private_pool_use_count(id); },
+          py::arg("pool_id"))
+      .def("private_pool_count", [](H& h) { return h.allocator().private_pool_count(); })
       .def("launch", [](H& h, StreamId s) { h.backend().launch(s); })
       .def("complete", [](H& h, StreamId s) { h.backend().complete(s); })
       .def("memory_stats", [](H& h) { return stats_dict(h.allocator().stats()); })

@@ -96,6 +96,7 @@ void bind_creation(py::module_& m);
 void bind_numpy(py::module_& m);
 void bind_cuda(py::module_& m);
 void bind_streams(py::module_& m);  // after bind_cuda: adds to _C._cuda
+void bind_graphs(py::module_& m);   // after bind_cuda: adds to _C._cuda
 void bind_interop(py::module_& m);
 void bind_memory(py::module_& m);
 void bind_autograd(py::module_& m);

@@ -14,6 +14,7 @@ PYBIND11_MODULE(_C, m) {
   cl::bind::bind_numpy(m);
   cl::bind::bind_cuda(m);
   cl::bind::bind_streams(m);
+  cl::bind::bind_graphs(m);
   cl::bind::bind_interop(m);
   cl::bind::bind_memory(m);
   cl::bind::bind_autograd(m);

@@ -89,9 +89,9 @@ CachingAllocator::Block* CachingAllocator::malloc_block(size_t nbytes, StreamId 
   std::lock_guard<std::mutex> lock(mu_);
   // No device holds more; rounding such a size could wrap around.
   if (nbytes > kMaxRequest) raise_oom(nbytes);
-  if (outstanding_events_) process_events();
+  if (outstanding_events_ || !deferred_until_no_capture_.empty()) process_events();
   size_t size = settings_.round_size(nbytes);
-  Pool& pool = get_pool(stream, size <= kSmallSize);
+  Pool& pool = pool_for(stream, size <= kSmallSize);
   Block* b = find_cached(pool, size);
   if (!b) b = allocate_new(pool, size);
   return take_block(pool, b, size, nbytes, std::move(ctx));
@@ -101,7 +101,9 @@ CachingAllocator::Pool& CachingAllocator::get_pool(StreamId stream, bool small) 
   Pool* last = last_pool_[small];
   if (last && last->stream == stream) return *last;
   for (auto& p : pools_) {
-    if (p->stream == stream && p->small == small) return *(last_pool_[small] = p.get());
+    if (p->stream == stream && p->small == small && !p->is_private()) {
+      return *(last_pool_[small] = p.get());
+    }
   }
   detail::ArenaLedger& ledger = *this;
   pools_.push_back(std::make_unique<Pool>(stream, small, *backend_, store_, ledger));
@@ -121,7 +123,7 @@ size_t CachingAllocator::page_size(bool small) const {
 CachingAllocator::Block* CachingAllocator::find_cached(Pool& pool, size_t size) {
   if (gc_enabled_) ++pool.gc_clock;
   Block* best = nullptr;
-  bool arenas = use_arenas();
+  bool arenas = arenas_for(pool);
   if (arenas) best = pool.arena.best_fit(size);
   if (!pool.plain_bins.empty()) {
     Block* p = pool.plain_bins.best_fit(size);
@@ -202,8 +204,14 @@ void CachingAllocator::free_block_request(Block* b) {
   }
   if (b->stream_uses && !b->stream_uses->empty()) {
     b->state = BlockState::kPending;
-    insert_events(b);
+    if (!captures_.empty()) {
+      deferred_until_no_capture_.push_back(b);
+    } else {
+      if (!graph_stream_uses_.empty()) graph_stream_uses_.erase(b);
+      insert_events(b);
+    }
   } else {
+    if (!graph_stream_uses_.empty()) graph_stream_uses_.erase(b);
     free_block(b);
   }
 }
@@ -279,6 +287,10 @@ void CachingAllocator::record_stream(void* ctx, StreamId stream) {
   if (!b->stream_uses) b->stream_uses = std::make_unique<std::vector<StreamId>>();
   auto& uses = *b->stream_uses;
   if (std::find(uses.begin(), uses.end(), stream) == uses.end()) uses.push_back(stream);
+  if (!captures_.empty()) {
+    auto& g = graph_stream_uses_[b];
+    if (std::find(g.begin(), g.end(), stream) == g.end()) g.push_back(stream);
+  }
 }
 
 EventHandle CachingAllocator::get_event() {
@@ -308,6 +320,8 @@ void CachingAllocator::insert_events(Block* b) {
 // Frees the blocks whose events have all completed. Each stream's events complete in order,
 // so a stream's queue is only checked up to its first pending event.
 void CachingAllocator::process_events() {
+  if (!captures_.empty()) return;  // querying an event recorded in a capture is an error
+  insert_events_deferred_until_no_capture();
   for (auto& q : events_) {
     auto& dq = q.second;
     while (!dq.empty() && backend_->query_event(dq.front().event)) {
@@ -321,6 +335,7 @@ void CachingAllocator::process_events() {
 }
 
 void CachingAllocator::synchronize_and_free_events() {
+  insert_events_deferred_until_no_capture();
   ++stats_.num_sync_all_streams;
   for (auto& q : events_) {
     for (PendingEvent& pe : q.second) {
@@ -331,6 +346,138 @@ void CachingAllocator::synchronize_and_free_events() {
     q.second.clear();
   }
   outstanding_events_ = 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// CUDA graphs.
+
+// Note [Private pools]
+// A CUDA graph replays its kernels with the addresses they had at capture, so the memory
+// allocated during a capture must stay the graph's for as long as the graph can be replayed,
+// and must not be handed to other code in between. As in torch, allocations made during a
+// capture on the capturing streams (the filter decides; other threads' streams keep using the
+// default pools) come from a private pool, keyed by a MempoolId. Inside it blocks are freed
+// and reused as usual: a replay runs the same allocations in the same order, so the pool
+// holds the capture's high-water mark. Graphs may share a pool (`pool=` in Python); each
+// capture adds one use, and reset() or the graph's death drops it. A pool without uses
+// gives its segments back at the next empty_cache() (or out-of-memory retry) once every
+// block in it is free, which is when the last tensor allocated during the capture has died,
+// and then the pool itself goes. A failed or aborted capture drops its use like reset().
+// Private pools use plain segments only: an arena's pages could be lent to other addresses
+// or unmapped behind the graph's back.
+// While any capture runs nothing waits on or frees device memory (both are errors inside a
+// capture, and in "global" mode on any thread): events are not queried, cached segments are
+// not released, and blocks freed while other streams used them (record_stream) get their
+// events once no capture runs. Streams recorded during the capture are dropped then: that
+// work belongs to the graph.
+
+void CachingAllocator::begin_allocate_to_pool(MempoolId id, CaptureFilter filter) {
+  CL_CHECK(id != MempoolId(0, 0), "begin_allocate_to_pool: {0, 0} names the default pools");
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = std::find_if(private_pools_.begin(), private_pools_.end(),
+                         [&](const auto& p) { return p->id == id; });
+  if (it == private_pools_.end()) {
+    private_pools_.push_back(std::make_unique<PrivatePool>());
+    private_pools_.back()->id = id;
+  } else {
+    ++(*it)->use_count;
+  }
+  captures_.push_back({id, std::move(filter)});
+}
+
+void CachingAllocator::end_allocate_to_pool(MempoolId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = std::find_if(captures_.begin(), captures_.end(),
+                         [&](const Capture& c) { return c.id == id; });
+  CL_CHECK(it != captures_.end(), "end_allocate_to_pool: no capture allocates to pool (", id.first,
+           ", ", id.second, ")");
+  captures_.erase(it);
+}
+
+void CachingAllocator::release_pool(MempoolId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = std::find_if(private_pools_.begin(), private_pools_.end(),
+                         [&](const auto& p) { return p->id == id; });
+  CL_CHECK(it != private_pools_.end() && (*it)->use_count > 0, "release_pool: no graph uses pool (",
+           id.first, ", ", id.second, ")");
+  if (--(*it)->use_count == 0) delete_private_pool_if_empty(id);
+}
+
+// With mu_ held, for a pool without uses: goes once it reserves nothing.
+void CachingAllocator::delete_private_pool_if_empty(MempoolId id) {
+  auto it = std::find_if(private_pools_.begin(), private_pools_.end(),
+                         [&](const auto& p) { return p->id == id; });
+  if (it == private_pools_.end() || (*it)->use_count > 0) return;
+  for (Pool* p : (*it)->pools) {
+    if (p && !p->segments.empty()) return;
+  }
+  for (Pool* p : (*it)->pools) {
+    if (!p) continue;
+    pools_.erase(
+        std::find_if(pools_.begin(), pools_.end(), [p](const auto& q) { return q.get() == p; }));
+  }
+  private_pools_.erase(it);
+}
+
+bool CachingAllocator::capture_underway() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !captures_.empty();
+}
+
+int CachingAllocator::private_pool_use_count(MempoolId id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return use_count_locked(id);
+}
+
+int CachingAllocator::use_count_locked(MempoolId id) const {
+  for (const auto& p : private_pools_) {
+    if (p->id == id) return p->use_count;
+  }
+  return 0;
+}
+
+size_t CachingAllocator::private_pool_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return private_pools_.size();
+}
+
+// The pool an allocation on `stream` comes from: a capture's private pool when the stream
+// is one it captures, else the stream's own.
+CachingAllocator::Pool& CachingAllocator::pool_for(StreamId stream, bool small) {
+  if (captures_.empty()) return get_pool(stream, small);
+  for (const Capture& c : captures_) {
+    if (!c.filter(stream)) continue;
+    auto it = std::find_if(private_pools_.begin(), private_pools_.end(),
+                           [&](const auto& p) { return p->id == c.id; });
+    Pool*& p = (*it)->pools[small];
+    if (!p) {
+      detail::ArenaLedger& ledger = *this;
+      pools_.push_back(std::make_unique<Pool>(stream, small, *backend_, store_, ledger));
+      p = pools_.back().get();
+      p->pool_id = c.id;
+    }
+    return *p;
+  }
+  return get_pool(stream, small);
+}
+
+void CachingAllocator::insert_events_deferred_until_no_capture() {
+  if (deferred_until_no_capture_.empty() || !captures_.empty()) return;
+  std::vector<Block*> blocks;
+  blocks.swap(deferred_until_no_capture_);
+  for (Block* b : blocks) {
+    auto g = graph_stream_uses_.find(b);
+    if (g != graph_stream_uses_.end()) {
+      auto& uses = *b->stream_uses;
+      for (StreamId s : g->second) uses.erase(std::remove(uses.begin(), uses.end(), s), uses.end());
+      graph_stream_uses_.erase(g);
+    }
+    if (b->stream_uses && !b->stream_uses->empty()) {
+      insert_events(b);
+    } else {
+      free_block(b);
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -397,6 +544,9 @@ void CachingAllocator::empty_cache() {
   std::vector<StreamId> streams;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // Waiting for events and freeing memory are not allowed while a stream captures.
+    if (!captures_.empty()) return;
+    insert_events_deferred_until_no_capture();
     for (auto& q : events_) {
       for (PendingEvent& pe : q.second) events.push_back(pe.event);
     }
@@ -411,6 +561,7 @@ void CachingAllocator::empty_cache() {
   streams.erase(std::unique(streams.begin(), streams.end()), streams.end());
   for (StreamId s : streams) backend_->synchronize_stream(s);
   std::lock_guard<std::mutex> lock(mu_);
+  if (!captures_.empty()) return;  // one began while the lock was free
   release_cached_blocks();
   // A fresh start: the growth budget (Note [Growth budget]) is measured from what is live
   // now, not from an earlier phase's peak, which would let reserved memory grow far past
@@ -432,7 +583,7 @@ size_t plain_segment_size(size_t size) {
 }  // namespace
 
 CachingAllocator::Block* CachingAllocator::allocate_new(Pool& pool, size_t size) {
-  if (use_arenas()) {
+  if (arenas_for(pool)) {
     if (Block* b = pool.arena.reclaim(size)) return b;
   }
   if (gc_enabled_) garbage_collect();
@@ -449,7 +600,7 @@ CachingAllocator::Block* CachingAllocator::try_allocate(Pool& pool, size_t size,
   if (retry) {
     if (Block* b = find_cached(pool, size)) return b;
   }
-  return use_arenas() ? grow_arena(pool, size) : alloc_plain_segment(pool, size);
+  return arenas_for(pool) ? grow_arena(pool, size) : alloc_plain_segment(pool, size);
 }
 
 CachingAllocator::Block* CachingAllocator::alloc_plain_segment(Pool& pool, size_t size) {
@@ -529,6 +680,7 @@ void CachingAllocator::unmapped(const Arena& arena, char* va, size_t len) {
 // covers the request, else the largest ones until the request is covered (torch's rule).
 bool CachingAllocator::release_available_cached_blocks(Pool& pool, size_t size) {
   if (settings_.max_split_size == std::numeric_limits<size_t>::max()) return false;
+  if (!captures_.empty()) return false;  // no frees in a capture
   const size_t key = std::max(size, settings_.max_split_size);
   std::vector<Block*> oversize;
   pool.plain_bins.for_each_descending([&](Block* b) {
@@ -558,8 +710,12 @@ bool CachingAllocator::release_available_cached_blocks(Pool& pool, size_t size) 
 // and work queued after a wait without the lock could use them again. empty_cache() does
 // the long wait before taking the lock (Note [Waiting outside the lock]).
 bool CachingAllocator::release_cached_blocks() {
+  // No waits, frees or unmaps while a stream captures (they are errors in a capture).
+  if (!captures_.empty()) return false;
   synchronize_and_free_events();
   for (auto& pool : pools_) {
+    // A private pool still used by a graph keeps its memory (Note [Private pools]).
+    if (pool->is_private() && use_count_locked(pool->pool_id) > 0) continue;
     std::vector<Segment*> unused;
     for (auto& seg : pool->segments) {
       Block* h = seg->head;
@@ -568,6 +724,11 @@ bool CachingAllocator::release_cached_blocks() {
     for (Segment* seg : unused) release_plain_segment(seg);
     if (!pool->arena.empty()) pool->arena.release_unused();
   }
+  std::vector<MempoolId> unused_pools;
+  for (auto& pp : private_pools_) {
+    if (pp->use_count == 0) unused_pools.push_back(pp->id);
+  }
+  for (const MempoolId& id : unused_pools) delete_private_pool_if_empty(id);
   return true;
 }
 
@@ -592,10 +753,11 @@ void CachingAllocator::release_plain_segment(Segment* seg) {
 // the allowed memory, free cached memory that has gone unused the longest.
 void CachingAllocator::garbage_collect() {
   const size_t threshold = size_t(settings_.garbage_collection_threshold * double(allowed_max_));
-  if (total_reserved_ <= threshold) return;
+  if (total_reserved_ <= threshold || !captures_.empty()) return;
   const size_t target = total_reserved_ - threshold;
   size_t reclaimed = 0;
   for (auto& pool : pools_) {
+    if (pool->is_private()) continue;
     std::vector<Block*> candidates;
     pool->plain_bins.for_each_descending([&](Block* b) {
       if (!b->prev && !b->next) candidates.push_back(b);
@@ -612,7 +774,7 @@ void CachingAllocator::garbage_collect() {
   }
   if (reclaimed < target) {
     for (auto& pool : pools_) {
-      if (!pool->arena.empty()) pool->arena.release_unused();
+      if (!pool->is_private() && !pool->arena.empty()) pool->arena.release_unused();
     }
   }
 }

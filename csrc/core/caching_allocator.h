@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,6 +24,10 @@
 #include "core/memory_stats.h"
 
 namespace cl {
+
+// A private pool's id (torch's MempoolId_t): {capture id, 0} for a graph's own pool,
+// {0, handle} for one from graph_pool_handle(); {0, 0} names the default pools.
+using MempoolId = std::pair<uint64_t, uint64_t>;
 
 using detail::StackContext;
 using detail::StackFrame;
@@ -45,6 +50,7 @@ struct SegmentInfo {
   StreamId stream = 0;
   bool is_large = false;
   bool is_expandable = false;
+  MempoolId pool_id{0, 0};
   std::vector<BlockInfo> blocks;
 };
 
@@ -99,6 +105,21 @@ class CachingAllocator final : public Allocator, private detail::ArenaLedger {
   void record_stream(void* ctx, StreamId stream);
   static void free_ctx(void* ctx);
 
+  // CUDA graphs (Note [Private pools] in caching_allocator.cpp). While a capture runs,
+  // allocations on the streams `filter` accepts come from the private pool `id` (created on
+  // first use, else its use count grows). end_allocate_to_pool stops the diversion;
+  // release_pool drops one use, and a pool without uses is returned to the backend by
+  // empty_cache() (or the out-of-memory path) once every block in it has been freed.
+  using CaptureFilter = std::function<bool(StreamId)>;
+  void begin_allocate_to_pool(MempoolId id, CaptureFilter filter);
+  void end_allocate_to_pool(MempoolId id);
+  void release_pool(MempoolId id);
+  bool capture_underway() const;
+  // A private pool's use count (0 when it does not exist) and the number of private pools,
+  // for tests and reports.
+  int private_pool_use_count(MempoolId id) const;
+  size_t private_pool_count() const;
+
   // Returns every cached block that can be returned to the backend (waits for events).
   void empty_cache();
   DeviceStats stats() const;
@@ -127,6 +148,11 @@ class CachingAllocator final : public Allocator, private detail::ArenaLedger {
   Block* malloc_block(size_t nbytes, StreamId stream);
   void free_block_request(Block* b);
   Pool& get_pool(StreamId stream, bool small);
+  Pool& pool_for(StreamId stream, bool small);
+  bool arenas_for(const Pool& pool) const { return use_arenas_ && !pool.is_private(); }
+  void insert_events_deferred_until_no_capture();
+  void delete_private_pool_if_empty(MempoolId id);
+  int use_count_locked(MempoolId id) const;
   size_t page_size(bool small) const;
   Block* find_cached(Pool& pool, size_t size);
   Block* take_block(Pool& pool, Block* b, size_t size, size_t orig, StackContext ctx);
@@ -187,6 +213,24 @@ class CachingAllocator final : public Allocator, private detail::ArenaLedger {
   std::vector<EventHandle> event_cache_;
 
   std::unordered_map<void*, Block*> raw_;
+
+  struct PrivatePool {
+    MempoolId id;
+    int use_count = 1;
+    Pool* pools[2] = {nullptr, nullptr};  // [small]; also in pools_
+  };
+  std::vector<std::unique_ptr<PrivatePool>> private_pools_;
+  struct Capture {
+    MempoolId id;
+    CaptureFilter filter;
+  };
+  std::vector<Capture> captures_;
+  // Blocks freed during a capture while other streams used them: their events are recorded
+  // once no capture runs (an event recorded in a capture can't be queried).
+  std::vector<Block*> deferred_until_no_capture_;
+  // Streams that record_stream added during a capture: that work is part of the graph, and
+  // is not waited for when the deferred events are recorded.
+  std::unordered_map<Block*, std::vector<StreamId>> graph_stream_uses_;
 
   size_t total_reserved_ = 0;  // bytes held from the backend
   size_t high_water_ = 0;      // the most memory allocated (and requested) at a growth

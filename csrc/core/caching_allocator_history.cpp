@@ -61,6 +61,7 @@ MemorySnapshot CachingAllocator::snapshot() {
       si.stream = pool->stream;
       si.is_large = !pool->small;
       si.is_expandable = arena;
+      si.pool_id = pool->pool_id;
       return si;
     };
     for (auto& seg : pool->segments) {

@@ -51,6 +51,9 @@ void flush_deferred_launches();
 int deferred_ops_pending();  // ops waiting in that batch (for tests)
 // Turns deferral on or off for the process (tests compare both); returns the previous state.
 bool set_deferred_launches(bool on);
+// Whether the calling thread's current stream on `device` is capturing a CUDA graph
+// (csrc/cuda/graphs.cpp; false in CPU-only builds).
+bool current_stream_capturing(int device);
 
 // The caching allocator behind device_allocator(device), created on first use; nullptr when
 // CUDALITE_NO_CUDA_MEMORY_CACHING=1 turned caching off. Initialises CUDA.

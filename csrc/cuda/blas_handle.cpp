@@ -14,6 +14,7 @@
 #include "core/cuda_api.h"
 #include "cuda/cublas_loader.h"
 #include "cuda/cuda_check.h"
+#include "cuda/graphs.h"
 
 namespace cl::cuda {
 
@@ -113,8 +114,10 @@ void* blas_handle(int device) {
   auto it = handles.find({device, stream});
   if (it != handles.end()) return it->second;
   DeviceGuard guard(device);
+  // A handle made during a capture allocates its workspace (Note [Capturing CUDA graphs]).
+  RelaxedCaptureGuard relaxed;
   // cuBLAS binds the handle to the current context: make sure it is the primary one.
-  CL_CUDA_CHECK(cudaFree(nullptr));
+  if (captures_underway() == 0) CL_CUDA_CHECK(cudaFree(nullptr));
   cublasHandle_t h = nullptr;
   CL_CUBLAS_CHECK(c.create(&h), "cublasCreate(handle)");
   CL_CUBLAS_CHECK(c.set_stream(h, static_cast<cudaStream_t>(stream)),

@@ -16,6 +16,7 @@
 
 #include "core/cuda_api.h"
 #include "cuda/cublas_loader.h"
+#include "cuda/graphs.h"
 #include "ops/ops.h"
 
 namespace cl::cuda {
@@ -82,7 +83,12 @@ const Lt* load_lt() {
 }
 
 const Lt* lt() {
-  static const Lt* lib = load_lt();  // null: no usable cuBLASLt, addmm takes the cuBLAS path
+  // null: no usable cuBLASLt, addmm takes the cuBLAS path. Loading may happen inside a CUDA
+  // graph capture (Note [Capturing CUDA graphs]).
+  static const Lt* lib = [] {
+    RelaxedCaptureGuard relaxed;
+    return load_lt();
+  }();
   return lib;
 }
 

@@ -22,6 +22,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/deferred.h"
 #include "cuda/driver.h"
+#include "cuda/graphs.h"
 #include "cuda/streams.h"
 
 namespace cl::cuda {
@@ -113,6 +114,7 @@ class CudaBackend final : public AllocBackend {
 
   void* malloc(size_t nbytes) override {
     DeviceGuard g(device_);
+    RelaxedCaptureGuard relaxed;  // Note [Capturing CUDA graphs]
     void* p = nullptr;
     cudaError_t err = cudaMalloc(&p, nbytes);
     if (err == cudaErrorMemoryAllocation) {
@@ -133,6 +135,7 @@ class CudaBackend final : public AllocBackend {
 
   void* reserve_address(size_t nbytes) override {
     DeviceGuard g(device_);
+    RelaxedCaptureGuard relaxed;  // Note [Capturing CUDA graphs]
     CUdeviceptr p = 0;
     if (driver().cuMemAddressReserve(&p, nbytes, granularity_, 0, 0) != CUDA_SUCCESS) {
       return nullptr;
@@ -145,6 +148,7 @@ class CudaBackend final : public AllocBackend {
   }
   PhysHandle create_physical(size_t nbytes) override {
     DeviceGuard g(device_);
+    RelaxedCaptureGuard relaxed;  // Note [Capturing CUDA graphs]
     CUmemGenericAllocationHandle h = 0;
     CUresult r = driver().cuMemCreate(&h, nbytes, &prop_, 0);
     if (r == CUDA_ERROR_OUT_OF_MEMORY) return 0;
@@ -159,6 +163,7 @@ class CudaBackend final : public AllocBackend {
   // allocator undoes the growth, frees its cache and retries before it raises.
   bool map(void* va, size_t nbytes, PhysHandle h) override {
     DeviceGuard g(device_);
+    RelaxedCaptureGuard relaxed;  // Note [Capturing CUDA graphs]
     CUresult r = driver().cuMemMap(CUdeviceptr(va), nbytes, 0, CUmemGenericAllocationHandle(h), 0);
     if (r == CUDA_ERROR_OUT_OF_MEMORY) return false;
     if (r != CUDA_SUCCESS) throw_driver_error(r, "cuMemMap");
@@ -166,6 +171,7 @@ class CudaBackend final : public AllocBackend {
   }
   bool set_access(void* va, size_t nbytes) override {
     DeviceGuard g(device_);
+    RelaxedCaptureGuard relaxed;  // Note [Capturing CUDA graphs]
     CUmemAccessDesc desc{};
     desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     desc.location.id = device_;

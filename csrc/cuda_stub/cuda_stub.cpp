@@ -105,8 +105,8 @@ void scan(ScanOp, const Tensor&, int64_t, int64_t, int64_t, const Tensor&) { fai
 void gather_dim(const DimIndexer&, const Tensor&, const Tensor&, const Tensor&) { fail(); }
 void scatter_dim(const DimIndexer&, const Tensor&, const Tensor&, const Tensor&, int) { fail(); }
 int torch_random_unroll(TorchRandom, ScalarType, uint64_t) { fail(); }
-void torch_bernoulli_tensor(const Tensor&, const Tensor&, uint64_t, uint64_t) { fail(); }
-void torch_random(const Tensor&, TorchRandom, double, double, uint64_t, int64_t, uint64_t, uint64_t,
+void torch_bernoulli_tensor(const Tensor&, const Tensor&, const PhiloxArgs&) { fail(); }
+void torch_random(const Tensor&, TorchRandom, double, double, uint64_t, int64_t, const PhiloxArgs&,
                   unsigned) {
   fail();
 }

@@ -18,6 +18,7 @@
 
 #include "core/device.h"
 #include "ops/mt19937.h"
+#include "ops/philox_args.h"
 
 namespace cl {
 
@@ -37,6 +38,15 @@ class Generator {
   void set_state(uint64_t seed, uint64_t offset);
   // Reserves `increment` Philox offsets (a multiple of 4, torch's rounding): {seed, offset}.
   std::pair<uint64_t, uint64_t> philox_reserve(uint64_t increment);
+  // What a CUDA random kernel gets for `increment` offsets: philox_reserve's values, or
+  // while a CUDA graph captures this generator, pointers to the replay's seed and offset
+  // and the offset within the graph (Note [Random numbers in CUDA graphs]).
+  PhiloxArgs philox_args(uint64_t increment);
+  // A CUDA graph capture begins (the replays write seed and base offset at these device
+  // addresses) and ends (returns the offsets one replay consumes).
+  void graph_capture_begin(const uint64_t* seed_ptr, const uint64_t* offset_ptr);
+  uint64_t graph_capture_end();
+  bool graph_capturing() const;
 
   // CPU generators: the state as torch's bytes; set_cpu_state checks them as torch does.
   std::string cpu_state() const;
@@ -56,8 +66,11 @@ class Generator {
   Device device_;
   mutable std::mutex mu_;
   uint64_t seed_ = kDefaultSeed;
-  uint64_t offset_ = 0;  // CUDA: Philox offset
-  MT19937 engine_;       // CPU
+  uint64_t offset_ = 0;                   // CUDA: Philox offset
+  const uint64_t* graph_seed_ = nullptr;  // CUDA graph capture underway when set
+  const uint64_t* graph_offset_ = nullptr;
+  uint64_t graph_increment_ = 0;
+  MT19937 engine_;  // CPU
 };
 
 using GeneratorPtr = std::shared_ptr<Generator>;

@@ -5,6 +5,7 @@
 #include "ops/dim_indexer.h"
 #include "ops/elementwise_iter.h"
 #include "ops/ops.h"
+#include "ops/philox_args.h"
 
 namespace cl {
 
@@ -43,10 +44,10 @@ int torch_random_unroll(TorchRandom kind, ScalarType dtype, uint64_t range);
 // a, b: from/to, mean/std, lambda (a) or p (a); FromTo/Default: (draw % range) + base, range 0
 // the full 64 bits. `grid` blocks of 256 threads; Philox (seed, offset) as curand_init takes.
 void torch_random(const Tensor& t, TorchRandom kind, double a, double b, uint64_t range,
-                  int64_t base, uint64_t seed, uint64_t offset, unsigned grid);
+                  int64_t base, const PhiloxArgs& philox, unsigned grid);
 // bernoulli_ with probabilities `p` (contiguous, t's shape; float64 for a float64 t, else
 // float32) into a contiguous t, torch's layout: 4 elements per thread, one curand_uniform4.
-void torch_bernoulli_tensor(const Tensor& t, const Tensor& p, uint64_t seed, uint64_t offset);
+void torch_bernoulli_tensor(const Tensor& t, const Tensor& p, const PhiloxArgs& philox);
 // A dense [outer, inner, cols] input reduced over `inner` into out[outer, cols].
 void reduce_cols(ReduceOp op, const Tensor& in, int64_t outer, int64_t inner, int64_t cols,
                  const Tensor& out, const Tensor& idx);

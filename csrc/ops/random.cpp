@@ -72,8 +72,7 @@ void cuda_fill(const Tensor& t, Generator& g, cuda::TorchRandom kind, double a, 
   cuda::DeviceGuard guard(d.index);
   const int unroll = cuda::torch_random_unroll(kind, t->dtype, range);
   const CudaLaunch launch = cuda_policy(d.index, t->numel(), unroll);
-  auto [seed, offset] = g.philox_reserve(launch.increment);
-  cuda::torch_random(dense, kind, a, b, range, base, seed, offset, launch.grid);
+  cuda::torch_random(dense, kind, a, b, range, base, g.philox_args(launch.increment), launch.grid);
   if (!direct) copy_(t, dense);
 }
 
@@ -133,9 +132,63 @@ void Generator::set_state(uint64_t seed, uint64_t offset) {
 
 std::pair<uint64_t, uint64_t> Generator::philox_reserve(uint64_t increment) {
   std::lock_guard<std::mutex> lock(mu_);
+  // A kernel given the seed and offset as values would draw the same numbers at every replay
+  // of a CUDA graph: only philox_args' kernels can be captured.
+  CL_CHECK(!graph_seed_ || !cuda::current_stream_capturing(device_.index),
+           "This random operation can't be captured in a CUDA graph: it takes the generator's "
+           "seed and offset on the host, so every replay would repeat its numbers.");
   uint64_t base = offset_;
   offset_ += increment;
   return {seed_, base};
+}
+
+// Note [Random numbers in CUDA graphs]
+// A captured kernel keeps the arguments it was launched with, so a seed and offset passed by
+// value would draw the same numbers at every replay. As in torch (philox_cuda_state), while a
+// graph captures the device's default generator, kernels get pointers to two words of device
+// memory owned by the graph plus their offset within the graph, counted from 0 with the same
+// per-kernel increments as eager launches; the generator's own offset does not move. At the
+// end of the capture the graph learns the whole increment, and every replay first reserves
+// that many offsets from the generator (exactly what the same kernels would reserve eagerly)
+// and writes the seed and the base offset into its two words, on the replay's stream. So N
+// replays draw the numbers of N eager runs and leave the generator where they would.
+PhiloxArgs Generator::philox_args(uint64_t increment) {
+  std::lock_guard<std::mutex> lock(mu_);
+  PhiloxArgs a;
+  // Only draws queued on a capturing stream go into the graph; another thread's eager draws
+  // on another stream meanwhile (possible outside "global" mode) stay eager.
+  if (graph_seed_ && cuda::current_stream_capturing(device_.index)) {
+    a.seed_ptr = graph_seed_;
+    a.offset_ptr = graph_offset_;
+    a.offset = graph_increment_;
+    graph_increment_ += increment;
+    return a;
+  }
+  a.seed = seed_;
+  a.offset = offset_;
+  offset_ += increment;
+  return a;
+}
+
+void Generator::graph_capture_begin(const uint64_t* seed_ptr, const uint64_t* offset_ptr) {
+  std::lock_guard<std::mutex> lock(mu_);
+  CL_CHECK(!graph_seed_, "A CUDA generator can be captured by one CUDA graph at a time.");
+  graph_seed_ = seed_ptr;
+  graph_offset_ = offset_ptr;
+  graph_increment_ = 0;
+}
+
+uint64_t Generator::graph_capture_end() {
+  std::lock_guard<std::mutex> lock(mu_);
+  graph_seed_ = graph_offset_ = nullptr;
+  uint64_t inc = graph_increment_;
+  graph_increment_ = 0;
+  return inc;
+}
+
+bool Generator::graph_capturing() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return graph_seed_ != nullptr;
 }
 
 std::string Generator::cpu_state() const {
@@ -307,8 +360,7 @@ void bernoulli_tensor_(const Tensor& t, const Tensor& p, Generator* gen) {
     Tensor pd = contiguous(expand(to(p, d, pt, false, false), t->sizes));
     const bool direct = t->is_contiguous();
     Tensor dense = direct ? t : empty(t->sizes, t->dtype, t->device());
-    auto [seed, offset] = g.philox_reserve(12);
-    cuda::torch_bernoulli_tensor(dense, pd, seed, offset);
+    cuda::torch_bernoulli_tensor(dense, pd, g.philox_args(12));
     if (!direct) copy_(t, dense);
     return;
   }

@@ -76,6 +76,15 @@ if _is_compiled():
     _C._cuda._set_library_dirs(_pip_library_dirs())
 
 
+_GRAPH_NAMES = (
+    "CUDAGraph",
+    "graph",
+    "graph_pool_handle",
+    "is_current_stream_capturing",
+    "make_graphed_callables",
+)
+
+
 def __getattr__(name):
     if name == "amp":  # torch.cuda.amp: deprecated spellings of cudalite.amp, loaded on use
         import importlib
@@ -88,6 +97,12 @@ def __getattr__(name):
         return _lazy._initialized
     if name == "default_generators":  # filled when CUDA initialises, as torch's
         return _random.default_generators()
+    # CUDA graphs (torch.cuda.graphs), imported on first use.
+    if name in _GRAPH_NAMES or name == "graphs":
+        import importlib
+
+        graphs = importlib.import_module("cudalite.cuda.graphs")
+        return graphs if name == "graphs" else getattr(graphs, name)
     raise AttributeError(f"module 'cudalite.cuda' has no attribute '{name}'")
 
 
@@ -137,4 +152,4 @@ from cudalite.cuda.memory import *  # noqa: E402, F403
 from cudalite.cuda.random import *  # noqa: E402, F403
 from cudalite.cuda.streams import *  # noqa: E402, F403
 
-__all__ += _memory.__all__ + _random.__all__ + _streams.__all__
+__all__ += _memory.__all__ + _random.__all__ + _streams.__all__ + list(_GRAPH_NAMES)
