@@ -450,7 +450,17 @@ class TCPStore(Store):
         return self._call(_CHECK, *[k.encode() for k in keys])[0] == b"1"
 
     def _wait(self, keys, seconds):
-        return self._call(_WAIT, repr(seconds).encode(), *[k.encode() for k in keys])[0] == b"1"
+        # In slices, so that other threads can use the connection meanwhile (a set from
+        # another thread may be what this wait is for).
+        deadline = time.monotonic() + seconds
+        fields = [k.encode() for k in keys]
+        while True:
+            left = deadline - time.monotonic()
+            step = max(min(left, 0.05), 0.0)
+            if self._call(_WAIT, repr(step).encode(), *fields)[0] == b"1":
+                return True
+            if left <= 0:
+                return False
 
     def _delete(self, key):
         return self._call(_DELETE, key.encode())[0] == b"1"

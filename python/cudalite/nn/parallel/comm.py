@@ -158,8 +158,9 @@ def _scatter(tensor, devices, chunk_sizes, dim, streams):
         total = sum(chunk_sizes)
         if total != tensor.size(dim):
             raise RuntimeError(
-                "given chunk sizes don't sum up to the tensor's size "
-                f"(sum(chunk_sizes) == {total}, but expected {tensor.size(dim)})"
+                f"split_with_sizes expects split_sizes to sum exactly to {tensor.size(dim)} "
+                f"(input tensor's size at dimension {dim}), but got split_sizes="
+                f"[{', '.join(map(str, chunk_sizes))}]"
             )
         chunks, start = [], 0
         for size in chunk_sizes:
@@ -223,18 +224,21 @@ def _gather_size(tensors, dim):
         raise RuntimeError("Expected at least one tensor to gather from")
     expected = list(tensors[0].shape)
     total = 0
-    for t in tensors:
+    for i, t in enumerate(tensors):
         if not t.is_cuda:
-            raise RuntimeError("Gather expects all inputs to have CUDA type")
+            raise RuntimeError(
+                "Expected all input tensors to be CUDA tensors, but tensor at index "
+                f"{i} has device {t.device}"
+            )
         if t.dim() != len(expected):
             raise RuntimeError(
-                f"Gather got an input of invalid size: got {_sizes(t)}, but expected "
-                f"[{', '.join(map(str, expected))}]"
+                "Expected all input tensors to have the same number of dimensions, but "
+                f"tensor at index {i} has {t.dim()} dimensions, (expected {len(expected)})"
             )
         expected[dim] = t.size(dim)
         if list(t.shape) != expected:
             raise RuntimeError(
-                f"Gather got an input of invalid size: got {_sizes(t)}, but expected "
+                f"Input tensor at index {i} has invalid shape {_sizes(t)}, but expected "
                 f"[{', '.join(map(str, expected))}]"
             )
         total += t.size(dim)
