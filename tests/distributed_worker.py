@@ -206,6 +206,9 @@ def timeout(backend, out):
     dist.init_process_group(backend, timeout=timedelta(seconds=2))
     r = dist.get_rank()
     res = {}
+    dist.all_reduce(cudalite.ones((4,), device=dev))  # both ranks: the communicator exists
+    if backend == "nccl":
+        cudalite.cuda.synchronize()
     if r == 0:
         t = cudalite.ones((4,), device=dev)
         start = time.monotonic()

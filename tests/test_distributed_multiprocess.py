@@ -4,6 +4,7 @@ The ranks run tests/distributed_worker.py and report what they saw in JSON files
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -27,7 +28,15 @@ BACKENDS = [
 ]
 
 
-def launch(scenario, backend, tmp_path, nproc=2, extra_env=None, timeout=240):
+def launch(
+    scenario,
+    backend,
+    tmp_path,
+    nproc=2,
+    extra_env=None,
+    timeout=240,
+    launcher="cudalite.distributed.run",
+):
     """Runs the scenario on `nproc` ranks; returns (completed process, [rank results])."""
     env = dict(os.environ)
     env["PYTHONPATH"] = PYTHON_DIR + os.pathsep + env.get("PYTHONPATH", "")
@@ -37,7 +46,7 @@ def launch(scenario, backend, tmp_path, nproc=2, extra_env=None, timeout=240):
     cmd = [
         sys.executable,
         "-m",
-        "cudalite.distributed.run",
+        launcher,
         "--standalone",
         f"--nproc_per_node={nproc}",
         os.path.join(HERE, "distributed_worker.py"),
@@ -78,6 +87,23 @@ def test_collectives(backend, tmp_path):
     assert r0["reduce_scatter_tensor"] == [1.0] and r1["reduce_scatter_tensor"] == [3.0]
     assert r1["recv"] == [42.0] and r1["recv_src"] == 0
     assert r0["subgroup"] == [0, 2, 2.0] and r1["subgroup"] == [1, 2, 2.0]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch's torchrun")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cudalite_scripts_run_under_torchrun(backend, tmp_path):
+    # torchrun's agent serves a torch TCPStore; cudalite's ranks talk to it as clients
+    proc, (r0, r1) = launch("ddp", backend, tmp_path, launcher="torch.distributed.run")
+    assert proc.returncode == 0, proc.stderr
+    assert r0["params"] == r1["params"]
+    assert (
+        max(
+            abs(p - q)
+            for u, v in zip(r0["params"], r0["ref"], strict=True)
+            for p, q in zip(u, v, strict=True)
+        )
+        < 1e-5
+    )
 
 
 def test_cpu_backend_timeout_names_the_missing_rank(tmp_path):

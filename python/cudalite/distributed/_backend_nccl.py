@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 import warnings
+from datetime import timedelta
 
 import cudalite
 from cudalite.cuda import nccl as _nccl
@@ -98,7 +99,12 @@ class ProcessGroupNCCL:
             uid = lib.unique_id()
             self.store.set(key, uid)
         else:
-            uid = self.store.get(key)
+            uid = self._store_wait(key, "its NCCL unique id from rank 0")
+        # ncclCommInitRank waits for every rank without a timeout: meet in the store first,
+        # so that a rank that never comes ends in an error instead of a hang.
+        if self.store.add(f"{key}/joined", 1) == self._size:
+            self.store.set(f"{key}/all", b"1")
+        self._store_wait(f"{key}/all", "the other ranks to create the NCCL communicator")
         comm = lib.comm_init_rank(self._size, uid, self._rank, device)
         self._comms[device] = comm
         if self._watchdog is None:
@@ -107,6 +113,19 @@ class ProcessGroupNCCL:
             )
             self._watchdog.start()
         return comm
+
+    def _store_wait(self, key, what) -> bytes:
+        """The store's value for key, waiting at most the group's timeout."""
+        from cudalite.distributed._store import DistStoreError
+
+        try:
+            self.store.wait([key], timedelta(seconds=self._timeout))
+        except DistStoreError:
+            raise DistBackendError(
+                f"[Rank {self._rank}] timed out after {int(self._timeout * 1000)} ms waiting "
+                f"for {what} (a rank that crashed or never reached this collective)"
+            ) from None
+        return self.store.get(key)
 
     def _stream(self, device: int):
         s = self._streams.get(device)
@@ -234,6 +253,8 @@ class ProcessGroupNCCL:
     def shutdown(self) -> None:
         """Destroys the communicators once their queued work is done."""
         self._stop.set()
+        if self._watchdog is not None and self._watchdog is not threading.current_thread():
+            self._watchdog.join(5)  # it polls the communicators destroyed below
         lib = _nccl._C._nccl
         comms, self._comms = dict(self._comms), {}
         for device, comm in comms.items():

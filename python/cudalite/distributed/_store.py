@@ -477,6 +477,112 @@ class TCPStore(Store):
             server.close()
 
 
+class _TorchAgentStore(Store):
+    """A client of torch's own TCPStore server (its wire protocol): under torchrun, the
+    elastic agent serves the store at MASTER_ADDR:MASTER_PORT and tells the workers so with
+    TORCHELASTIC_USE_AGENT_STORE=True; every rank is then a client.
+
+    Requests are a query-type byte followed by little-endian values; strings and byte
+    strings are a uint64 length and the bytes. Waiting is done by polling CHECK.
+    """
+
+    # torch's c10d::detail::QueryType
+    _VALIDATE, _SET, _COMPARE_SET, _GET, _ADD, _CHECK = 0, 1, 2, 3, 4, 5
+    _GETNUMKEYS, _DELETE_KEY, _PING = 7, 8, 13
+    _MAGIC = 0x3C85F7CE
+
+    def __init__(self, host: str, port: int, timeout: timedelta = _DEFAULT_TIMEOUT):
+        super().__init__(timeout)
+        self._host, self._port = host, port
+        self._lock = threading.Lock()
+        deadline = time.monotonic() + timeout.total_seconds()
+        while True:
+            try:
+                self._sock = socket.create_connection((host, port), timeout=1.0)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise DistNetworkError(
+                        f"The client socket has timed out after {_ms(timeout)}ms while trying "
+                        f"to connect to ({host}, {port})."
+                    ) from None
+                time.sleep(0.05)
+        self._sock.settimeout(None)
+        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._sock.sendall(struct.pack("<BI", self._VALIDATE, self._MAGIC))
+        nonce = os.getpid() & 0xFFFFFFFF
+        self._sock.sendall(struct.pack("<BI", self._PING, nonce))
+        if struct.unpack("<I", _recv_exact(self._sock, 4))[0] != nonce:
+            raise DistNetworkError(f"the store at {host}:{port} did not answer as torch's does")
+
+    @property
+    def host(self) -> str:
+        return self._host
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @staticmethod
+    def _str(b: bytes) -> bytes:
+        return struct.pack("<Q", len(b)) + b
+
+    def _request(self, payload: bytes, reply: str | None):
+        with self._lock:
+            self._sock.sendall(payload)
+            if reply is None:
+                return None
+            if reply == "bytes":
+                (n,) = struct.unpack("<Q", _recv_exact(self._sock, 8))
+                return _recv_exact(self._sock, n)
+            size = struct.calcsize(reply)
+            return struct.unpack(reply, _recv_exact(self._sock, size))[0]
+
+    def _k(self, key: str) -> bytes:
+        return ("/" + key).encode()
+
+    def _set(self, key, value):
+        self._request(bytes([self._SET]) + self._str(self._k(key)) + self._str(value), None)
+
+    def _get(self, key):
+        return self._request(bytes([self._GET]) + self._str(self._k(key)), "bytes")
+
+    def _add(self, key, value):
+        return self._request(
+            bytes([self._ADD]) + self._str(self._k(key)) + struct.pack("<q", value), "<q"
+        )
+
+    def _compare_set(self, key, expected, desired):
+        msg = bytes([self._COMPARE_SET]) + self._str(self._k(key))
+        return self._request(msg + self._str(expected) + self._str(desired), "bytes")
+
+    def _check(self, keys):
+        msg = bytes([self._CHECK]) + struct.pack("<Q", len(keys))
+        msg += b"".join(self._str(self._k(k)) for k in keys)
+        return self._request(msg, "<B") == 0  # CheckResponseType::READY
+
+    def _wait(self, keys, seconds):
+        deadline = time.monotonic() + seconds
+        delay = 0.0005
+        while not self._check(keys):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(delay)
+            delay = min(delay * 2, 0.01)
+        return True
+
+    def _delete(self, key):
+        return self._request(bytes([self._DELETE_KEY]) + self._str(self._k(key)), "<q") > 0
+
+    def _num_keys(self):
+        return self._request(bytes([self._GETNUMKEYS]), "<q")
+
+    def __del__(self):
+        sock = getattr(self, "_sock", None)
+        if sock is not None:
+            sock.close()
+
+
 _DELETED = 2**64 - 1  # a FileStore record's value length that marks a deletion
 
 

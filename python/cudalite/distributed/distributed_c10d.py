@@ -189,7 +189,10 @@ def _group(g) -> ProcessGroup | None:
 
 
 def _make_backends(name, store, rank, size, timeout, device_id):
-    name = "cpu:gloo,cuda:nccl" if name is None else str(name).lower()
+    if name is None:  # torch's default: NCCL for CUDA tensors where it can run
+        usable = cudalite.cuda.is_available() and is_nccl_available()
+        name = "cpu:gloo,cuda:nccl" if usable else "gloo"
+    name = str(name).lower()
     backends = {}
     for part in name.split(","):
         dev, _, b = part.rpartition(":")

@@ -2,7 +2,9 @@
 size (torch.distributed.rendezvous).
 
 - ``env://``: RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT from the environment (what
-  torchrun and ``python -m cudalite.distributed.run`` set); rank 0 serves a TCPStore.
+  torchrun and ``python -m cudalite.distributed.run`` set); rank 0 serves a TCPStore, or,
+  under torchrun (TORCHELASTIC_USE_AGENT_STORE=True), every rank is a client of the store
+  torchrun's agent serves there.
 - ``tcp://host:port?rank=R&world_size=N``: the same with the values in the URL (or the
   ``rank``/``world_size`` arguments).
 - ``file:///path?world_size=N``: a FileStore in a file every process can open.
@@ -14,7 +16,7 @@ import os
 from datetime import timedelta
 from urllib.parse import parse_qs, urlparse
 
-from cudalite.distributed._store import FileStore, TCPStore
+from cudalite.distributed._store import FileStore, PrefixStore, TCPStore, _TorchAgentStore
 
 __all__ = ["rendezvous"]
 
@@ -54,6 +56,11 @@ def rendezvous(url: str, rank: int = -1, world_size: int = -1, timeout=timedelta
             world_size = int(_env("env://", "WORLD_SIZE"))
         addr = _env("env://", "MASTER_ADDR")
         port = int(_env("env://", "MASTER_PORT"))
+        if os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True":
+            # torchrun's agent already serves a (torch) TCPStore there: every rank is a client
+            attempt = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
+            agent = _TorchAgentStore(addr, port, timeout)
+            return PrefixStore(f"/worker/attempt_{attempt}", agent), rank, world_size
         store = TCPStore(addr, port, world_size, rank == 0, timeout, wait_for_workers=False)
         return store, rank, world_size
     if scheme == "tcp":
