@@ -13,6 +13,14 @@ step time of both libraries side by side.
 
     python benchmarks/run_nanogpt.py --nanogpt /path/to/nanoGPT [--iters 200]
         [--device cuda] [--dtype bfloat16|float16|float32] [--libs torch,cudalite] [--small]
+        [--nproc N [--launcher cudalite|torchrun]] [--grad-accum G]
+
+With ``--nproc N`` train.py runs with DistributedDataParallel on N GPUs (nanoGPT's own DDP
+path: init_process_group("nccl"), DDP(model, device_ids=[local_rank])), launched by
+``python -m cudalite.distributed.run`` or torch's ``torchrun`` with the same flags, for either
+library. train.py divides ``--gradient_accumulation_steps`` (G, default N) by N, so a run on
+one GPU with the same G sees the same global batch: compare ``--nproc 1 --grad-accum 2`` with
+``--nproc 2``. NCCL_NVLS_ENABLE=0 is set.
 """
 
 from __future__ import annotations
@@ -75,7 +83,8 @@ def prepare(folder):
 
 
 def run(cmd, cwd, log):
-    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    env = dict(os.environ, NCCL_NVLS_ENABLE="0")
+    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
     with open(log, "w") as f:
         f.write(r.stdout + r.stderr)
     return r.returncode, r.stdout, r.stderr
@@ -90,6 +99,9 @@ def main():
     ap.add_argument("--libs", default="torch,cudalite")
     ap.add_argument("--small", action="store_true", help="a 2-layer model (a CPU smoke run)")
     ap.add_argument("--out", default=os.environ.get("OUT", tempfile.gettempdir()))
+    ap.add_argument("--nproc", type=int, default=1, help="GPUs (processes) for DDP")
+    ap.add_argument("--launcher", default="cudalite", choices=["cudalite", "torchrun"])
+    ap.add_argument("--grad-accum", type=int, default=None, help="gradient_accumulation_steps")
     args = ap.parse_args()
     results = {}
     for lib in args.libs.split(","):
@@ -107,13 +119,20 @@ def main():
                 f.write(
                     "def get_encoding(name):\n    raise ImportError('tiktoken is not installed')\n"
                 )
+        launch = [sys.executable]
+        if args.nproc > 1:
+            module = {"cudalite": "cudalite.distributed", "torchrun": "torch.distributed"}
+            module = module[args.launcher] + ".run"
+            launch += ["-m", module, "--standalone", f"--nproc_per_node={args.nproc}"]
         train = [
-            sys.executable, "train.py", "config/train_shakespeare_char.py", "--compile=False",
+            *launch, "train.py", "config/train_shakespeare_char.py", "--compile=False",
             f"--device={args.device}", f"--dtype={args.dtype}", f"--max_iters={args.iters}",
             f"--lr_decay_iters={args.iters}", f"--eval_interval={args.iters}",
             f"--warmup_iters={max(1, min(100, args.iters // 10))}",
             "--eval_iters=20", "--log_interval=10", "--always_save_checkpoint=True",
         ]  # fmt: skip
+        if args.grad_accum or args.nproc > 1:
+            train += [f"--gradient_accumulation_steps={args.grad_accum or args.nproc}"]
         if args.small:
             train += ["--n_layer=2", "--n_head=2", "--n_embd=64", "--block_size=64",
                       "--batch_size=8", "--eval_iters=2"]  # fmt: skip
@@ -137,7 +156,9 @@ def main():
         print(f"sample.py rc={src}")
         print((sout if not src else serr)[-800:])
         results[lib] = (losses, evals)
-    print(f"\n== nanoGPT shakespeare_char, {args.device}, {args.dtype}, {args.iters} iterations ==")
+    gpus = f", DDP on {args.nproc} GPUs ({args.launcher})" if args.nproc > 1 else ""
+    title = f"nanoGPT shakespeare_char, {args.device}, {args.dtype}, {args.iters} iterations"
+    print(f"\n== {title}{gpus} ==")
     libs = list(results)
     print("iter " + "".join(f"{lib + ' loss':>16}" for lib in libs))
     steps = sorted({i for lib in libs for i, _, _ in results[lib][0]})

@@ -104,6 +104,7 @@ void bind_checked(py::module_& m);
 void bind_checksum(py::module_& m);
 void bind_parallel(py::module_& m);
 void bind_version(py::module_& m);
+void bind_nccl(py::module_& m);  // NCCL (cudalite.cuda.nccl, cudalite.distributed)
 
 }  // namespace cl::bind
 

@@ -193,3 +193,53 @@ def _rebuild_from_type_v2(func, new_type, args, state):
         ret.__setstate__(state)
         return ret
     return _set_obj_state(ret, state)
+
+
+# ---- flattening tensors into one buffer (cuda.comm, DistributedDataParallel) ----
+
+
+def _flatten_dense_tensors(tensors):
+    """The tensors' elements, one after the other, in one new 1-D tensor."""
+    import cudalite
+
+    if len(tensors) == 1:
+        return tensors[0].contiguous().view(-1)
+    return cudalite.cat([t.contiguous().view(-1) for t in tensors])
+
+
+def _unflatten_dense_tensors(flat, tensors):
+    """Views of ``flat`` shaped as ``tensors`` (the inverse of _flatten_dense_tensors)."""
+    outputs = []
+    offset = 0
+    for t in tensors:
+        n = t.numel()
+        outputs.append(flat.narrow(0, offset, n).view_as(t))
+        offset += n
+    return tuple(outputs)
+
+
+def _take_tensors(tensors, size_limit):
+    """Groups of consecutive tensors of one type and device whose bytes stay within
+    ``size_limit`` (a tensor larger than the limit makes a group of its own)."""
+    groups: dict = {}
+    for t in tensors:
+        key = (t.dtype, t.device.type)
+        group = groups.setdefault(key, [[], 0])
+        size = t.numel() * t.element_size()
+        if group[0] and group[1] + size > size_limit:
+            yield group[0]
+            group[0], group[1] = [], 0
+        group[0].append(t)
+        group[1] += size
+    for group, _ in groups.values():
+        if group:
+            yield group
+
+
+def _reorder_tensors_as(tensors, ordered_tensors):
+    """``tensors`` reordered so their types follow ``ordered_tensors``'s."""
+    type_dict: dict = {}
+    for t in tensors:
+        type_dict.setdefault((t.dtype, t.device.type), []).append(t)
+    iters = {k: iter(v) for k, v in type_dict.items()}
+    return tuple(next(iters[(t.dtype, t.device.type)]) for t in ordered_tensors)

@@ -90,6 +90,10 @@ def __getattr__(name):
         import importlib
 
         return importlib.import_module("cudalite.cuda.amp")
+    if name in ("nccl", "comm"):  # loaded on use: NCCL itself opens at the first collective
+        import importlib
+
+        return importlib.import_module(f"cudalite.cuda.{name}")
     # torch code reads torch.cuda._initialized; the flag lives in _lazy.
     if name == "_initialized":
         from cudalite.cuda import _lazy

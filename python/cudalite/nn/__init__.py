@@ -42,10 +42,12 @@ from cudalite.nn.loss import (
 )
 from cudalite.nn.module import Module
 from cudalite.nn.normalization import LayerNorm
+from cudalite.nn.parallel import DataParallel
 from cudalite.nn.parameter import Parameter, UninitializedParameter
 from cudalite.nn.sparse import Embedding
 
 __all__ = [
+    "DataParallel",
     "Module",
     "Parameter",
     "Linear",

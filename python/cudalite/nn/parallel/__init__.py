@@ -1,19 +1,20 @@
-"""``cudalite.nn.parallel``: ``DistributedDataParallel``, which needs a default process group
-that cudalite cannot create yet (cudalite.distributed); constructing one raises torch's error
-for a missing group."""
+"""``cudalite.nn.parallel``: ``DataParallel`` (several GPUs, one process) and
+``DistributedDataParallel`` (one process per GPU, over cudalite.distributed)."""
 
 from __future__ import annotations
 
-from cudalite.nn.module import Module
+from cudalite.nn.parallel.data_parallel import DataParallel, data_parallel
+from cudalite.nn.parallel.distributed import DistributedDataParallel
+from cudalite.nn.parallel.parallel_apply import parallel_apply
+from cudalite.nn.parallel.replicate import replicate
+from cudalite.nn.parallel.scatter_gather import gather, scatter
 
-__all__ = ["DistributedDataParallel"]
-
-
-class DistributedDataParallel(Module):
-    """torch's DDP; needs ``cudalite.distributed.init_process_group``, which is not available
-    yet, so construction raises as torch's does without a default process group."""
-
-    def __init__(self, module, device_ids=None, output_device=None, dim=0, **kwargs):
-        from cudalite import distributed
-
-        raise ValueError(distributed._NO_GROUP)
+__all__ = [
+    "DataParallel",
+    "DistributedDataParallel",
+    "data_parallel",
+    "gather",
+    "parallel_apply",
+    "replicate",
+    "scatter",
+]

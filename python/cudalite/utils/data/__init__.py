@@ -12,6 +12,7 @@ from cudalite.utils.data.dataset import (
     TensorDataset,
     random_split,
 )
+from cudalite.utils.data.distributed import DistributedSampler
 from cudalite.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "ConcatDataset",
     "DataLoader",
     "Dataset",
+    "DistributedSampler",
     "IterableDataset",
     "RandomSampler",
     "Sampler",
