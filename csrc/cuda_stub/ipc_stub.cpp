@@ -1,0 +1,15 @@
+// CPU-only builds: CUDA IPC raises torch's error for a build without CUDA.
+#include "core/error.h"
+#include "cuda/ipc.h"
+
+namespace cl::cuda {
+namespace {
+[[noreturn]] void fail() { throw AssertionError("cudalite not compiled with CUDA enabled"); }
+}  // namespace
+
+IpcShare ipc_share(StorageImpl&) { fail(); }
+Tensor ipc_open(const std::string&, int, size_t, size_t, ScalarType, int64_t*) { fail(); }
+size_t ipc_open_handles() { return 0; }
+size_t ipc_open_calls() { return 0; }
+
+}  // namespace cl::cuda
