@@ -193,6 +193,17 @@ def producer_other_gpu():
     print("ok")
 
 
+# ---- CPU tensors in shared memory ----
+
+
+def consumer_cpu(inbox, outbox):
+    t = inbox.get(timeout=TIMEOUT)
+    seen = t.tolist()
+    t.neg_()
+    outbox.put(seen)
+    inbox.get(timeout=TIMEOUT)
+
+
 # ---- spawn ----
 
 

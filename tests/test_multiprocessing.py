@@ -60,12 +60,34 @@ def test_reducers_are_registered():
 # ---- CPU tensors and the reducer's checks ----
 
 
-def test_cpu_tensors_travel_by_value():
+def test_share_memory_moves_the_storage_in_place():
+    x = cudalite.arange(6.0)
+    view = x[2:]
+    assert not x.is_shared()
+    assert x.share_memory_() is x
+    assert x.is_shared() and view.is_shared() and x.untyped_storage().is_shared()
+    assert x.tolist() == [0, 1, 2, 3, 4, 5]
+    view.add_(10)  # views still see the same memory
+    assert x.tolist() == [0, 1, 12, 13, 14, 15]
+    x.share_memory_()  # already shared: nothing changes
+    assert x.is_shared()
+    with pytest.raises(RuntimeError, match="not resizable"):
+        x.resize_(100)
+    s = cudalite.UntypedStorage(8)
+    assert s.share_memory_() is s and s.is_shared()
+
+
+def test_cpu_tensors_are_sent_as_shared_memory():
     x = cudalite.arange(6.0).reshape(2, 3).t()
-    y = pickle.loads(ForkingPickler.dumps(x))
+    y = pickle.loads(ForkingPickler.dumps(x))  # as a queue does, here in one process
+    assert x.is_shared()  # moved in place by the send, as torch's
     assert y.tolist() == x.tolist() and y.stride() == x.stride()
+    y.mul_(2)
+    assert x.tolist() == [[0, 6], [2, 8], [4, 10]]  # one memory
     w = cudalite.ones(3, requires_grad=True)
     assert pickle.loads(ForkingPickler.dumps(w)).requires_grad
+    e = pickle.loads(ForkingPickler.dumps(cudalite.empty(0, 2)))
+    assert e.shape == (0, 2)
 
 
 def test_non_leaf_tensors_that_require_grad_are_refused():
@@ -75,11 +97,18 @@ def test_non_leaf_tensors_that_require_grad_are_refused():
     ForkingPickler.dumps((w * 2).detach())
 
 
-def test_cpu_tensor_through_a_queue(spawn_path):
+def test_cpu_tensor_through_a_queue_is_shared_with_the_other_process(spawn_path):
     ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    q.put(cudalite.tensor([1.5, 2.5]))
-    assert q.get(timeout=30).tolist() == [1.5, 2.5]
+    inbox, outbox = ctx.Queue(), ctx.Queue()
+    p = ctx.Process(target=helpers.consumer_cpu, args=(inbox, outbox))
+    p.start()
+    x = cudalite.tensor([1.5, 2.5, 3.5])
+    inbox.put(x[1:])
+    assert outbox.get(timeout=60) == [2.5, 3.5]
+    assert x.tolist() == [1.5, -2.5, -3.5]  # written by the other process
+    inbox.put("done")
+    p.join(60)
+    assert p.exitcode == 0
 
 
 # ---- the reference counts (pure Python) ----

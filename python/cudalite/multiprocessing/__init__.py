@@ -6,7 +6,8 @@ Everything of :mod:`multiprocessing` is re-exported (``Process``, ``Queue``, ``P
 multiprocessing's pickler, so a CUDA tensor put on a queue reaches the other process as a
 view of the same GPU memory (CUDA IPC), not a copy. Processes that use CUDA must be started
 with ``spawn`` (or ``forkserver``): ``spawn(fn, args, nprocs)`` runs ``fn(i, *args)`` in
-``nprocs`` of them. CPU tensors travel by value (pickled bytes). See docs/multi_gpu.md.
+``nprocs`` of them. A CPU tensor moves to shared memory (``Tensor.share_memory_()``) and the
+receiver maps the same memory. See docs/multi_gpu.md.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ __all__ = [
 ]
 __all__ += multiprocessing.__all__  # type: ignore[attr-defined]
 
-# How CPU tensors would be shared; cudalite sends them by value whatever is chosen, and keeps
-# the setting for code that reads or sets it.
+# How CPU tensors are shared: cudalite always passes the shared memory's file descriptor
+# ("file_descriptor"); the setting is kept for code that reads or sets it.
 _sharing_strategy = "file_descriptor"
 _all_sharing_strategies = {"file_descriptor", "file_system"}
 

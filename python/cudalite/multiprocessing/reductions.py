@@ -5,7 +5,8 @@ A CUDA tensor is not copied: the receiving process maps the sender's memory with
 (``csrc/cuda/ipc.cpp``; Note [CUDA IPC and the caching allocator]) and waits, on its current
 stream, for an event the sender recorded after the work that produced the data. The sender
 keeps the memory until the receiver releases it (Note [IPC reference counts] in
-``_cuda_ipc.py``). CPU tensors are pickled with their bytes, as ``pickle`` does.
+``_cuda_ipc.py``). A CPU tensor is moved to shared memory (in place, as torch's) and the
+receiving process maps the same memory.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 
 from cudalite import _C
 
-__all__ = ["init_reductions", "rebuild_cuda_tensor", "reduce_tensor"]
+__all__ = ["init_reductions", "rebuild_cpu_tensor", "rebuild_cuda_tensor", "reduce_tensor"]
 
 _NON_LEAF = (
     "Cowardly refusing to serialize non-leaf tensor which requires_grad, "
@@ -30,7 +31,7 @@ def reduce_tensor(tensor):
     if tensor.requires_grad and not tensor.is_leaf:
         raise RuntimeError(_NON_LEAF)
     if not tensor.is_cuda:
-        return tensor.__reduce_ex__(4)
+        return _reduce_cpu_tensor(tensor)
     from cudalite import cuda
     from cudalite.multiprocessing import _cuda_ipc
     from cudalite.storage import UntypedStorage
@@ -84,6 +85,37 @@ def rebuild_cuda_tensor(
     flat = _C._cuda._ipc_open(handle, device, offset_bytes, nbytes, dtype, counter)
     # The sender's work on the data, then ours (no host wait).
     cuda.Event.from_ipc_handle(device, event_handle).wait(cuda.current_stream(device))
+    return _finish(flat, tensor_cls, size, stride, storage_offset, requires_grad)
+
+
+def _reduce_cpu_tensor(tensor):
+    """A CPU tensor moves to shared memory (in place, as torch's) and travels as a duplicate
+    of its descriptor (Note [Shared CPU memory] in csrc/core/shared_memory.h)."""
+    nbytes = tensor._storage_nbytes()
+    if nbytes == 0:
+        return tensor.__reduce_ex__(4)
+    tensor.share_memory_()
+    fd = multiprocessing.reduction.DupFd(tensor._shared_memory_fd())
+    args = (
+        type(tensor),
+        fd,
+        nbytes,
+        tensor.dtype,
+        tuple(tensor.size()),
+        tuple(tensor.stride()),
+        tensor.storage_offset(),
+        tensor.requires_grad,
+    )
+    return (rebuild_cpu_tensor, args)
+
+
+def rebuild_cpu_tensor(tensor_cls, fd, nbytes, dtype, size, stride, storage_offset, requires_grad):
+    """The receiving side of a CPU tensor: a view of the sender's shared memory."""
+    flat = _C._map_shared_memory(fd.detach(), nbytes, dtype)
+    return _finish(flat, tensor_cls, size, stride, storage_offset, requires_grad)
+
+
+def _finish(flat, tensor_cls, size, stride, storage_offset, requires_grad):
     t = flat.as_strided(size, stride, storage_offset)
     parameter = sys.modules.get("cudalite.nn.parameter")
     if parameter is not None and tensor_cls is parameter.Parameter:
