@@ -251,3 +251,20 @@ def test_expandable_segments_are_refused_clearly():
 def test_a_consumer_moves_a_shared_tensor_to_another_gpu():
     out, _ = helpers.run_producer("other_gpu", **NO_EXPANDABLE)
     assert out.strip() == "ok"
+
+
+@needs_cuda
+def test_cuda_tensors_count_as_shared():
+    x = cudalite.ones(3, device="cuda")
+    assert x.is_shared() and x.share_memory_() is x
+    assert x.untyped_storage().is_shared()
+
+
+@needs_cuda
+def test_invalid_ipc_handles_are_refused():
+    from cudalite import _C
+
+    with pytest.raises(ValueError, match="invalid CUDA IPC handle: 3 bytes, expected 64"):
+        _C._cuda._ipc_open(b"abc", 0, 0, 4, cudalite.float32)
+    with pytest.raises(ValueError, match="6 bytes are not a whole number of elements"):
+        _C._cuda._ipc_open(bytes(64), 0, 0, 6, cudalite.float32)
