@@ -122,6 +122,33 @@ def producer_hold():
     print("ok")
 
 
+def consumer_drop(inbox, outbox):
+    t = inbox.get(timeout=TIMEOUT)
+    del t
+    outbox.put("dropped")
+    inbox.get(timeout=TIMEOUT)
+
+
+def producer_released_first():
+    """The consumer lets go before the producer: the memory is freed with the producer's
+    tensor, without ipc_collect."""
+    import cudalite
+
+    n = 1 << 20
+    p, to_child, from_child = _start(consumer_drop)
+    x = cudalite.ones(n, device="cuda")
+    to_child.put(x)
+    assert from_child.get(timeout=TIMEOUT) == "dropped"
+    held = cudalite.cuda.memory_allocated()
+    del x
+    assert cudalite.cuda.memory_allocated() == held - 4 * n
+    assert cudalite._C._cuda._ipc_limbo_size() == 0
+    to_child.put("done")
+    p.join(TIMEOUT)
+    assert p.exitcode == 0
+    print("ok")
+
+
 # ---- §5.3.4: the consumer killed while it holds a tensor ----
 
 
@@ -140,6 +167,7 @@ def producer_killed_consumer():
     cudalite.cuda.ipc_collect()
     cudalite.cuda.ipc_collect()
     assert _cuda_ipc.pending() == 1  # never released: kept until exit
+    assert cudalite._C._cuda._ipc_limbo_size() == 1
     z = cudalite.ones(1000, device="cuda") * 3
     assert z.sum().item() == 3000.0
     print("ok")

@@ -115,37 +115,41 @@ def test_cpu_tensor_through_a_queue_is_shared_with_the_other_process(spawn_path)
 
 
 def test_counter_slots_are_released_by_collect():
-    storage = object()
     before = _cuda_ipc.pending()
-    name, index = _cuda_ipc.track(storage, None)
+    name, index, addr = _cuda_ipc.track(None)
     assert _cuda_ipc.pending() == before + 1
     assert os.path.exists(os.path.join(_cuda_ipc._SHM_DIR, name))
-    addr = _cuda_ipc.counter_address(name, index)  # as a consumer maps it
-    counter = ctypes.c_int64.from_address(addr)
-    assert counter.value == 1
-    assert _cuda_ipc.collect() == 0  # still held
+    assert _cuda_ipc.counter_address(name, index) != addr  # a consumer maps it elsewhere
+    counter = ctypes.c_int64.from_address(_cuda_ipc.counter_address(name, index))
+    assert counter.value == 1 and ctypes.c_int64.from_address(addr).value == 1
+    _cuda_ipc.collect()
+    assert _cuda_ipc.pending() == before + 1  # still held
     counter.value -= 1  # what the consumer's tensor does when it dies
-    assert _cuda_ipc.collect() == 1
+    assert ctypes.c_int64.from_address(addr).value == 0  # one memory
+    _cuda_ipc.collect()
+    assert _cuda_ipc.pending() == before
+
+
+def test_a_failed_send_gives_its_slot_back():
+    before = _cuda_ipc.pending()
+    name, index, _ = _cuda_ipc.track(None)
+    _cuda_ipc.untrack(name, index)
     assert _cuda_ipc.pending() == before
 
 
 def test_counter_files_fill_up_and_are_replaced(monkeypatch):
-    monkeypatch.setattr(_cuda_ipc, "REF_COUNTER_FILE_SIZE", _cuda_ipc.REF_COUNTER_FILE_SIZE)
     monkeypatch.setattr(_cuda_ipc, "_current", None)
-    names = set()
-    slots = []
-    for _ in range(3):
-        name, index = _cuda_ipc.track(object(), None)
-        names.add(name)
-        slots.append((name, index))
-    assert len(names) == 1 and [i for _, i in slots] == [0, 1, 2]
+    slots = [_cuda_ipc.track(None)[:2] for _ in range(3)]
+    assert len({n for n, _ in slots}) == 1 and [i for _, i in slots] == [0, 1, 2]
     full = _cuda_ipc._current
     full.next = _cuda_ipc.REF_COUNTER_FILE_SIZE  # as if every slot had been used
-    name, index = _cuda_ipc.track(object(), None)
+    name, index, _ = _cuda_ipc.track(None)
     assert name != full.name and index == 0
+    before = _cuda_ipc.pending()
     for n, i in [*slots, (name, index)]:
         ctypes.c_int64.from_address(_cuda_ipc.counter_address(n, i)).value = 0
-    assert _cuda_ipc.collect() == 4
+    _cuda_ipc.collect()
+    assert _cuda_ipc.pending() == before - 4
     assert not os.path.exists(full.path)  # its last slot released: removed
 
 
@@ -231,6 +235,12 @@ def test_cuda_tensor_and_slice_are_shared_not_copied():
 @needs_cuda
 def test_shared_memory_is_kept_until_the_consumer_releases_it():
     out, _ = helpers.run_producer("hold", **NO_EXPANDABLE)
+    assert out.strip() == "ok"
+
+
+@needs_cuda
+def test_memory_released_by_the_consumer_is_freed_with_the_producers_tensor():
+    out, _ = helpers.run_producer("released_first", **NO_EXPANDABLE)
     assert out.strip() == "ok"
 
 

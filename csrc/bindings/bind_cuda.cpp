@@ -149,10 +149,15 @@ void bind_cuda(py::module_& m) {
         py::call_guard<py::gil_scoped_release>());
   c.def("_p2p_selfcheck", &cuda::p2p_selfcheck, py::arg("device"), py::arg("peer"),
         py::arg("inject_fault") = false, py::call_guard<py::gil_scoped_release>());
-  c.def("_ipc_share", [](const Tensor& t) {
-    cuda::IpcShare s = cuda::ipc_share(*t->storage);
-    return py::make_tuple(py::bytes(s.handle), s.offset, s.segment_size, t->storage->nbytes);
-  });
+  c.def(
+      "_ipc_share",
+      [](const Tensor& t, uintptr_t counter) {
+        cuda::IpcShare s = cuda::ipc_share(*t->storage, reinterpret_cast<const int64_t*>(counter));
+        return py::make_tuple(py::bytes(s.handle), s.offset, s.segment_size, t->storage->nbytes);
+      },
+      py::arg("tensor"), py::arg("counter") = 0);
+  c.def("_ipc_collect", &cuda::ipc_collect);
+  c.def("_ipc_limbo_size", &cuda::ipc_limbo_size);
   c.def(
       "_ipc_open",
       [](const py::bytes& handle, int device, size_t offset, size_t nbytes, py::handle dtype,

@@ -9,16 +9,27 @@
 // (expandable segments) is virtual memory that cudaIpcGetMemHandle can't name: sharing it
 // raises an error that says how to turn them off, as torch refuses to share it without its
 // file-descriptor path.
+//
+// Note [Shared memory in limbo]
+// The producer keeps shared memory until every consumer has released it (torch's
+// CudaIPCSentData): the first share of a storage moves its DataPtr into a SentData and gives
+// the storage a DataPtr whose deleter is sent_delete. Each share adds the address of a counter
+// that its consumer decrements when it lets go (python/cudalite/multiprocessing/_cuda_ipc.py
+// hands the slots out, in mappings that live as long as the process). When the producer's
+// storage dies with every counter at 0 the memory is freed at once; otherwise the SentData
+// waits in limbo, and ipc_collect() frees those whose counters have all reached 0.
 #include "cuda/ipc.h"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "core/caching_allocator.h"
 #include "core/cuda_api.h"
@@ -39,6 +50,30 @@ using HandleKey = std::pair<std::string, int>;  // (handle bytes, device)
 std::mutex g_mu;
 std::map<HandleKey, OpenHandle>* g_open = new std::map<HandleKey, OpenHandle>();  // leaked
 std::atomic<size_t> g_open_calls{0};
+
+struct SentData {
+  DataPtr original;
+  std::vector<const int64_t*> counters;
+  bool released() const {
+    for (const int64_t* c : counters) {
+      if (__atomic_load_n(c, __ATOMIC_ACQUIRE) > 0) return false;
+    }
+    return true;
+  }
+};
+
+std::mutex g_limbo_mu;
+std::vector<SentData*>* g_limbo = new std::vector<SentData*>();  // leaked, as g_open
+
+void sent_delete(void* ctx) {
+  auto* s = static_cast<SentData*>(ctx);
+  if (s->released()) {
+    delete s;  // frees the memory
+    return;
+  }
+  std::lock_guard<std::mutex> lock(g_limbo_mu);
+  g_limbo->push_back(s);
+}
 
 struct Received {
   HandleKey key;
@@ -82,8 +117,11 @@ void release_received(void* ctx) {
 
 }  // namespace
 
-IpcShare ipc_share(StorageImpl& storage) {
-  const DataPtr& data = storage.data;
+IpcShare ipc_share(StorageImpl& storage, const int64_t* counter) {
+  SentData* sent = storage.data.deleter() == &sent_delete
+                       ? static_cast<SentData*>(storage.data.context())
+                       : nullptr;
+  const DataPtr& data = sent ? sent->original : storage.data;
   CL_CHECK(data.device().is_cuda(), "ipc_share: the storage is not on a CUDA device");
   const int device = data.device().index;
   char* ptr = static_cast<char*>(data.get());
@@ -123,7 +161,38 @@ IpcShare ipc_share(StorageImpl& storage) {
   out.handle.assign(reinterpret_cast<const char*>(&h), sizeof(h));
   out.offset = size_t(ptr - base);
   out.segment_size = size;
+  if (counter) {  // Note [Shared memory in limbo]
+    if (!sent) {
+      const Device dev = data.device();
+      sent = new SentData{std::move(storage.data), {}};
+      storage.data = DataPtr(ptr, sent, &sent_delete, dev);
+    }
+    auto& cs = sent->counters;  // forget the sends already released
+    cs.erase(
+        std::remove_if(cs.begin(), cs.end(),
+                       [](const int64_t* c) { return __atomic_load_n(c, __ATOMIC_ACQUIRE) <= 0; }),
+        cs.end());
+    cs.push_back(counter);
+  }
   return out;
+}
+
+size_t ipc_collect() {
+  std::vector<SentData*> done;
+  {
+    std::lock_guard<std::mutex> lock(g_limbo_mu);
+    auto keep = std::partition(g_limbo->begin(), g_limbo->end(),
+                               [](const SentData* s) { return !s->released(); });
+    done.assign(keep, g_limbo->end());
+    g_limbo->erase(keep, g_limbo->end());
+  }
+  for (SentData* s : done) delete s;  // outside the lock: frees go to the allocator
+  return done.size();
+}
+
+size_t ipc_limbo_size() {
+  std::lock_guard<std::mutex> lock(g_limbo_mu);
+  return g_limbo->size();
 }
 
 Tensor ipc_open(const std::string& handle, int device, size_t offset, size_t nbytes,

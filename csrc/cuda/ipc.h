@@ -23,8 +23,14 @@ struct IpcShare {
 
 // Throws a RuntimeError for memory CUDA IPC can't share: the caching allocator's expandable
 // segments (virtual memory), memory from other libraries. Marks the storage exported (work on
-// it is never deferred from now on: another process may read it).
-IpcShare ipc_share(StorageImpl& storage);
+// it is never deferred from now on: another process may read it). With a `counter` (the
+// consumer's reference count, which stays mapped for the life of the process), the memory is
+// not freed while it is above 0, even after the storage dies (Note [Shared memory in limbo]
+// in ipc.cpp).
+IpcShare ipc_share(StorageImpl& storage, const int64_t* counter);
+// Frees the memory in limbo whose consumers have all released it; returns how many storages.
+size_t ipc_collect();
+size_t ipc_limbo_size();  // storages in limbo (tests)
 
 // A flat tensor of `dtype` over `nbytes` of the memory `handle` names on `device`, from
 // `offset`. A handle is opened once per process (cudaIpcOpenMemHandle) and closed when the last

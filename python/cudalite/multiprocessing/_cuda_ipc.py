@@ -6,12 +6,14 @@ A process that sends a CUDA tensor keeps its memory until every consumer has rel
 torch does (``torch/csrc/CudaIPCTypes.cpp``). Each send takes a slot of a counter file (a
 small file in ``/dev/shm`` of ``REF_COUNTER_FILE_SIZE`` int64 slots) and sets it to 1; the
 consumer maps the file and decrements the slot when its tensor dies (in C++, after
-synchronising its stream: ``csrc/cuda/ipc.cpp``). Until then the producer holds a reference
-to the storage, so its caching allocator can't hand the memory to anyone else even after the
-producer's own tensors are gone. ``collect()`` (``cudalite.cuda.ipc_collect()``, and every new
-send) drops the references whose count reached 0, which returns the memory to the allocator.
-A consumer that dies without releasing (SIGKILL) leaves its count at 1: that memory stays
-reserved until the producer exits, which then warns once.
+synchronising its stream: ``csrc/cuda/ipc.cpp``). The producer's storage holds the slots of
+its sends: when it dies with a slot above 0, its memory waits in limbo instead of returning to
+the caching allocator (Note [Shared memory in limbo] in ``csrc/cuda/ipc.cpp``), and
+``collect()`` (``cudalite.cuda.ipc_collect()``, and every new send) frees what the consumers
+have released since. This module keeps one record per send (its slot and the event the
+consumer waits on) until the slot reaches 0; slots are never reused, and a file is removed
+once all its slots are done. A consumer that dies without releasing (SIGKILL) leaves its slot
+at 1: that memory stays reserved until the producer exits, which then warns once.
 
 Counter files are mapped with libc's ``mmap`` and never unmapped: a consumer's tensor may die
 during interpreter shutdown, after Python objects such as ``mmap.mmap`` are gone.
@@ -82,12 +84,11 @@ class _CounterFile:
 
 
 class _Sent:
-    """One send: the storage kept alive, its counter slot and the event the consumer waits on."""
+    """One send: its counter slot and the event the consumer waits on."""
 
-    __slots__ = ("storage", "file", "index", "event")
+    __slots__ = ("event", "file", "index")
 
-    def __init__(self, storage, file, index, event):
-        self.storage = storage
+    def __init__(self, file, index, event):
         self.file = file
         self.index = index
         self.event = event
@@ -119,14 +120,18 @@ def _collect_locked() -> int:
 
 
 def collect() -> int:
-    """Releases the shared storages every consumer has released; returns how many."""
+    """Forgets the sends every consumer has released and frees the producer's memory in limbo
+    that they held; returns how many storages were freed."""
+    from cudalite import _C
+
     with _lock:
-        return _collect_locked()
+        _collect_locked()
+    return _C._cuda._ipc_collect()
 
 
-def track(storage, event) -> tuple[str, int]:
-    """Holds ``storage`` (a flat tensor over the shared memory) for one send; returns the
-    counter file's name and slot that the consumer decrements."""
+def track(event) -> tuple[str, int, int]:
+    """Takes a counter slot for one send (set to 1: the consumer's reference) and keeps
+    ``event`` for the consumer; returns the counter file's name, the slot and its address."""
     global _current
     with _lock:
         _collect_locked()
@@ -140,8 +145,17 @@ def track(storage, event) -> tuple[str, int]:
         f.next += 1
         f.live += 1
         f.slot(index).value = 1
-        _sent.append(_Sent(storage, f, index, event))
-        return f.name, index
+        _sent.append(_Sent(f, index, event))
+        return f.name, index, f.addr + index * _SLOT
+
+
+def untrack(name: str, index: int) -> None:
+    """Gives up a slot whose send failed."""
+    with _lock:
+        for s in _sent:
+            if s.file.name == name and s.index == index:
+                s.file.slot(index).value = 0
+        _collect_locked()
 
 
 def pending() -> int:

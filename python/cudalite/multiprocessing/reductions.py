@@ -34,14 +34,17 @@ def reduce_tensor(tensor):
         return _reduce_cpu_tensor(tensor)
     from cudalite import cuda
     from cudalite.multiprocessing import _cuda_ipc
-    from cudalite.storage import UntypedStorage
 
     device = tensor.device.index
-    handle, offset_bytes, _segment, nbytes = _C._cuda._ipc_share(tensor)
     event = cuda.Event(interprocess=True)
+    ref_name, ref_index, counter = _cuda_ipc.track(event)
+    try:
+        # The storage now keeps its memory while the counter is above 0.
+        handle, offset_bytes, _segment, nbytes = _C._cuda._ipc_share(tensor, counter)
+    except BaseException:
+        _cuda_ipc.untrack(ref_name, ref_index)
+        raise
     event.record(cuda.current_stream(device))
-    storage = UntypedStorage._of(tensor)._flat  # keeps the memory while a consumer holds it
-    ref_name, ref_index = _cuda_ipc.track(storage, event)
     return (
         rebuild_cuda_tensor,
         (
