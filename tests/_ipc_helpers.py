@@ -252,3 +252,13 @@ def exit_with(i, code):
 
 def kill_self(i):
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def producer_parameter_after_multiprocessing():
+    from multiprocessing.reduction import ForkingPickler
+
+    import cudalite.multiprocessing as mp  # before cudalite.nn
+    from cudalite.nn import Parameter
+
+    assert ForkingPickler._extra_reducers[Parameter] is mp.reductions.reduce_tensor
+    print("ok")

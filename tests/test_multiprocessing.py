@@ -278,3 +278,14 @@ def test_invalid_ipc_handles_are_refused():
         _C._cuda._ipc_open(b"abc", 0, 0, 4, cudalite.float32)
     with pytest.raises(ValueError, match="6 bytes are not a whole number of elements"):
         _C._cuda._ipc_open(bytes(64), 0, 0, 6, cudalite.float32)
+
+
+def test_parameters_go_through_the_reducer_whatever_the_import_order():
+    from cudalite.nn import Parameter
+
+    assert ForkingPickler._extra_reducers[Parameter] is mp.reductions.reduce_tensor
+    p = Parameter(cudalite.ones(2))
+    q = pickle.loads(ForkingPickler.dumps(p))
+    assert type(q) is Parameter and q.requires_grad and p.is_shared()
+    out, _ = helpers.run_producer("parameter_after_multiprocessing")
+    assert out.strip() == "ok"
