@@ -201,3 +201,36 @@ def test_growing_buffers_keep_data_intact_while_lent_ranges_are_recycled():
 def _pop_random(d, rnd):
     k = rnd.choice(list(d))
     return k, d.pop(k)
+
+
+# ---------------------------------------------------------------------------------------
+# Peer access (csrc/cuda/peer_access.cpp): the arenas' mapped ranges are opened to a peer
+# device once, and every range mapped later is opened along with the device's own access.
+
+
+def test_peer_access_opens_mapped_ranges_once():
+    h = H(GiB, PAGES_2MIB)
+    a = h.alloc(3 * MiB)  # large pool: one growth
+    b = h.alloc(4096)  # small pool: another arena
+    before = h.backend_calls()["set_access"]
+    h.enable_peer_access(1)
+    assert h.peers == [1]
+    opened = h.backend_calls()["set_access"] - before
+    assert opened >= 2  # every mapped range of both arenas
+    h.enable_peer_access(1)  # already a peer: nothing to do
+    assert h.backend_calls()["set_access"] == before + opened
+    c = h.alloc(8 * MiB)  # a growth after: one set_access for the device and its peer
+    assert h.backend_calls()["set_access"] == before + opened + 1
+    for p in (a, b, c):
+        h.free(p)
+    h.empty_cache()
+    assert cur(h, "reserved_bytes.all") == 0
+
+
+def test_peer_access_on_plain_segments_maps_nothing():
+    h = H(GiB, "expandable_segments:False")
+    a = h.alloc(3 * MiB)
+    before = h.backend_calls()["set_access"]
+    h.enable_peer_access(1)
+    assert h.backend_calls()["set_access"] == before
+    h.free(a)

@@ -20,6 +20,7 @@ LAZY = [
     "testing",
     "serialization",
     "accelerator",
+    "multiprocessing",
     "save",
     "load",
     "UntypedStorage",
@@ -41,6 +42,7 @@ SUBMODULES = {
     "storage",
     "amp",
     "distributed",
+    "multiprocessing",
 }
 
 

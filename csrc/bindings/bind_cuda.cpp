@@ -3,6 +3,7 @@
 
 #include "bindings/convert.h"
 #include "core/cuda_api.h"
+#include "cuda/ipc.h"
 
 namespace cl::bind {
 
@@ -142,6 +143,32 @@ void bind_cuda(py::module_& m) {
   c.def("mem_get_info", &cuda::mem_get_info);
   c.def("can_device_access_peer", &cuda::can_device_access_peer);
   c.def("get_device_properties", &cuda::get_device_properties, py::return_value_policy::reference);
+  // ---- Peer access and CUDA IPC (csrc/cuda/peer_access.cpp, csrc/cuda/ipc.cpp) ----
+  c.def("_p2p_access_state", &cuda::p2p_access_state, py::arg("device"), py::arg("peer"));
+  c.def("_p2p_enable", &cuda::get_p2p_access, py::arg("device"), py::arg("peer"),
+        py::call_guard<py::gil_scoped_release>());
+  c.def("_p2p_selfcheck", &cuda::p2p_selfcheck, py::arg("device"), py::arg("peer"),
+        py::arg("inject_fault") = false, py::call_guard<py::gil_scoped_release>());
+  c.def(
+      "_ipc_share",
+      [](const Tensor& t, uintptr_t counter) {
+        cuda::IpcShare s = cuda::ipc_share(*t->storage, reinterpret_cast<const int64_t*>(counter));
+        return py::make_tuple(py::bytes(s.handle), s.offset, s.segment_size, t->storage->nbytes);
+      },
+      py::arg("tensor"), py::arg("counter") = 0);
+  c.def("_ipc_collect", &cuda::ipc_collect);
+  c.def("_ipc_limbo_size", &cuda::ipc_limbo_size);
+  c.def(
+      "_ipc_open",
+      [](const py::bytes& handle, int device, size_t offset, size_t nbytes, py::handle dtype,
+         uintptr_t counter) {
+        return cuda::ipc_open(std::string(handle), device, offset, nbytes, to_dtype(dtype),
+                              reinterpret_cast<int64_t*>(counter));
+      },
+      py::arg("handle"), py::arg("device"), py::arg("offset"), py::arg("nbytes"), py::arg("dtype"),
+      py::arg("counter") = 0);
+  c.def("_ipc_open_handles", &cuda::ipc_open_handles);
+  c.def("_ipc_open_calls", &cuda::ipc_open_calls);
   bind_properties(c);
   bind_nvml(c);
   bind_blas(m, c);

@@ -391,6 +391,8 @@ void bind_host_allocator(py::module_& mm) {
           [](H& h, size_t c) { h.backend().set_capacity(c); })
       .def_property_readonly("backend_used", [](H& h) { return h.backend().used(); })
       .def_property_readonly("supports_vmm", [](H& h) { return h.backend().supports_vmm(); })
+      .def("enable_peer_access", [](H& h, int peer) { h.allocator().enable_peer_access(peer); })
+      .def_property_readonly("peers", [](H& h) { return h.backend().peers(); })
       .def(
           "backend_calls",
           [](H& h) {

@@ -9,6 +9,7 @@
 #include "core/cuda_api.h"
 #include "core/error.h"
 #include "core/resize.h"
+#include "core/shared_memory.h"
 
 namespace cl::bind {
 
@@ -338,6 +339,10 @@ void bind_tensor(py::module_& m) {
           },
           py::arg("exporting") = true)
       .def("_storage_nbytes", [](const Tensor& t) { return t->storage->nbytes; })
+      // ---- Shared CPU memory (core/shared_memory.h) ----
+      .def("_share_memory_fd", [](const Tensor& t, int fd) { share_memory(*t->storage, fd); })
+      .def("_is_shared_memory", [](const Tensor& t) { return is_shared_memory(*t->storage); })
+      .def("_shared_memory_fd", [](const Tensor& t) { return shared_memory_fd(*t->storage); })
       .def("_is_same_storage",
            [](const Tensor& a, const Tensor& b) { return a->storage == b->storage; })
       // How many tensors share this storage: autograd keeps a gradient buffer as `.grad` only
@@ -481,6 +486,15 @@ void bind_tensor(py::module_& m) {
       .def("_clone", [](const Tensor& t) {
         return maybe_without_gil(worth_releasing(t), [&] { return clone(t); });
       });
+  // A flat CPU tensor of `dtype` over the shared file `fd` (core/shared_memory.h).
+  m.def("_map_shared_memory", [](int fd, size_t nbytes, py::handle dtype) {
+    ScalarType dt = to_dtype(dtype);
+    CL_CHECK_VALUE(nbytes % itemsize(dt) == 0, "_map_shared_memory: ", nbytes,
+                   " bytes are not a whole number of elements");
+    Storage st = map_shared_memory(fd, nbytes);
+    return std::make_shared<TensorImpl>(std::move(st), Shape{int64_t(nbytes / itemsize(dt))},
+                                        Shape{1}, 0, dt);
+  });
   m.def("_wrap_dim", &wrap_dim, py::arg("dim"), py::arg("ndim"));
   m.def("_broadcast_shapes", [](py::handle a, py::handle b) {
     return make_size(broadcast_shapes(to_shape(a), to_shape(b)));

@@ -46,6 +46,13 @@ class AllocBackend {
   virtual bool map(void* va, size_t nbytes, PhysHandle h) = 0;
   virtual bool set_access(void* va, size_t nbytes) = 0;
   virtual void unmap(void* va, size_t nbytes) = 0;
+  // Peer access (Note [Peer access] in csrc/cuda/peer_access.cpp): from now on set_access
+  // also makes ranges usable by `device`. False when it already did (or can't: the host
+  // backend has no peers).
+  virtual bool add_peer(int device) {
+    (void)device;
+    return false;
+  }
 
   // Events mark a point in a stream; query_event is true once the stream has passed it.
   virtual EventHandle create_event() = 0;

@@ -293,6 +293,19 @@ void CachingAllocator::record_stream(void* ctx, StreamId stream) {
   }
 }
 
+void CachingAllocator::enable_peer_access(int peer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!backend_->add_peer(peer)) return;
+  for (const auto& pool : pools_) {
+    for (const auto& r : pool->arena.reservations()) {
+      for (const auto& [va, extent] : r->extents) {
+        CL_CHECK(backend_->set_access(va, extent.size), "out of memory while mapping ", extent.size,
+                 " bytes of cuda:", device_.index, " for peer access from cuda:", peer);
+      }
+    }
+  }
+}
+
 EventHandle CachingAllocator::get_event() {
   if (event_cache_.empty()) return backend_->create_event();
   EventHandle e = event_cache_.back();

@@ -136,6 +136,9 @@ class CachingAllocator final : public Allocator, private detail::ArenaLedger {
   double memory_fraction() const;
 
   AllocBackend& backend() { return *backend_; }
+  // Makes this device's memory usable by `peer` (Note [Peer access] in
+  // csrc/cuda/peer_access.cpp): the arenas' mapped ranges now and every range mapped later.
+  void enable_peer_access(int peer);
 
   Device device() const { return device_; }
 

@@ -78,6 +78,7 @@ size_t pending_record_stream_frees();  // frees still held back (for tests)
 // Blocking unless `non_blocking` (which is only asynchronous for page-locked host memory).
 void memcpy_h2d(void* dst, const void* src, size_t n, int device, bool non_blocking);
 void memcpy_d2h(void* dst, const void* src, size_t n, int device, bool non_blocking);
+// Same device: on its current stream. Across devices: memcpy_peer (never blocks the host).
 void memcpy_d2d(void* dst, int dst_device, const void* src, int src_device, size_t n);
 void synchronize(int device);
 
@@ -109,6 +110,23 @@ std::pair<size_t, size_t> mem_get_info(int device);  // (free, total) bytes
 bool can_device_access_peer(int device, int peer);
 // Makes `waiting` wait (on the GPU) for the work queued so far on `stream` of `device`.
 void stream_wait_stream(StreamHandle waiting, StreamHandle stream, int device);
+
+// ---- Peer access and copies between GPUs (csrc/cuda/peer_access.cpp) ----
+// Whether work queued on `device` may use `peer`'s memory directly. Enabled on the first call
+// for the pair (cudaDeviceEnablePeerAccess, the peer's arenas mapped for `device`, then a
+// self-check) and cached; false where the GPUs can't or CUDALITE_DISABLE_P2P=1. Raises a
+// RuntimeError when the pair failed the self-check (Note [Peer access self-check]).
+bool get_p2p_access(int device, int peer);
+// The cached answer, without enabling anything: -1 not asked yet, 0 off, 1 on, 2 broken.
+int p2p_access_state(int device, int peer);
+// Writes a pattern from `device` into `peer`'s memory and reads it back, through peer access
+// when it is on; raises the self-check's RuntimeError on a mismatch. `inject_fault` flips a
+// bit of what was read back (tests of the error).
+void p2p_selfcheck(int device, int peer, bool inject_fault);
+// A copy of n bytes from `src` on src_device to `dst` on another device, on the source's
+// current stream behind a two-way event barrier with the destination's current stream
+// (Note [Copies between devices]); cudaMemcpyPeerAsync where peer access is off.
+void memcpy_peer(void* dst, int dst_device, const void* src, int src_device, size_t n);
 
 // torch's _CudaDeviceProperties fields, read once per device and cached.
 struct DeviceProperties {

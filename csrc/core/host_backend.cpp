@@ -191,6 +191,20 @@ bool HostBackend::set_access(void* va, size_t nbytes) {
   return true;
 }
 
+bool HostBackend::add_peer(int device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!supports_vmm() || std::find(peers_.begin(), peers_.end(), device) != peers_.end()) {
+    return false;
+  }
+  peers_.push_back(device);
+  return true;
+}
+
+std::vector<int> HostBackend::peers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return peers_;
+}
+
 void HostBackend::unmap(void* va, size_t nbytes) {
   maybe_fail(kUnmap);
   // Back to a reservation: the address range stays owned by its arena.

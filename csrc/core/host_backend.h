@@ -19,6 +19,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/alloc_backend.h"
 
@@ -75,6 +76,10 @@ class HostBackend final : public AllocBackend {
   };
   Calls calls() const;
 
+  // Peer access: the devices added (set_access does nothing more for them on the host).
+  bool add_peer(int device) override;
+  std::vector<int> peers() const;
+
   // Failure injection, for tests of the allocator's error paths: after `after` more calls of
   // `call` ("free", "map", "set_access", "unmap", "create_physical", "release_physical",
   // "release_address", "synchronize") succeed, the next `count` do nothing and throw
@@ -122,6 +127,7 @@ class HostBackend final : public AllocBackend {
   mutable std::mutex mu_;
   std::unordered_map<StreamId, FakeStream> streams_;
   Calls calls_;
+  std::vector<int> peers_;
 };
 
 }  // namespace cl

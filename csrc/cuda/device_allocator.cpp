@@ -10,6 +10,7 @@
 #include <cuda.h>  // driver types only; the functions come from the entry points below
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -169,16 +170,27 @@ class CudaBackend final : public AllocBackend {
     if (r != CUDA_SUCCESS) throw_driver_error(r, "cuMemMap");
     return true;
   }
+  // This device and its peers (Note [Peer access] in peer_access.cpp).
   bool set_access(void* va, size_t nbytes) override {
     DeviceGuard g(device_);
     RelaxedCaptureGuard relaxed;  // Note [Capturing CUDA graphs]
-    CUmemAccessDesc desc{};
-    desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    desc.location.id = device_;
-    desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    CUresult r = driver().cuMemSetAccess(CUdeviceptr(va), nbytes, &desc, 1);
+    std::vector<CUmemAccessDesc> desc(1 + peers_.size());
+    for (size_t i = 0; i < desc.size(); ++i) {
+      desc[i].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+      desc[i].location.id = i == 0 ? device_ : peers_[i - 1];
+      desc[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    }
+    CUresult r = driver().cuMemSetAccess(CUdeviceptr(va), nbytes, desc.data(), desc.size());
     if (r == CUDA_ERROR_OUT_OF_MEMORY) return false;
     if (r != CUDA_SUCCESS) throw_driver_error(r, "cuMemSetAccess");
+    return true;
+  }
+  bool add_peer(int device) override {
+    if (!vmm_ || device == device_ ||
+        std::find(peers_.begin(), peers_.end(), device) != peers_.end()) {
+      return false;
+    }
+    peers_.push_back(device);
     return true;
   }
   void unmap(void* va, size_t nbytes) override {
@@ -231,6 +243,7 @@ class CudaBackend final : public AllocBackend {
   int device_;
   bool vmm_ = false;
   size_t granularity_ = size_t(2) << 20;
+  std::vector<int> peers_;  // guarded by the allocator's lock, as every call here
   CUmemAllocationProp prop_{};
 };
 

@@ -371,14 +371,13 @@ void memcpy_d2h(void* dst, const void* src, size_t n, int device, bool non_block
 }
 
 void memcpy_d2d(void* dst, int dst_device, const void* src, int src_device, size_t n) {
+  if (dst_device != src_device) {
+    memcpy_peer(dst, dst_device, src, src_device, n);  // Note [Copies between devices]
+    return;
+  }
   DeviceGuard g(dst_device);
   cudaStream_t s = static_cast<cudaStream_t>(current_stream(dst_device));
-  if (dst_device == src_device) {
-    CL_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s));
-  } else {
-    CL_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_device, src, src_device, n, s));
-    CL_CUDA_CHECK(cudaStreamSynchronize(s));
-  }
+  CL_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s));
 }
 
 void synchronize(int device) {

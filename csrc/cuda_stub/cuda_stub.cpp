@@ -61,6 +61,10 @@ int exchange_device(int device) {
 int maybe_exchange_device(int device) { return exchange_device(device); }
 std::pair<size_t, size_t> mem_get_info(int) { fail(); }
 bool can_device_access_peer(int, int) { fail(); }
+bool get_p2p_access(int, int) { fail(); }
+int p2p_access_state(int, int) { fail(); }
+void p2p_selfcheck(int, int, bool) { fail(); }
+void memcpy_peer(void*, int, const void*, int, size_t) { fail(); }
 const DeviceProperties& get_device_properties(int) { fail(); }
 std::string uuid_string(const std::array<uint8_t, 16>&) { fail(); }
 

@@ -119,6 +119,7 @@ _LAZY_MODULES = (
     "accelerator",
     "amp",
     "distributed",
+    "multiprocessing",
 )
 _LAZY_NAMES = ("save", "load", "UntypedStorage")
 # torch.autocast and its state functions (cudalite.amp.autocast_mode)

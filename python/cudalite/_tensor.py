@@ -489,6 +489,35 @@ def pin_memory(self, device=None):
     return _C._cuda._pin_memory(self)
 
 
+# ---- shared memory (core/shared_memory.h; cudalite.multiprocessing) ----
+
+
+@method
+def share_memory_(self):
+    """Moves the storage to shared memory, in place (every view sees it), so that
+    ``cudalite.multiprocessing`` sends the tensor without copying it. A no-op for CUDA tensors
+    and storages already shared. Tensors in shared memory can't be resized."""
+    nbytes = self._storage_nbytes()
+    if self.is_cuda or nbytes == 0 or self._is_shared_memory():
+        return self
+    import os
+
+    fd = os.memfd_create("cudalite_shared", os.MFD_CLOEXEC)
+    try:
+        os.ftruncate(fd, nbytes)
+    except BaseException:
+        os.close(fd)
+        raise
+    self._share_memory_fd(fd)  # takes the descriptor
+    return self
+
+
+@method
+def is_shared(self):
+    """Whether the storage is in shared memory (always True for CUDA tensors)."""
+    return self.is_cuda or self._is_shared_memory()
+
+
 @method
 def record_stream(self, stream):
     """Marks the tensor as used by ``stream``: its memory is not reused for another tensor

@@ -82,6 +82,15 @@ class UntypedStorage:
     def is_pinned(self, device="cuda"):
         return self._flat.is_pinned()
 
+    def share_memory_(self):
+        """Moves the memory to shared memory, in place (see ``Tensor.share_memory_``)."""
+        self._flat.share_memory_()
+        return self
+
+    def is_shared(self):
+        """Whether the memory is shared memory (always True on a GPU)."""
+        return self._flat.is_shared()
+
     # ---- copies ----
 
     def cpu(self):

@@ -35,6 +35,7 @@ from cudalite.cuda._device import (  # noqa: F401  (private names torch.cuda als
     set_device,
     synchronize,
 )
+from cudalite.cuda._ipc import ipc_collect
 from cudalite.cuda._lazy import (  # noqa: F401
     DeferredCudaCallError,
     _is_compiled,
@@ -133,6 +134,7 @@ __all__ = [
     "has_half",
     "has_magma",
     "init",
+    "ipc_collect",
     "is_available",
     "is_bf16_supported",
     "is_initialized",

@@ -83,3 +83,16 @@ class UninitializedParameter(Parameter):
         result = type(self)(self.requires_grad, self.device, self.dtype)
         memo[id(self)] = result
         return result
+
+
+def _register_reducer():
+    """cudalite.multiprocessing, when loaded before this module, registered its tensor reducer
+    for the classes it knew: Parameters go through it too (shared, not copied)."""
+    import sys
+
+    reductions = sys.modules.get("cudalite.multiprocessing.reductions")
+    if reductions is not None:
+        reductions.init_reductions()
+
+
+_register_reducer()
