@@ -22,6 +22,16 @@ from cudalite.nn._functional_activation import (
     softplus,
 )
 from cudalite.nn._functional_attention import scaled_dot_product_attention
+from cudalite.nn._functional_conv import (
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    fold,
+    unfold,
+)
 from cudalite.nn._functional_loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -68,6 +78,15 @@ __all__ = [
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "multi_head_attention_forward",
+    # ---- convolutions, pooling and batch norm (CNNs) ----
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "unfold",
+    "fold",
 ]
 
 _ADD = _ops.BINARY["add"]
