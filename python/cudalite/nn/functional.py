@@ -41,6 +41,20 @@ from cudalite.nn._functional_loss import (
 from cudalite.nn._functional_mha import multi_head_attention_forward
 from cudalite.nn._functional_norm import layer_norm
 from cudalite.nn._functional_pad import pad
+from cudalite.nn._functional_pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool1d_with_indices,
+    max_pool2d,
+    max_pool2d_with_indices,
+)
 from cudalite.nn._functional_sparse import embedding, one_hot
 
 __all__ = [
@@ -87,6 +101,18 @@ __all__ = [
     "conv_transpose3d",
     "unfold",
     "fold",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool1d_with_indices",
+    "max_pool2d_with_indices",
+    "avg_pool1d",
+    "avg_pool2d",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices",
 ]
 
 _ADD = _ops.BINARY["add"]
