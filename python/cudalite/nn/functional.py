@@ -22,6 +22,14 @@ from cudalite.nn._functional_activation import (
     softplus,
 )
 from cudalite.nn._functional_attention import scaled_dot_product_attention
+from cudalite.nn._functional_batchnorm import (
+    batch_norm,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    group_norm,
+    instance_norm,
+)
 from cudalite.nn._functional_conv import (
     conv1d,
     conv2d,
@@ -32,6 +40,7 @@ from cudalite.nn._functional_conv import (
     fold,
     unfold,
 )
+from cudalite.nn._functional_interpolate import interpolate, upsample
 from cudalite.nn._functional_loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -113,6 +122,14 @@ __all__ = [
     "adaptive_max_pool2d",
     "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices",
+    "batch_norm",
+    "instance_norm",
+    "group_norm",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "interpolate",
+    "upsample",
 ]
 
 _ADD = _ops.BINARY["add"]
