@@ -174,6 +174,14 @@ def _bias_add_(y, bias):
 # ---- the products (im2col path) ----
 
 
+def _gmm(a, b):
+    """Per-group products of (g, m, k) and (g, k, n); one plain matrix product when g is 1
+    (BLAS takes transposed operands of a 2-D product as they are)."""
+    if a.shape[0] == 1:
+        return a[0].matmul(b[0]).unsqueeze(0)
+    return a.matmul(b)
+
+
 def _conv_fwd(x, w, bias, s, pads, d, g):
     n = x.shape[0]
     k = list(w.shape[2:])
@@ -182,7 +190,7 @@ def _conv_fwd(x, w, bias, s, pads, d, g):
     out = [ic.out_size(xp.shape[2 + i], k[i], s[i], d[i], 0) for i in range(len(k))]
     cols = ic.im2col(xp, g, k, s, d, out)  # (g, N*L, CgK)
     wm = w.reshape(g, o // g, -1).transpose(1, 2)  # (g, CgK, Og)
-    y = cols.matmul(wm)  # (g, N*L, Og)
+    y = _gmm(cols, wm)  # (g, N*L, Og)
     y = _from_group_rows(y, n, out)
     if bias is not None:
         _bias_add_(y, bias)
@@ -213,7 +221,7 @@ def _conv_bwd(gy, x, w, s, pads, d, g, need):
     gr = _to_group_rows(gy, g)  # (g, N*L, Og)
     gx = gw = gb = None
     if need[0]:
-        gcols = gr.matmul(w.reshape(g, o // g, -1))  # (g, N*L, CgK)
+        gcols = _gmm(gr, w.reshape(g, o // g, -1))  # (g, N*L, CgK)
         src = ic.cols_as_windows(gcols, g, n, out, k)  # (N, g, Cg, *out, *k)
         padded = [x.shape[2 + i] + pads[i][0] + pads[i][1] for i in range(nd)]
         gxp = ic.col2im(src, padded, k, s, d, out).view([n, c] + padded)
@@ -224,7 +232,7 @@ def _conv_bwd(gy, x, w, s, pads, d, g, need):
         gx = gx.contiguous()
     if need[1]:
         cols = ic.im2col(ic.pad_input(x, pads), g, k, s, d, out)
-        gw = gr.transpose(1, 2).matmul(cols).reshape(w.shape)
+        gw = _gmm(gr.transpose(1, 2), cols).reshape(w.shape)
     if len(need) > 2 and need[2]:
         gb = gy.sum([0] + list(range(2, gy.dim())))
     return gx, gw, gb
@@ -237,7 +245,7 @@ def _convt_fwd(x, w, bias, s, p, op, d, g):
     cin = w.shape[0]
     ins = list(x.shape[2:])
     xr = _to_group_rows(x, g)  # (g, N*Lin, Cig)
-    cols = xr.matmul(w.reshape(g, cin // g, -1))  # (g, N*Lin, CogK)
+    cols = _gmm(xr, w.reshape(g, cin // g, -1))  # (g, N*Lin, CogK)
     src = ic.cols_as_windows(cols, g, n, ins, k)  # (N, g, Cog, *in, *k)
     full = [(ins[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 + op[i] for i in range(nd)]
     y = ic.col2im(src, full, k, s, d, ins)
@@ -260,10 +268,10 @@ def _convt_bwd(gy, x, w, s, p, op, d, g, need):
     cols = ic.im2col(gyp, g, k, s, d, ins)  # (g, N*Lin, CogK)
     gx = gw = gb = None
     if need[0]:
-        r = cols.matmul(w.reshape(g, cin // g, -1).transpose(1, 2))  # (g, N*Lin, Cig)
+        r = _gmm(cols, w.reshape(g, cin // g, -1).transpose(1, 2))  # (g, N*Lin, Cig)
         gx = _from_group_rows(r, n, ins)
     if need[1]:
-        gw = _to_group_rows(x, g).transpose(1, 2).matmul(cols).reshape(w.shape)
+        gw = _gmm(_to_group_rows(x, g).transpose(1, 2), cols).reshape(w.shape)
     if len(need) > 2 and need[2]:
         gb = gy.sum([0] + list(range(2, gy.dim())))
     return gx, gw, gb
