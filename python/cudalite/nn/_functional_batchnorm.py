@@ -15,7 +15,8 @@ import warnings
 
 from cudalite import _C, _arg_parser
 from cudalite._C import Tensor
-from cudalite.autograd.functions._common import Node, edge, mark, nograd
+from cudalite.autograd.functions._common import Node, edge, mark
+from cudalite.nn import _im2col as ic
 
 __all__ = [
     "batch_norm",
@@ -101,7 +102,7 @@ def batch_norm(
         if n == 1:
             raise ValueError(
                 "Expected more than 1 value per channel when training, got input size "
-                f"torch.Size({size})"
+                f"{input.shape}"
             )
     if input.dim() < 2:
         raise RuntimeError(
@@ -144,7 +145,7 @@ def batch_norm(
         y = xf * scale.view(shape) + shift.view(shape)
         return (y.to(x.dtype) if low else y), mean, invstd
 
-    y, mean, invstd = nograd(run)
+    y, mean, invstd = ic.no_grad_call(run)
     if _grad_on() and (
         x._rg or (weight is not None and weight._rg) or (bias is not None and bias._rg)
     ):

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import math
 
-from cudalite import _C, _arg_parser
+from cudalite import _C, _arg_parser, _linalg
 from cudalite._C import Tensor
-from cudalite.autograd.functions._common import Node, edge, mark, nograd
+from cudalite.autograd.functions._common import Node, edge, mark
 from cudalite.nn import _im2col as ic
 
 __all__ = [
@@ -33,10 +33,9 @@ _grad_on = _C._is_grad_enabled
 
 
 def _expand(name, value, nd):
-    """torch's expand_param_if_needed: an int, or a list of ``nd`` ints."""
-    if isinstance(value, int):
-        return [value] * nd
-    v = [int(i) for i in value]
+    """torch's expand_param_if_needed: an int, or a list of ``nd`` ints (one int is
+    repeated)."""
+    v = [value] if isinstance(value, int) else [int(i) for i in value]
     if len(v) == 1:
         return v * nd
     if len(v) != nd:
@@ -45,6 +44,13 @@ def _expand(name, value, nd):
             f"the convolution dimensions, but got {name}={v}"
         )
     return v
+
+
+def _param(name, value, nd, wnd):
+    """A parameter as the Python function passes it (an int becomes ``nd`` ints, as torch's
+    ``_pair``), then expanded to the weight's ``wnd`` spatial dims."""
+    v = [value] * nd if isinstance(value, int) else [int(i) for i in value]
+    return _expand(name, v, wnd)
 
 
 def _sizes(t):
@@ -85,7 +91,7 @@ def _check_shape(x, w, bias, stride, padding, dilation, groups, transposed):
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
     if any(d <= 0 for d in dilation):
-        raise RuntimeError("dilation should be greater than zero")
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     wd = w.dim()
@@ -100,7 +106,7 @@ def _check_shape(x, w, bias, stride, padding, dilation, groups, transposed):
         if o % groups:
             raise RuntimeError(
                 f"Given groups={groups}, expected weight to be divisible by {groups} at "
-                f"dimension 0, but got weight of size {_sizes(w)} instead"
+                f"dimension 0, but got weight of size [{_sizes(w)}] instead"
             )
         if c != w.shape[1] * groups:
             raise RuntimeError(
@@ -140,13 +146,18 @@ def _check_shape(x, w, bias, stride, padding, dilation, groups, transposed):
 def _check_types(x, w, bias):
     if x.dtype is not w.dtype:
         raise RuntimeError(
-            f"Input type ({_type_name(x)}) and weight type ({_type_name(w)}) should be the same"
+            f"expected scalar type {x.dtype._short_name} but found {w.dtype._short_name}"
         )
     if x.device != w.device:
         raise RuntimeError(
             f"Input type ({_type_name(x)}) and weight type ({_type_name(w)}) should be the same"
         )
-    if bias is not None and (bias.dtype is not x.dtype or bias.device != x.device):
+    if bias is not None and bias.dtype is not x.dtype:
+        raise RuntimeError(
+            f"Input type ({_linalg.cpp_name(x.dtype)}) and bias type "
+            f"({_linalg.cpp_name(bias.dtype)}) should be the same"
+        )
+    if bias is not None and bias.device != x.device:
         raise RuntimeError(
             f"Input type ({_type_name(x)}) and bias type ({_type_name(bias)}) should be the same"
         )
@@ -320,12 +331,14 @@ def _convolution(x, w, bias, stride, pads, dilation, groups, transposed, op):
     if _cudnn_ok(x):
         from cudalite.nn import _cudnn_conv
 
-        y = nograd(_cudnn_conv.forward, x, w, bias, stride, pads, dilation, groups, transposed, op)
+        y = ic.no_grad_call(
+            _cudnn_conv.forward, x, w, bias, stride, pads, dilation, groups, transposed, op
+        )
     elif transposed:
         p = [a for a, _ in pads]
-        y = nograd(_convt_fwd, x, w, bias, stride, p, op, dilation, groups)
+        y = ic.no_grad_call(_convt_fwd, x, w, bias, stride, p, op, dilation, groups)
     else:
-        y = nograd(_conv_fwd, x, w, bias, stride, pads, dilation, groups)
+        y = ic.no_grad_call(_conv_fwd, x, w, bias, stride, pads, dilation, groups)
     if _grad_on() and (x._rg or w._rg or (bias is not None and bias._rg)):
         edges = (edge(x), edge(w)) + ((edge(bias),) if bias is not None else (None,))
         node = ConvolutionBackward0(edges)
@@ -349,8 +362,8 @@ def _conv(fname, nd, input, weight, bias, stride, padding, dilation, groups):
     _check_args(fname, input, weight, bias)
     x, unbatched = _batchify(input, nd, fname)
     wnd = weight.dim() - 2
-    stride = _expand("stride", stride, wnd)
-    dilation = _expand("dilation", dilation, wnd)
+    stride = _param("stride", stride, nd, wnd)
+    dilation = _param("dilation", dilation, nd, wnd)
     if isinstance(padding, str):
         if padding == "valid":
             pads = [(0, 0)] * wnd
@@ -363,7 +376,7 @@ def _conv(fname, nd, input, weight, bias, stride, padding, dilation, groups):
         else:
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:
-        padding = _expand("padding", padding, wnd)
+        padding = _param("padding", padding, nd, wnd)
         pads = [(p, p) for p in padding]
     _check_shape(x, weight, bias, stride, padding, dilation, groups, False)
     _check_types(x, weight, bias)
@@ -394,10 +407,10 @@ def _conv_t(fname, nd, input, weight, bias, stride, padding, output_padding, gro
     _check_args(fname, input, weight, bias)
     x, unbatched = _batchify(input, nd, fname)
     wnd = weight.dim() - 2
-    stride = _expand("stride", stride, wnd)
-    padding = _expand("padding", padding, wnd)
-    dilation = _expand("dilation", dilation, wnd)
-    op = _expand("output_padding", output_padding, wnd)
+    stride = _param("stride", stride, nd, wnd)
+    padding = _param("padding", padding, nd, wnd)
+    dilation = _param("dilation", dilation, nd, wnd)
+    op = _param("output_padding", output_padding, nd, wnd)
     _check_shape(x, weight, bias, stride, padding, dilation, groups, True)
     for i in range(wnd):
         if op[i] < 0:
@@ -518,6 +531,11 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     k, d = _pair("kernel_size", kernel_size), _pair("dilation", dilation)
     p, s = _pair("padding", padding), _pair("stride", stride)
     unbatched = input.dim() == 3
+    if input.dim() < 3:
+        n = max(input.dim(), 1)
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got 2)"
+        )
     if input.dim() not in (3, 4) or input.numel() == 0 and input.shape[-1] == 0:
         raise RuntimeError(
             "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
@@ -536,7 +554,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
                 f"{ic.out_size(x.shape[3] + 2 * p[1], k[1], s[1], d[1], 0)}), but its "
                 "components must be at least one."
             )
-    r = nograd(_unfold_raw, x, k, d, p, s)
+    r = ic.no_grad_call(_unfold_raw, x, k, d, p, s)
     if _grad_on() and x._rg:
         node = Im2ColBackward0((edge(x),))
         node.size, node.k, node.s, node.d, node.p = list(x.shape[2:]), k, s, d, p
@@ -585,7 +603,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     if x.shape[1] % kk:
         raise RuntimeError(
             "Expected size of input's dimension 1 to be divisible by the product of "
-            f"kernel_size, but got input.size(1)={x.shape[1]} and kernel_size=({k[0]}, {k[1]})"
+            f"kernel_size, but got input.size(1)={x.shape[1]} and kernel_size=({k[0]}, {k[1]})."
         )
     out = [ic.out_size(size[i] + 2 * p[i], k[i], s[i], d[i], 0) for i in range(2)]
     if x.shape[2] != math.prod(out):
@@ -596,7 +614,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
             f"blocks {out[0]} * {out[1]} = {math.prod(out)}, but got input.size(2)="
             f"{x.shape[2]}."
         )
-    r = nograd(_fold_raw, x.contiguous(), size, k, d, p, s)
+    r = ic.no_grad_call(_fold_raw, x.contiguous(), size, k, d, p, s)
     if _grad_on() and x._rg:
         node = Col2ImBackward0((edge(x),))
         node.k, node.s, node.d, node.p = k, s, d, p

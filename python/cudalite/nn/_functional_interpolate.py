@@ -27,7 +27,7 @@ def _out_sizes(x, nd, size, scale_factor):
             raise ValueError(
                 "Input and output must have the same number of spatial dimensions, but got "
                 f"input with spatial dimensions of {list(x.shape[2:])} and output size of "
-                f"{sizes}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                f"{size}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
                 "output size in (o1, o2, ...,oK) format."
             )
         return [int(s) for s in sizes], None
@@ -48,9 +48,9 @@ def _out_sizes(x, nd, size, scale_factor):
     return [math.floor(x.shape[2 + i] * scales[i]) for i in range(nd)], scales
 
 
-def _scale(in_size, out_size, scale, align_corners):
-    """torch's area_pixel_compute_scale, in float32."""
-    f32 = np.float32
+def _scale(in_size, out_size, scale, align_corners, f32=np.float32):
+    """torch's area_pixel_compute_scale, in float32 (``f32``: the kernel's accumulation
+    type)."""
     if align_corners:
         return f32(in_size - 1) / f32(out_size - 1) if out_size > 1 else f32(0)
     if scale is not None and scale > 0:
@@ -65,17 +65,19 @@ def _nearest_index(in_size, out_size, scale, exact):
     return np.minimum(src.astype(np.int64), in_size - 1)
 
 
-def _linear_matrix(in_size, out_size, scale, align_corners):
-    s = _scale(in_size, out_size, scale, align_corners)
-    dst = np.arange(out_size, dtype=np.float32)
+def _linear_matrix(in_size, out_size, scale, align_corners, acc):
+    """The (out, in) matrix of linear interpolation weights, computed in ``acc`` (float64
+    for float64 inputs, else float32, as torch's kernels)."""
+    s = _scale(in_size, out_size, scale, align_corners, acc)
+    dst = np.arange(out_size, dtype=acc)
     if align_corners:
         src = dst * s
     else:
-        src = np.maximum((dst + np.float32(0.5)) * s - np.float32(0.5), np.float32(0))
+        src = np.maximum((dst + acc(0.5)) * s - acc(0.5), acc(0))
     i0 = np.minimum(np.floor(src).astype(np.int64), in_size - 1)
     i1 = np.minimum(i0 + 1, in_size - 1)
-    lam1 = (src - i0.astype(np.float32)).astype(np.float32)
-    lam0 = np.float32(1) - lam1
+    lam1 = (src - i0.astype(acc)).astype(acc)
+    lam0 = acc(1) - lam1
     m = np.zeros((out_size, in_size), dtype=np.float64)
     rows = np.arange(out_size)
     np.add.at(m, (rows, i0), lam0)
@@ -136,7 +138,9 @@ def interpolate(
             y = y.index_select(dim, _creation.tensor(idx, device=input.device))
         else:
             m = _creation.tensor(
-                _linear_matrix(n_in, out[i], sc, ac), dtype=_work(input), device=input.device
+                _linear_matrix(n_in, out[i], sc, ac, _acc(input)),
+                dtype=_work(input),
+                device=input.device,
             )
             # contract dim `dim` of y with m's columns
             yt = y.transpose(dim, -1) if dim != y.dim() - 1 else y
@@ -145,6 +149,10 @@ def interpolate(
     if want is not None:
         y = y.to(input.dtype).contiguous()
     return y
+
+
+def _acc(x):
+    return np.float64 if x.dtype is _C.float64 else np.float32
 
 
 def _work(x):

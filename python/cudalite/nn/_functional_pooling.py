@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from cudalite import _C, _arg_parser, _creation, _finfo
 from cudalite._C import Tensor
-from cudalite.autograd.functions._common import Node, edge, mark, nograd
+from cudalite.autograd.functions._common import Node, edge, mark
 from cudalite.nn import _im2col as ic
 
 __all__ = [
@@ -161,7 +161,7 @@ def _max_pool2d(fname, input, kernel_size, stride, padding, dilation, ceil_mode)
     _pool_shape_check(x, k, s, p, d, out, ceil_mode)
     if input.dtype is _C.bool:
         raise RuntimeError(f"\"max_pool2d\" not implemented for '{input.dtype._short_name}'")
-    vals, idx, _ = nograd(_max_pool_raw, x.contiguous(), k, s, p, d, out)
+    vals, idx, _ = ic.no_grad_call(_max_pool_raw, x.contiguous(), k, s, p, d, out)
     if _grad_on() and x._rg:
         node = MaxPool2DWithIndicesBackward0((edge(x),))
         node.indices, node.shape = idx, list(x.shape)
@@ -298,7 +298,7 @@ def _avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pa
             return total / div
         return (total / div).to(x.dtype) if isinstance(div, Tensor) else total // int(div)
 
-    y = nograd(run)
+    y = ic.no_grad_call(run)
     if _grad_on() and x._rg:
         node = AvgPool2DBackward0((edge(x),))
         node.shape, node.k, node.s, node.p, node.out = list(x.shape), k, s, p, out
@@ -410,7 +410,7 @@ def adaptive_avg_pool2d(input, output_size):
         mh, mw = _avg_matrix(h, out[0], x), _avg_matrix(w, out[1], x)
         return mh.matmul(x.to(mh.dtype)).matmul(mw.t()).to(x.dtype), mh, mw
 
-    r = nograd(run)
+    r = ic.no_grad_call(run)
     y, mh, mw = (r, None, None) if regular else r
     if _grad_on() and x._rg:
         node = AdaptiveAvgPool2DBackward0((edge(x),))
@@ -465,7 +465,7 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
             f"{[i for i, v in enumerate(input.shape) if v == 0][0] if input.numel() == 0 else 0}"
             " being empty"
         )
-    v, idx = nograd(_adaptive_max_raw, x.contiguous(), out)
+    v, idx = ic.no_grad_call(_adaptive_max_raw, x.contiguous(), out)
     if _grad_on() and x._rg:
         node = AdaptiveMaxPool2DBackward0((edge(x),))
         node.indices, node.shape = idx, list(x.shape)

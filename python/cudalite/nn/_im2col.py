@@ -17,7 +17,27 @@ import math
 
 from cudalite import _C
 
-__all__ = ["out_size", "im2col", "col2im", "cols_as_windows", "pad_input", "windows"]
+__all__ = [
+    "no_grad_call",
+    "out_size",
+    "im2col",
+    "col2im",
+    "cols_as_windows",
+    "pad_input",
+    "windows",
+]
+
+
+def no_grad_call(fn, *args):
+    """``fn(*args)`` with grad mode off, restored after (to what it was: the forward of an
+    op may run inside ``no_grad`` already)."""
+    if not _C._is_grad_enabled():
+        return fn(*args)
+    _C._set_grad_enabled(False)
+    try:
+        return fn(*args)
+    finally:
+        _C._set_grad_enabled(True)
 
 
 def out_size(size, k, s, d, pad_total):
