@@ -16,6 +16,7 @@ import math
 from cudalite import _C, _arg_parser, _linalg
 from cudalite._C import Tensor
 from cudalite.autograd.functions._common import Node, edge, mark
+from cudalite.nn import _cudnn_conv
 from cudalite.nn import _im2col as ic
 
 __all__ = [
@@ -291,16 +292,18 @@ def _convt_bwd(gy, x, w, s, p, op, d, g, need):
 # ---- dispatch ----
 
 
-def _cudnn_ok(x):
-    if not x.is_cuda:
-        return False
-    from cudalite.nn import _cudnn_conv
-
-    return _cudnn_conv.usable(x)
-
-
 class ConvolutionBackward0(Node):
-    __slots__ = ("input", "weight", "stride", "pads", "dilation", "groups", "transposed", "op")
+    __slots__ = (
+        "input",
+        "weight",
+        "stride",
+        "pads",
+        "dilation",
+        "groups",
+        "transposed",
+        "op",
+        "cudnn",
+    )
     _saved = ("input", "weight")
 
     def apply(self, g):
@@ -308,9 +311,7 @@ class ConvolutionBackward0(Node):
         need = [e is not None for e in nx]
         x, w = self.input, self.weight
         g = g.contiguous()
-        if _cudnn_ok(x):
-            from cudalite.nn import _cudnn_conv
-
+        if self.cudnn:
             gx, gw, gb = _cudnn_conv.backward(self, g, x, w, need)
         elif self.transposed:
             p = [a for a, _ in self.pads]
@@ -325,26 +326,24 @@ class ConvolutionBackward0(Node):
 
 
 def _convolution(x, w, bias, stride, pads, dilation, groups, transposed, op):
-    """Runs the forward (grad mode off) and records the node."""
-    if x.numel() == 0 and x.shape[0] == 0:
-        pass
-    if _cudnn_ok(x):
-        from cudalite.nn import _cudnn_conv
-
-        y = ic.no_grad_call(
-            _cudnn_conv.forward, x, w, bias, stride, pads, dilation, groups, transposed, op
+    """Runs the forward (grad mode off) on cuDNN or im2col and records the node."""
+    cudnn = x.is_cuda and _cudnn_conv.usable(x, pads)
+    if cudnn:
+        fwd, args = (
+            _cudnn_conv.forward,
+            (x, w, bias, stride, pads, dilation, groups, transposed, op),
         )
     elif transposed:
-        p = [a for a, _ in pads]
-        y = ic.no_grad_call(_convt_fwd, x, w, bias, stride, p, op, dilation, groups)
+        fwd, args = _convt_fwd, (x, w, bias, stride, [a for a, _ in pads], op, dilation, groups)
     else:
-        y = ic.no_grad_call(_conv_fwd, x, w, bias, stride, pads, dilation, groups)
+        fwd, args = _conv_fwd, (x, w, bias, stride, pads, dilation, groups)
+    y = ic.no_grad_call(fwd, *args)
     if _grad_on() and (x._rg or w._rg or (bias is not None and bias._rg)):
         edges = (edge(x), edge(w)) + ((edge(bias),) if bias is not None else (None,))
         node = ConvolutionBackward0(edges)
         node.input, node.weight = x, w
         node.stride, node.pads, node.dilation, node.groups = stride, pads, dilation, groups
-        node.transposed, node.op = transposed, op
+        node.transposed, node.op, node.cudnn = transposed, op, cudnn
         mark(y, node)
     return y
 
