@@ -26,6 +26,13 @@ from nn_cnn_cases import (
 EXPECTED = load_expected()
 
 
+@pytest.fixture(autouse=True)
+def _full_float32():
+    # cuDNN's float32 convolutions use TF32 by default (as torch's): compare in full precision
+    with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
+        yield
+
+
 @pytest.mark.parametrize("name", [n for n, _ in CONV_CASES])
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_values_and_gradients_match_torch(name, dtype, device):

@@ -11,6 +11,7 @@ gradients with torch's formulas. Half and bfloat16 inputs are normalised in floa
 
 from __future__ import annotations
 
+import math
 import warnings
 
 from cudalite import _C, _arg_parser
@@ -116,6 +117,13 @@ def batch_norm(
         ("bias", bias),
     ):
         _check_numel(name, t, c)
+    if _grad_on():
+        for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+            if t is not None and t.requires_grad:
+                raise RuntimeError(
+                    f"The function 'native_batch_norm' is not differentiable with respect to "
+                    f"argument '{name}'. This input cannot have requires_grad True."
+                )
     if not training and (running_mean is None or running_var is None):
         which = "running_mean" if running_mean is None else "running_var"
         raise RuntimeError(f"{which} must be defined in evaluation mode")
@@ -210,6 +218,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             f"Expected at least 2 dimensions for input tensor but received {input.dim()}"
         )
     n, c = input.shape[0], input.shape[1]
+    size = [n * c // num_groups, num_groups] + list(input.shape[2:])
+    if math.prod(size) // num_groups == 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {size}"
+        )
     if c % num_groups:
         raise RuntimeError(
             "Expected number of channels in input to be divisible by num_groups, but got input "

@@ -85,8 +85,9 @@ def _batchify(input, nd, fname):
     )
 
 
-def _check_shape(x, w, bias, stride, padding, dilation, groups, transposed):
-    """torch's check_shape_forward, in its order."""
+def _check_shape(x, w, bias, stride, padding, dilation, groups, transposed, totals=None):
+    """torch's check_shape_forward, in its order (``totals``: the padding added to each
+    spatial dim, both sides, where it is not twice ``padding``, as for 'same')."""
     if any(p < 0 for p in padding):
         raise RuntimeError("negative padding is not supported")
     if any(s <= 0 for s in stride):
@@ -120,7 +121,9 @@ def _check_shape(x, w, bias, stride, padding, dilation, groups, transposed):
                 f"elements, but got bias of size {_sizes(bias)} instead"
             )
         nd = wd - 2
-        ins = [x.shape[2 + i] + 2 * padding[i] for i in range(nd)]
+        if totals is None:
+            totals = [2 * p for p in padding]
+        ins = [x.shape[2 + i] + totals[i] for i in range(nd)]
         ks = [dilation[i] * (w.shape[2 + i] - 1) + 1 for i in range(nd)]
         if any(a < b for a, b in zip(ins, ks, strict=True)):
             raise RuntimeError(
@@ -377,10 +380,11 @@ def _conv(fname, nd, input, weight, bias, stride, padding, dilation, groups):
     else:
         padding = _param("padding", padding, nd, wnd)
         pads = [(p, p) for p in padding]
-    _check_shape(x, weight, bias, stride, padding, dilation, groups, False)
-    _check_types(x, weight, bias)
-    if pads is None:
+    if pads is None and weight.dim() == x.dim():
         pads = _same_pads(weight, dilation, wnd)
+    totals = [a + b for a, b in pads] if pads is not None else None
+    _check_shape(x, weight, bias, stride, padding, dilation, groups, False, totals)
+    _check_types(x, weight, bias)
     y = _convolution(x, weight, bias, stride, pads, dilation, groups, False, [0] * wnd)
     return y.squeeze(0) if unbatched else y
 
