@@ -247,7 +247,7 @@ def _conv_bwd(gy, x, w, s, pads, d, g, need):
         gx = gx.contiguous()
     if need[1]:
         cols = ic.im2col(ic.pad_input(x, pads), g, k, s, d, out)
-        gw = _gmm(gr.transpose(1, 2), cols).reshape(w.shape)
+        gw = _gmm(gr.transpose(1, 2).contiguous(), cols).reshape(w.shape)
     if len(need) > 2 and need[2]:
         gb = gy.sum([0] + list(range(2, gy.dim())))
     return gx, gw, gb
