@@ -194,3 +194,40 @@ def test_conv_module_rejects_unknown_padding_strings_and_modes():
         torch.nn.Conv2d(3, 6, 3, padding="full")
     with pytest.raises(ValueError, match=r"^padding_mode must be one of \{.*'circular'"):
         torch.nn.Conv2d(3, 6, 3, padding_mode="foo")
+
+
+@pytest.mark.parametrize("benchmark", [False, True])
+@pytest.mark.parametrize("deterministic", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_cuda_convolutions_under_each_cudnn_setting(benchmark, deterministic, dtype, device):
+    if device != "cuda":
+        pytest.skip("cuDNN's settings apply to CUDA tensors")
+    g = np.random.default_rng(2)
+    x64 = torch.tensor(g.standard_normal((4, 6, 9, 8)), device=device)
+    w64 = torch.tensor(g.standard_normal((8, 3, 3, 3)) * 0.3, device=device)
+    x = x64.to(dtype).requires_grad_()
+    w = w64.to(dtype).requires_grad_()
+    with torch.backends.cudnn.flags(
+        enabled=True, benchmark=benchmark, deterministic=deterministic, allow_tf32=False
+    ):
+        y = F.conv2d(x, w, stride=(2, 1), padding=1, dilation=(1, 2), groups=2)
+        gx, gw = torch.autograd.grad(y.float().square().sum(), (x, w))
+    x64.requires_grad_()
+    w64.requires_grad_()
+    ref = F.conv2d(x64, w64, stride=(2, 1), padding=1, dilation=(1, 2), groups=2)
+    rgx, rgw = torch.autograd.grad(ref.square().sum(), (x64, w64))
+    tol = 1e-4 if dtype == torch.float32 else 3e-2
+    for a, b in ((y, ref), (gx, rgx), (gw, rgw)):
+        scale = float(b.abs().max())
+        assert float((a.double() - b).abs().max()) <= tol * scale
+
+
+def test_cuda_conv_runs_on_cudnn_where_it_loads(device):
+    if device != "cuda":
+        pytest.skip("cuDNN runs CUDA tensors")
+    x = torch.randn(1, 2, 5, 5, device=device, requires_grad=True)
+    w = torch.randn(3, 2, 3, 3, device=device)
+    y = F.conv2d(x, w)
+    assert y.grad_fn.cudnn is torch.backends.cudnn.is_available()
+    with torch.backends.cudnn.flags(enabled=False):
+        assert F.conv2d(x, w).grad_fn.cudnn is False

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from cudalite import _C, _arg_parser, _creation
 from cudalite._C import Tensor
 
@@ -48,9 +46,8 @@ def _out_sizes(x, nd, size, scale_factor):
     return [math.floor(x.shape[2 + i] * scales[i]) for i in range(nd)], scales
 
 
-def _scale(in_size, out_size, scale, align_corners, f32=np.float32):
-    """torch's area_pixel_compute_scale, in float32 (``f32``: the kernel's accumulation
-    type)."""
+def _scale(in_size, out_size, scale, align_corners, f32):
+    """torch's area_pixel_compute_scale in ``f32`` (the kernel's accumulation type)."""
     if align_corners:
         return f32(in_size - 1) / f32(out_size - 1) if out_size > 1 else f32(0)
     if scale is not None and scale > 0:
@@ -59,7 +56,9 @@ def _scale(in_size, out_size, scale, align_corners, f32=np.float32):
 
 
 def _nearest_index(in_size, out_size, scale, exact):
-    s = _scale(in_size, out_size, scale, False)
+    import numpy as np  # not at import: `import cudalite.nn` does not load NumPy
+
+    s = _scale(in_size, out_size, scale, False, np.float32)
     dst = np.arange(out_size, dtype=np.float32)
     src = np.floor((dst + np.float32(0.5)) * s) if exact else np.floor(dst * s)
     return np.minimum(src.astype(np.int64), in_size - 1)
@@ -68,6 +67,8 @@ def _nearest_index(in_size, out_size, scale, exact):
 def _linear_matrix(in_size, out_size, scale, align_corners, acc):
     """The (out, in) matrix of linear interpolation weights, computed in ``acc`` (float64
     for float64 inputs, else float32, as torch's kernels)."""
+    import numpy as np
+
     s = _scale(in_size, out_size, scale, align_corners, acc)
     dst = np.arange(out_size, dtype=acc)
     if align_corners:
@@ -152,6 +153,8 @@ def interpolate(
 
 
 def _acc(x):
+    import numpy as np
+
     return np.float64 if x.dtype is _C.float64 else np.float32
 
 
