@@ -54,15 +54,17 @@ class NativeBatchNormBackward0(Node):
         mean, invstd = self.mean.view(shape), self.invstd.view(shape)
         need_w = len(nx) > 1 and nx[1] is not None
         need_b = len(nx) > 2 and nx[2] is not None
-        xhat = (x - mean) * invstd
+        xhat = _fma(x, invstd, -mean * invstd)
         gsum = g.sum(dims)
         gxhat = (g * xhat).sum(dims)
         gx = None
         if nx[0] is not None:
             scale = invstd if w is None else invstd * w.to(x.dtype).view(shape)
             if self.training:
+                # (g - mean(g) - xhat * mean(g * xhat)) * scale, as two fused steps
                 m = x.numel() // x.shape[1]
-                gx = (g - gsum.view(shape) / m - xhat * (gxhat.view(shape) / m)) * scale
+                gx = _fma(g, scale, -scale * (gsum.view(shape) / m))
+                gx = _fma(xhat, -scale * (gxhat.view(shape) / m), gx)
             else:
                 gx = g * scale
             if low:
@@ -71,6 +73,13 @@ class NativeBatchNormBackward0(Node):
         gw = gxhat.to(wdt) if need_w else None
         gb = gsum.to(wdt) if need_b else None
         return (gx, gw, gb)[: len(nx)]
+
+
+def _fma(a, b, c):
+    """``a * b + c`` in one pass (rounded once) for float32 and float64."""
+    if a.dtype in (_C.float32, _C.float64):
+        return _C._fma(a, b, c, None)
+    return a * b + c
 
 
 def _check_numel(name, t, c):
@@ -133,24 +142,27 @@ def batch_norm(
 
     def run():
         xf = x.float() if low else x
+        shape = _cshape(xf)
         if training:
             mean = xf.mean(dims)
-            var = xf.var(dims, correction=0)
+            d = xf - mean.view(shape)
+            m = xf.numel() // c
+            var = (d * d).sum(dims) / m
             if running_mean is not None:
-                m = xf.numel() // c
                 unbiased = var * (m / (m - 1)) if m > 1 else var
                 _update(running_mean, mean, momentum)
                 _update(running_var, unbiased, momentum)
         else:
             mean = running_mean.to(xf.dtype)
             var = running_var.to(xf.dtype)
+            d = xf
         invstd = (var + eps).rsqrt()
         scale = invstd if weight is None else invstd * weight.to(xf.dtype)
-        shift = -mean * scale
+        # training: (x - mean) * scale + bias; evaluation: x * scale + (bias - mean * scale)
+        shift = _C._full([c], 0, xf.dtype, xf.device) if training else -mean * scale
         if bias is not None:
             shift = shift + bias.to(xf.dtype)
-        shape = _cshape(xf)
-        y = xf * scale.view(shape) + shift.view(shape)
+        y = _fma(d, scale.view(shape), shift.view(shape))
         return (y.to(x.dtype) if low else y), mean, invstd
 
     y, mean, invstd = ic.no_grad_call(run)
