@@ -78,7 +78,10 @@ def windows(xp, k, s, d, out):
 
 def im2col(xp, groups, k, s, d, out):
     """The columns of padded input ``xp`` ``(N, C, *spatial)``: a contiguous
-    ``(groups, N * L, C / groups * K)`` tensor."""
+    ``(groups, N * L, C / groups * K)`` tensor (on the CPU one parallel gather,
+    csrc/ops/im2col.cpp)."""
+    if not xp.is_cuda:
+        return _C._im2col(xp, groups, list(k), list(s), list(d), list(out))
     n, c = xp.shape[0], xp.shape[1]
     nd = len(k)
     w = windows(xp, k, s, d, out)  # (N, C, *out, *k)
@@ -95,6 +98,8 @@ def col2im(src, padded, k, s, d, out):
     into a new zero tensor ``(*lead, *padded)``, each window where it was read from."""
     nd = len(k)
     lead = list(src.shape[: src.dim() - 2 * nd])
+    if not src.is_cuda and src.dtype in (_C.float32, _C.float64):
+        return _C._col2im(src, len(lead), list(padded), list(s), list(d))
     res = _C._full(lead + list(padded), 0, src.dtype, src.device)
     st = list(res.stride())
     sp = st[len(lead) :]
