@@ -5,7 +5,12 @@ unchanged: only the module bound to ``torch`` differs. The parameters come from 
 seed (cudalite initialises them as torch does, bit for bit on the CPU) and the batches from
 NumPy, so the two columns of losses should agree to float32 rounding on the CPU.
 
+``--model resnet18`` trains torchvision's ResNet-18 instead (its BasicBlock with
+``out += identity``, BatchNorm, ``ReLU(inplace=True)``, max pooling, adaptive average pooling
+and its initialisation), with SGD (momentum, nesterov, weight decay) and label smoothing.
+
     python benchmarks/run_cnn_tutorial.py [--steps 20] [--batch 4] [--device cpu|cuda]
+                                          [--model blitz|resnet18]
 """
 
 from __future__ import annotations
@@ -17,7 +22,71 @@ import time
 import numpy as np
 
 
-def train(torch, steps, batch, device, seed=0):
+def resnet18(torch, num_classes=10):
+    """torchvision's resnet18 (BasicBlock, layers [2, 2, 2, 2]), written out."""
+    nn = torch.nn
+
+    class BasicBlock(nn.Module):
+        def __init__(self, inplanes, planes, stride=1, downsample=None):
+            super().__init__()
+            self.conv1 = nn.Conv2d(inplanes, planes, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(planes)
+            self.relu = nn.ReLU(inplace=True)
+            self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(planes)
+            self.downsample = downsample
+
+        def forward(self, x):
+            identity = x
+            out = self.relu(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            if self.downsample is not None:
+                identity = self.downsample(x)
+            out += identity
+            return self.relu(out)
+
+    class ResNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inplanes = 64
+            self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
+            self.bn1 = nn.BatchNorm2d(64)
+            self.relu = nn.ReLU(inplace=True)
+            self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
+            self.layer1 = self._make_layer(64, 2)
+            self.layer2 = self._make_layer(128, 2, 2)
+            self.layer3 = self._make_layer(256, 2, 2)
+            self.layer4 = self._make_layer(512, 2, 2)
+            self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+            self.fc = nn.Linear(512, num_classes)
+            for m in self.modules():
+                if isinstance(m, nn.Conv2d):
+                    nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+                elif isinstance(m, nn.BatchNorm2d):
+                    nn.init.constant_(m.weight, 1)
+                    nn.init.constant_(m.bias, 0)
+
+        def _make_layer(self, planes, blocks, stride=1):
+            downsample = None
+            if stride != 1 or self.inplanes != planes:
+                downsample = nn.Sequential(
+                    nn.Conv2d(self.inplanes, planes, 1, stride, bias=False),
+                    nn.BatchNorm2d(planes),
+                )
+            layers = [BasicBlock(self.inplanes, planes, stride, downsample)]
+            self.inplanes = planes
+            layers += [BasicBlock(planes, planes) for _ in range(1, blocks)]
+            return nn.Sequential(*layers)
+
+        def forward(self, x):
+            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+            return self.fc(torch.flatten(self.avgpool(x), 1))
+
+    return ResNet()
+
+
+def train(torch, steps, batch, device, seed=0, model="blitz"):
     """The blitz's training loop on random data; returns the loss of every step and the
     seconds per step."""
     nn = torch.nn
@@ -44,9 +113,16 @@ def train(torch, steps, batch, device, seed=0):
             return x
 
     torch.manual_seed(seed)
-    net = Net().to(device)
-    criterion = nn.CrossEntropyLoss()
-    optimizer = optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
+    if model == "resnet18":
+        net = resnet18(torch).to(device)
+        criterion = nn.CrossEntropyLoss(label_smoothing=0.1)
+        optimizer = optim.SGD(
+            net.parameters(), lr=0.002, momentum=0.9, nesterov=True, weight_decay=5e-4
+        )
+    else:
+        net = Net().to(device)
+        criterion = nn.CrossEntropyLoss()
+        optimizer = optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
     rng = np.random.default_rng(seed)
     losses = []
     t0 = time.perf_counter()
@@ -69,6 +145,7 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--model", choices=["blitz", "resnet18"], default="blitz")
     args = ap.parse_args()
     runs = {}
     for name in ("cudalite", "torch"):
@@ -77,8 +154,8 @@ def main():
         except ImportError:
             print(f"{name} is not importable here; skipped")
             continue
-        runs[name] = train(mod, args.steps, args.batch, args.device)
-    print(f"blitz Net on random CIFAR-shaped data, batch {args.batch}, {args.device}")
+        runs[name] = train(mod, args.steps, args.batch, args.device, model=args.model)
+    print(f"{args.model} on random CIFAR-shaped data, batch {args.batch}, {args.device}")
     print("step " + "".join(f"{n:>14}" for n in runs))
     for i in range(args.steps):
         print(f"{i:4d} " + "".join(f"{runs[n][0][i]:14.7f}" for n in runs))
