@@ -231,3 +231,43 @@ def test_cuda_conv_runs_on_cudnn_where_it_loads(device):
     assert y.grad_fn.cudnn is torch.backends.cudnn.is_available()
     with torch.backends.cudnn.flags(enabled=False):
         assert F.conv2d(x, w).grad_fn.cudnn is False
+
+
+def test_host_im2col_and_col2im_refuse_bad_arguments():
+    x = torch.randn(1, 2, 4, 4)
+    im2col, col2im = torch._C._im2col, torch._C._col2im
+    with pytest.raises(RuntimeError, match="windows outside the input"):
+        im2col(x, 1, [3, 3], [1, 1], [2, 2], [2, 2])
+    with pytest.raises(RuntimeError, match="channels not divisible by groups"):
+        im2col(x, 3, [1, 1], [1, 1], [1, 1], [4, 4])
+    with pytest.raises(RuntimeError, match="one kernel size, stride, dilation"):
+        im2col(x, 1, [1], [1, 1], [1, 1], [4, 4])
+    src = torch.randn(1, 2, 2, 2, 3, 3)  # (N, C, *out, *k)
+    with pytest.raises(RuntimeError, match="windows outside the result"):
+        col2im(src, 2, [3, 3], [1, 1], [1, 1])
+    with pytest.raises(RuntimeError, match="expected float32 or float64"):
+        col2im(src.half(), 2, [4, 4], [1, 1], [1, 1])
+    # the adjoint: <im2col(x), c> == <x, col2im(c)>
+    cols = im2col(x.double(), 1, [2, 3], [1, 1], [2, 1], [2, 2])
+    c = torch.randn(cols.shape, dtype=torch.float64)
+    view = c.view(1, 2, 2, 2, 2, 3).permute(0, 3, 1, 2, 4, 5)  # (N, C, *out, *k)
+    back = col2im(view, 2, [4, 4], [1, 1], [2, 1])
+    assert abs(float((cols * c).sum()) - float((x.double() * back).sum())) < 1e-9
+
+
+def test_cudnn_path_can_be_given_in_the_environment():
+    if not torch.backends.cudnn.is_available():
+        pytest.skip("needs cuDNN")
+    import os
+    import subprocess
+    import sys
+
+    folder = os.path.dirname(os.path.realpath(torch._C._cuda._cudnn_library_path()))
+    code = (
+        "import cudalite as t; print(t.backends.cudnn.version(), t._C._cuda._cudnn_library_path())"
+    )
+    env = dict(os.environ, CUDALITE_CUDNN_PATH=folder)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    version, path = out.stdout.split()
+    assert int(version) == torch.backends.cudnn.version()
+    assert path.startswith(folder)
