@@ -1,5 +1,6 @@
 """Differential fuzzing of cudalite.nn.functional (losses, softmax, linear, activations,
-embedding, layer_norm, scaled_dot_product_attention, pad, one_hot) against PyTorch 2.11,
+embedding, layer_norm, scaled_dot_product_attention, pad, one_hot, and the CNN layers:
+convolutions, unfold/fold, pooling, batch/group norm, interpolate) against PyTorch 2.11,
 forward values and gradients (not a test; needs torch).
 
     python tests/fuzz_nn_vs_torch.py [--seed N] [--count N]
@@ -220,7 +221,101 @@ def new_case():
     return fn, (rng.standard_normal((n, c)), tgt), kw
 
 
+# ---- CNN layers: convolutions, unfold/fold, pooling, batch/group norm, interpolate ----
+
+
+def _ints(lo, hi, n):
+    return tuple(int(v) for v in rng.integers(lo, hi, n))
+
+
+def cnn_case():
+    """A case of the CNN functions, with random (mostly valid) parameters."""
+    fn = str(
+        rng.choice(
+            [
+                "conv1d",
+                "conv2d",
+                "conv_transpose2d",
+                "unfold",
+                "max_pool2d",
+                "avg_pool2d",
+                "adaptive_avg_pool2d",
+                "adaptive_max_pool2d",
+                "batch_norm",
+                "group_norm",
+                "interpolate",
+            ]
+        )
+    )
+    n = int(rng.integers(1, 3))
+    if fn in ("conv1d", "conv2d", "conv_transpose2d"):
+        nd = 1 if fn == "conv1d" else 2
+        g = int(rng.choice([1, 1, 2]))
+        cin, cout = g * int(rng.integers(1, 3)), g * int(rng.integers(1, 3))
+        k = _ints(1, 4, nd)
+        s, d = _ints(1, 3, nd), _ints(1, 3, nd)
+        sp = tuple(int(v) for v in rng.integers(3, 8, nd))
+        bias = [rng.standard_normal(cout)] if rng.random() < 0.6 else [None]
+        if fn == "conv_transpose2d":
+            w = rng.standard_normal((cin, cout // g) + k)
+            p = tuple(
+                min(int(v), (kk - 1) * dd) for v, kk, dd in zip(_ints(0, 3, nd), k, d, strict=True)
+            )
+            op = tuple(int(rng.integers(0, max(ss, dd))) for ss, dd in zip(s, d, strict=True))
+            kw = {"stride": s, "padding": p, "output_padding": op, "groups": g, "dilation": d}
+            return fn, (rng.standard_normal((n, cin) + sp), w, *bias), kw
+        w = rng.standard_normal((cout, cin // g) + k)
+        pad = "same" if rng.random() < 0.2 else _ints(0, 3, nd)
+        if pad == "same":
+            s = (1,) * nd
+        kw = {"stride": s, "padding": pad, "dilation": d, "groups": g}
+        return fn, (rng.standard_normal((n, cin) + sp), w, *bias), kw
+    x = rng.standard_normal((n, int(rng.integers(1, 4))) + _ints(3, 9, 2))
+    if fn == "unfold":
+        kw = {"kernel_size": _ints(1, 4, 2), "dilation": _ints(1, 3, 2), "padding": _ints(0, 2, 2)}
+        kw["stride"] = _ints(1, 3, 2)
+        return fn, (x,), kw
+    if fn in ("max_pool2d", "avg_pool2d"):
+        k = _ints(1, 4, 2)
+        p = tuple(int(rng.integers(0, kk // 2 + 1)) for kk in k)
+        kw = {"kernel_size": k, "stride": _ints(1, 4, 2), "padding": p}
+        kw["ceil_mode"] = bool(rng.random() < 0.4)
+        if fn == "avg_pool2d":
+            kw["count_include_pad"] = bool(rng.random() < 0.5)
+            if rng.random() < 0.2:
+                kw["divisor_override"] = int(rng.integers(1, 5))
+        return fn, (x * 3,), kw
+    if fn.startswith("adaptive"):
+        return fn, (x,), {"output_size": _ints(1, 6, 2)}
+    c = x.shape[1]
+    if fn == "batch_norm":
+        kw = {"training": bool(rng.random() < 0.7), "momentum": float(rng.uniform(0, 1))}
+        # keywords take no gradient (the running statistics must not; weight and bias are
+        # covered by the tests' gradchecks)
+        kw["running_mean"] = rng.standard_normal(c)
+        kw["running_var"] = rng.random(c) + 0.5
+        kw["weight"], kw["bias"] = rng.standard_normal(c), rng.standard_normal(c)
+        if x.size // c == 1:
+            kw["training"] = False
+        return fn, (x,), kw
+    if fn == "group_norm":
+        c = 2 * int(rng.integers(1, 3))
+        x = rng.standard_normal((n, c) + _ints(1, 5, 2))
+        return fn, (x, int(rng.choice([1, 2])), rng.standard_normal(c), rng.standard_normal(c)), {}
+    mode = str(rng.choice(["nearest", "nearest-exact", "bilinear"]))
+    kw = {"mode": mode}
+    if rng.random() < 0.5:
+        kw["size"] = _ints(1, 12, 2)
+    else:
+        kw["scale_factor"] = float(rng.choice([0.5, 1.5, 2.0, 3.0]))
+    if mode == "bilinear":
+        kw["align_corners"] = bool(rng.random() < 0.5)
+    return fn, (x,), kw
+
+
 cases = []
+for _ in range(opts.count):
+    cases.append(cnn_case())
 for _ in range(opts.count):
     fn = rng.choice(
         ["mse_loss", "l1_loss", "cross_entropy", "nll_loss", "log_softmax", "softmax", "linear"]

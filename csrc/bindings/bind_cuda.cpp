@@ -119,6 +119,42 @@ void bind_blas(py::module_& m, py::module_& c) {
   });
   m.def("_cuda_addmm", &cuda_addmm, py::arg("input"), py::arg("mat1"), py::arg("mat2"),
         py::arg("beta") = 1.0, py::arg("alpha") = 1.0);
+  // ---- cuDNN (csrc/cuda/cudnn_*.cpp; nn/_cudnn_conv.py) ----
+  c.def("_cudnn_is_available", &cuda::cudnn_available, py::call_guard<py::gil_scoped_release>());
+  c.def("_cudnn_version", &cuda::cudnn_version);
+  c.def("_cudnn_library_path", &cuda::cudnn_library_path);
+  c.def("_set_cudnn_library_dirs", &cuda::set_cudnn_library_dirs);
+  auto args = [](std::vector<int64_t> padding, std::vector<int64_t> stride,
+                 std::vector<int64_t> dilation, int64_t groups, bool benchmark, bool deterministic,
+                 bool allow_tf32) {
+    return CudnnConvArgs{std::move(padding), std::move(stride), std::move(dilation), groups,
+                         benchmark,          deterministic,     allow_tf32};
+  };
+  c.def("_cudnn_convolution",
+        [args](const Tensor& x, const Tensor& w, std::vector<int64_t> padding,
+               std::vector<int64_t> stride, std::vector<int64_t> dilation, int64_t groups,
+               bool benchmark, bool deterministic, bool allow_tf32) {
+          return cudnn_convolution(
+              x, w, args(padding, stride, dilation, groups, benchmark, deterministic, allow_tf32));
+        });
+  c.def("_cudnn_convolution_backward_input",
+        [args](std::vector<int64_t> x_sizes, const Tensor& dy, const Tensor& w,
+               std::vector<int64_t> padding, std::vector<int64_t> stride,
+               std::vector<int64_t> dilation, int64_t groups, bool benchmark, bool deterministic,
+               bool allow_tf32) {
+          return cudnn_convolution_backward_input(
+              x_sizes, dy, w,
+              args(padding, stride, dilation, groups, benchmark, deterministic, allow_tf32));
+        });
+  c.def("_cudnn_convolution_backward_weight",
+        [args](std::vector<int64_t> w_sizes, const Tensor& dy, const Tensor& x,
+               std::vector<int64_t> padding, std::vector<int64_t> stride,
+               std::vector<int64_t> dilation, int64_t groups, bool benchmark, bool deterministic,
+               bool allow_tf32) {
+          return cudnn_convolution_backward_weight(
+              w_sizes, dy, x,
+              args(padding, stride, dilation, groups, benchmark, deterministic, allow_tf32));
+        });
 }
 
 }  // namespace

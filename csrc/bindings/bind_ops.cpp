@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/mem_overlap.h"
 #include "ops/generator.h"
+#include "ops/im2col.h"
 #include "ops/sort.h"
 
 namespace cl::bind {
@@ -375,6 +376,9 @@ void bind_ops(py::module_& m) {
       .def("set_cpu_state",
            [](Generator& g, const py::bytes& b) { g.set_cpu_state(std::string(b)); });
   m.def("_cuda_matmul", &cuda_matmul);
+  // ---- im2col / col2im on the host (nn/_im2col.py): large copies, without the GIL ----
+  m.def("_im2col", &cpu_im2col, py::call_guard<py::gil_scoped_release>());
+  m.def("_col2im", &cpu_col2im, py::call_guard<py::gil_scoped_release>());
   m.def("_check_same_device", [](const std::vector<Tensor>& ts) {
     std::vector<const Tensor*> p;
     for (auto& t : ts) p.push_back(&t);

@@ -217,6 +217,17 @@ void set_library_dirs(const std::vector<std::string>& dirs);
 // The path of the cuBLAS library in use ("" before the first matrix product).
 std::string blas_library_path();
 
+// ---- cuDNN, loaded with dlopen on first use (csrc/cuda/cudnn_handle.cpp) ----
+// Whether cuDNN can be loaded (loads it on the first call; never throws; false in CPU-only
+// builds).
+bool cudnn_available();
+// cudnnGetVersion() (91900 for 9.19.0), or 0 when cuDNN can't be loaded.
+int64_t cudnn_version();
+// The path of the cuDNN library in use ("" when it can't be loaded).
+std::string cudnn_library_path();
+// Extra folders to search for libcudnn.so.9 (pip's site-packages/nvidia/cudnn/lib).
+void set_cudnn_library_dirs(const std::vector<std::string>& dirs);
+
 }  // namespace cl::cuda
 
 namespace cl {
@@ -225,4 +236,23 @@ using Tensor = std::shared_ptr<TensorImpl>;
 // beta * self + alpha * (a @ b) for 2-D `a`, `b` on one GPU, `self` broadcastable to the
 // product (nn.Linear's bias); through cuBLAS (csrc/cuda/blas.cpp).
 Tensor cuda_addmm(const Tensor& self, const Tensor& a, const Tensor& b, double beta, double alpha);
+
+// ---- convolutions through cuDNN (csrc/cuda/cudnn_conv.cpp) ----
+// Cross-correlation of contiguous NC* tensors on one GPU, with symmetric `padding`,
+// `stride` and `dilation` per spatial dim and `groups`; no bias. `benchmark` times cuDNN's
+// algorithms once per problem (else its heuristics choose), `deterministic` keeps only
+// deterministic ones, `allow_tf32` lets float32 use TF32 tensor cores.
+struct CudnnConvArgs {
+  std::vector<int64_t> padding, stride, dilation;
+  int64_t groups = 1;
+  bool benchmark = false, deterministic = false, allow_tf32 = true;
+};
+// y = conv(x, w)
+Tensor cudnn_convolution(const Tensor& x, const Tensor& w, const CudnnConvArgs& args);
+// The gradient of conv(x, w) with respect to x (of sizes `x_sizes`), given dy.
+Tensor cudnn_convolution_backward_input(const std::vector<int64_t>& x_sizes, const Tensor& dy,
+                                        const Tensor& w, const CudnnConvArgs& args);
+// The gradient of conv(x, w) with respect to w (of sizes `w_sizes`), given dy.
+Tensor cudnn_convolution_backward_weight(const std::vector<int64_t>& w_sizes, const Tensor& dy,
+                                         const Tensor& x, const CudnnConvArgs& args);
 }  // namespace cl

@@ -90,6 +90,11 @@ MatmulFlags& matmul_flags() {
 void* blas_handle(int) { fail(); }
 void set_library_dirs(const std::vector<std::string>&) {}
 std::string blas_library_path() { return ""; }
+// ---- cuDNN: never available without CUDA ----
+bool cudnn_available() { return false; }
+int64_t cudnn_version() { return 0; }
+std::string cudnn_library_path() { return ""; }
+void set_cudnn_library_dirs(const std::vector<std::string>&) {}
 
 void binary(const ElementwiseIter&, BinaryOp) { fail(); }
 void unary(const ElementwiseIter&, UnaryOp) { fail(); }
@@ -118,5 +123,14 @@ void torch_random(const Tensor&, TorchRandom, double, double, uint64_t, int64_t,
 
 Tensor cuda_matmul(const Tensor&, const Tensor&) { fail(); }
 Tensor cuda_addmm(const Tensor&, const Tensor&, const Tensor&, double, double) { fail(); }
+Tensor cudnn_convolution(const Tensor&, const Tensor&, const CudnnConvArgs&) { fail(); }
+Tensor cudnn_convolution_backward_input(const std::vector<int64_t>&, const Tensor&, const Tensor&,
+                                        const CudnnConvArgs&) {
+  fail();
+}
+Tensor cudnn_convolution_backward_weight(const std::vector<int64_t>&, const Tensor&, const Tensor&,
+                                         const CudnnConvArgs&) {
+  fail();
+}
 
 }  // namespace cl

@@ -49,8 +49,23 @@ def _np_matmul(a, b):
     bn = _C._numpy(_C._to(b, None, work, False, False))
     import numpy as np
 
-    r = np.matmul(an, bn)
+    if an.ndim == 2 and bn.ndim == 2:
+        # np.dot hands transposed (Fortran-ordered) operands to BLAS as they are; np.matmul
+        # runs its slow non-BLAS loop on them (e.g. weight.t() views).
+        r = np.dot(an, bn)
+    else:
+        r = np.matmul(_blasable(an), _blasable(bn))
     return _C._to(_C._from_numpy_owned(np.ascontiguousarray(r)), None, dt, False, False)
+
+
+def _blasable(x):
+    """``x``, or a C-ordered copy when its matrices' rows are not unit-stride (np.matmul
+    only hands those to BLAS)."""
+    if x.strides[-1] == x.itemsize or x.size == 0:
+        return x
+    import numpy as np
+
+    return np.ascontiguousarray(x)
 
 
 def _product(a, b):

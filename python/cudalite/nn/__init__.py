@@ -21,6 +21,13 @@ from cudalite.nn.activation import (
     Softplus,
     Tanh,
 )
+
+# ---- CNN layers ----
+from cudalite.nn.batchnorm import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+)
 from cudalite.nn.container import (
     ModuleDict,
     ModuleList,
@@ -28,7 +35,25 @@ from cudalite.nn.container import (
     ParameterList,
     Sequential,
 )
+from cudalite.nn.conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
+from cudalite.nn.dropout import (
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+)
 from cudalite.nn.flatten import Flatten, Unflatten
+from cudalite.nn.instancenorm import (
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+)
 from cudalite.nn.linear import Identity, LazyLinear, Linear
 from cudalite.nn.loss import (
     BCELoss,
@@ -41,10 +66,25 @@ from cudalite.nn.loss import (
     SmoothL1Loss,
 )
 from cudalite.nn.module import Module
-from cudalite.nn.normalization import LayerNorm
+from cudalite.nn.normalization import GroupNorm, LayerNorm
 from cudalite.nn.parallel import DataParallel
 from cudalite.nn.parameter import Parameter, UninitializedParameter
+from cudalite.nn.pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from cudalite.nn.sparse import Embedding
+from cudalite.nn.upsampling import (
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)
 
 __all__ = [
     "DataParallel",
@@ -90,4 +130,32 @@ __all__ = [
     "BCELoss",
     "BCEWithLogitsLoss",
     "MultiheadAttention",
+    # ---- CNN layers: convolutions, pooling, batch/instance/group norm, upsampling ----
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "MaxPool1d",
+    "MaxPool2d",
+    "Upsample",
+    "UpsamplingBilinear2d",
+    "UpsamplingNearest2d",
+    "GroupNorm",
 ]

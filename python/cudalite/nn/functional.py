@@ -22,6 +22,25 @@ from cudalite.nn._functional_activation import (
     softplus,
 )
 from cudalite.nn._functional_attention import scaled_dot_product_attention
+from cudalite.nn._functional_batchnorm import (
+    batch_norm,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    group_norm,
+    instance_norm,
+)
+from cudalite.nn._functional_conv import (
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    fold,
+    unfold,
+)
+from cudalite.nn._functional_interpolate import interpolate, upsample
 from cudalite.nn._functional_loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -31,6 +50,20 @@ from cudalite.nn._functional_loss import (
 from cudalite.nn._functional_mha import multi_head_attention_forward
 from cudalite.nn._functional_norm import layer_norm
 from cudalite.nn._functional_pad import pad
+from cudalite.nn._functional_pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool1d_with_indices,
+    max_pool2d,
+    max_pool2d_with_indices,
+)
 from cudalite.nn._functional_sparse import embedding, one_hot
 
 __all__ = [
@@ -68,6 +101,35 @@ __all__ = [
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "multi_head_attention_forward",
+    # ---- convolutions, pooling and batch norm (CNNs) ----
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "unfold",
+    "fold",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool1d_with_indices",
+    "max_pool2d_with_indices",
+    "avg_pool1d",
+    "avg_pool2d",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices",
+    "batch_norm",
+    "instance_norm",
+    "group_norm",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "interpolate",
+    "upsample",
 ]
 
 _ADD = _ops.BINARY["add"]

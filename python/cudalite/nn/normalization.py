@@ -10,7 +10,7 @@ from cudalite.nn import init
 from cudalite.nn.module import Module
 from cudalite.nn.parameter import Parameter
 
-__all__ = ["LayerNorm"]
+__all__ = ["LayerNorm", "GroupNorm"]
 
 
 class LayerNorm(Module):
@@ -61,3 +61,41 @@ class LayerNorm(Module):
         return (
             f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
         )
+
+
+# ---- group norm (CNNs) ----
+
+
+class GroupNorm(Module):
+    """Normalisation over groups of ``num_channels // num_groups`` channels of each sample;
+    per-channel ``weight`` (ones) and ``bias`` (zeros) when ``affine``."""
+
+    __constants__ = ["num_groups", "num_channels", "eps", "affine"]
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None):
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(
+                f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})"
+            )
+        self.num_groups, self.num_channels = num_groups, num_channels
+        self.eps, self.affine = eps, affine
+        if affine:
+            dt, dev = dtype or _C.get_default_dtype(), device or "cpu"
+            self.weight = Parameter(_C._empty([num_channels], dt, dev, False))
+            self.bias = Parameter(_C._empty([num_channels], dt, dev, False))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return "{num_groups}, {num_channels}, eps={eps}, affine={affine}".format(**self.__dict__)

@@ -1,11 +1,15 @@
 """cudalite.backends.cudnn: the cuDNN switches (torch.backends.cudnn).
 
-cudalite has no convolutions yet and so does not link cuDNN: :func:`is_available` is
-``False`` and :func:`version` is ``None``. The flags are stored and read back with torch's
-checks, so code that sets ``cudalite.backends.cudnn.benchmark = True`` runs unchanged; they
-will reach cuDNN once convolutions exist.
+cudalite's CUDA builds run convolutions through cuDNN, opened with dlopen the first time it
+is needed (importing cudalite never loads it): from ``CUDALITE_CUDNN_PATH`` (the library or
+its folder), pip's ``nvidia-cudnn-cu13`` wheel (``site-packages/nvidia/cudnn/lib``; the
+``cudnn`` install extra) or the loader's search path. :func:`is_available` and
+:func:`version` load it to answer; where it can't be loaded (and in CPU-only builds)
+convolutions on CUDA run as im2col + cuBLAS. The flags are stored and read back with torch's
+checks and read by every convolution on CUDA.
 """
 
+import os
 import sys
 import types
 from contextlib import contextmanager
@@ -29,19 +33,59 @@ def _set(name, value):
     _flags[name] = value
 
 
+_loaded = None  # whether cuDNN could be loaded, once asked
+
+
+def _pip_library_dirs():
+    """site-packages/nvidia/cudnn/lib folders, where pip's cuDNN wheel puts libcudnn."""
+    dirs = []
+    for base in sys.path:
+        d = os.path.join(base or ".", "nvidia", "cudnn", "lib")
+        if os.path.isdir(d):
+            dirs.append(d)
+    return dirs
+
+
+def _load():
+    global _loaded
+    if _loaded is None:
+        from cudalite import _C
+
+        c = _C._cuda
+        if not c.is_compiled():
+            _loaded = False
+        else:
+            c._set_cudnn_library_dirs(_pip_library_dirs())
+            _loaded = bool(c._cudnn_is_available())
+    return _loaded
+
+
 def is_available() -> bool:
-    r"""Return a bool indicating if CUDNN is currently available (cudalite does not link it)."""
-    return False
+    r"""Return a bool indicating if CUDNN is currently available (loads it on the first
+    call)."""
+    return _load()
 
 
 def version():
-    r"""Return the version of cuDNN (``None``: cudalite does not link it)."""
-    return None
+    r"""Return the version of cuDNN (e.g. ``91900``), or ``None`` where it is unavailable."""
+    if not _load():
+        return None
+    from cudalite import _C
+
+    return int(_C._cuda._cudnn_version())
+
+
+_CUDNN_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 
 def is_acceptable(tensor) -> bool:
-    r"""Whether cuDNN would run an op on ``tensor`` (never: cudalite does not link it)."""
-    return False
+    r"""Whether cuDNN would run an op on ``tensor``: a CUDA tensor of a floating dtype, with
+    cuDNN enabled and available."""
+    if not _flags["enabled"] or not tensor.is_cuda:
+        return False
+    if tensor.dtype._name not in _CUDNN_DTYPES:
+        return False
+    return is_available()
 
 
 def set_flags(

@@ -1,0 +1,158 @@
+// Loading cuDNN (cudnn_loader.h) and caching one handle per (device, stream), as cuBLAS's
+// (blas_handle.cpp): handles are made on first use and kept for the life of the process.
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "core/cuda_api.h"
+#include "cuda/cuda_check.h"
+#include "cuda/cudnn_loader.h"
+
+namespace cl::cuda {
+
+namespace {
+std::mutex g_dirs_mu;
+std::vector<std::string> g_dirs;
+
+template <class Fn>
+bool resolve(void* lib, Fn& fn, const char* name) {
+  fn = reinterpret_cast<Fn>(dlsym(lib, name));
+  return fn != nullptr;
+}
+
+bool resolve_all(void* lib, Cudnn& c) {
+  bool ok = resolve(lib, c.get_version, "cudnnGetVersion") &&
+            resolve(lib, c.get_error_string, "cudnnGetErrorString") &&
+            resolve(lib, c.create, "cudnnCreate") && resolve(lib, c.set_stream, "cudnnSetStream") &&
+            resolve(lib, c.create_tensor_desc, "cudnnCreateTensorDescriptor") &&
+            resolve(lib, c.set_tensor_nd, "cudnnSetTensorNdDescriptor") &&
+            resolve(lib, c.destroy_tensor_desc, "cudnnDestroyTensorDescriptor") &&
+            resolve(lib, c.create_filter_desc, "cudnnCreateFilterDescriptor") &&
+            resolve(lib, c.set_filter_nd, "cudnnSetFilterNdDescriptor") &&
+            resolve(lib, c.destroy_filter_desc, "cudnnDestroyFilterDescriptor") &&
+            resolve(lib, c.create_conv_desc, "cudnnCreateConvolutionDescriptor") &&
+            resolve(lib, c.set_conv_nd, "cudnnSetConvolutionNdDescriptor") &&
+            resolve(lib, c.set_conv_group_count, "cudnnSetConvolutionGroupCount") &&
+            resolve(lib, c.set_conv_math_type, "cudnnSetConvolutionMathType") &&
+            resolve(lib, c.destroy_conv_desc, "cudnnDestroyConvolutionDescriptor");
+  const char* kinds[3] = {"Forward", "BackwardData", "BackwardFilter"};
+  for (int i = 0; i < 3 && ok; ++i) {
+    std::string k = kinds[i];
+    ok = resolve(lib, c.get_algo[i], ("cudnnGetConvolution" + k + "Algorithm_v7").c_str()) &&
+         resolve(lib, c.find_algo[i], ("cudnnFindConvolution" + k + "AlgorithmEx").c_str()) &&
+         resolve(lib, c.workspace_size[i], ("cudnnGetConvolution" + k + "WorkspaceSize").c_str()) &&
+         resolve(lib, c.run[i], ("cudnnConvolution" + k).c_str());
+  }
+  return ok;
+}
+
+Cudnn load() {
+  std::vector<std::string> candidates;
+  // CUDALITE_CUDNN_PATH: the library itself, or the folder that holds it.
+  if (const char* env = std::getenv("CUDALITE_CUDNN_PATH"); env && *env) {
+    std::string p = env;
+    candidates.push_back(p);
+    candidates.push_back(p + "/libcudnn.so.9");
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_dirs_mu);
+    for (const std::string& d : g_dirs) candidates.push_back(d + "/libcudnn.so.9");
+  }
+  candidates.push_back("libcudnn.so.9");
+  candidates.push_back("libcudnn.so");
+  std::vector<std::string> tried;
+  std::string last_error;
+  for (const std::string& path : candidates) {
+    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      const char* e = dlerror();
+      if (e) last_error = e;
+      tried.push_back(path);
+      continue;
+    }
+    Cudnn c;
+    if (!resolve_all(lib, c)) {
+      last_error = path + " lacks the cuDNN entry points cudalite needs (cuDNN 9's legacy API)";
+      dlclose(lib);
+      continue;
+    }
+    c.path = path;
+    return c;
+  }
+  std::string msg = "cuDNN could not be loaded. Tried:";
+  for (const std::string& t : tried) msg += " " + t;
+  msg += ". Last error: " + last_error +
+         ". Install it with `pip install nvidia-cudnn-cu13` (or cudalite's `cudnn` extra), or "
+         "set CUDALITE_CUDNN_PATH to libcudnn.so.9 or its folder.";
+  throw Error(msg);
+}
+
+std::mutex g_load_mu;
+const Cudnn* g_cudnn = nullptr;
+bool g_failed = false;  // a failed load is remembered until the search folders change
+}  // namespace
+
+const Cudnn& cudnn() {
+  std::lock_guard<std::mutex> lock(g_load_mu);
+  if (!g_cudnn) g_cudnn = new Cudnn(load());
+  return *g_cudnn;
+}
+
+bool cudnn_available() {
+  {
+    std::lock_guard<std::mutex> lock(g_load_mu);
+    if (g_cudnn) return true;
+    if (g_failed) return false;
+  }
+  try {
+    cudnn();
+    return true;
+  } catch (const Error&) {
+    std::lock_guard<std::mutex> lock(g_load_mu);
+    g_failed = true;
+    return false;
+  }
+}
+
+int64_t cudnn_version() { return cudnn_available() ? int64_t(cudnn().get_version()) : 0; }
+
+std::string cudnn_library_path() { return cudnn_available() ? cudnn().path : ""; }
+
+void set_cudnn_library_dirs(const std::vector<std::string>& dirs) {
+  {
+    std::lock_guard<std::mutex> lock(g_dirs_mu);
+    g_dirs = dirs;
+  }
+  std::lock_guard<std::mutex> lock(g_load_mu);
+  g_failed = false;
+}
+
+void throw_cudnn_error(cudnn_api::Status status) {
+  const Cudnn& c = cudnn();
+  throw Error(std::string("cuDNN error: ") + c.get_error_string(status));
+}
+
+cudnn_api::Handle cudnn_handle(int device) {
+  static std::mutex mu;
+  static std::map<std::pair<int, StreamHandle>, cudnn_api::Handle> handles;
+  const Cudnn& c = cudnn();
+  check_device_index(device);
+  StreamHandle stream = current_stream(device);  // also launches deferred work
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = handles.find({device, stream});
+  if (it != handles.end()) return it->second;
+  DeviceGuard guard(device);
+  CL_CUDA_CHECK(cudaFree(nullptr));  // the primary context, as for cuBLAS
+  cudnn_api::Handle h = nullptr;
+  CL_CUDNN_CHECK(c.create(&h));
+  CL_CUDNN_CHECK(c.set_stream(h, stream));
+  handles.emplace(std::make_pair(device, stream), h);
+  return h;
+}
+
+}  // namespace cl::cuda

@@ -1,0 +1,137 @@
+"""Batch, instance and group normalisation and the channel dropouts against torch 2.11's
+values, gradients, errors, module reprs, seeded parameters and running statistics recorded
+in data/nn_cnn_expected.json (cases in nn_cnn_cases.py), on every device."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cudalite as torch
+from cudalite.autograd import gradcheck
+from cudalite.nn import functional as F
+from nn_cnn_cases import (
+    NORM_CASES,
+    NORM_ERRORS,
+    REPRS,
+    SEEDED,
+    batchnorm_steps,
+    check_error_case,
+    check_repr,
+    check_seeded,
+    check_value_case,
+    load_expected,
+)
+
+EXPECTED = load_expected()
+NORMS = ("Norm", "Dropout")
+
+
+@pytest.mark.parametrize("name", [n for n, _ in NORM_CASES])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_values_and_gradients_match_torch(name, dtype, device):
+    check_value_case(torch, EXPECTED, name, dtype, device)
+
+
+@pytest.mark.parametrize("expr", NORM_ERRORS)
+def test_errors_match_torch(expr, device):
+    check_error_case(torch, EXPECTED, expr, device)
+
+
+@pytest.mark.parametrize("expr", [e for e in REPRS if any(n in e for n in NORMS)])
+def test_module_reprs_match_torch(expr):
+    check_repr(torch, EXPECTED, expr)
+
+
+@pytest.mark.parametrize("expr", [e for e in SEEDED if "Norm" in e])
+def test_seeded_parameters_match_torch_exactly(expr):
+    check_seeded(torch, EXPECTED, expr)
+
+
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_batchnorm_running_statistics_match_torch(momentum, device):
+    y, rm, rv, n = batchnorm_steps(torch, device, momentum)
+    ey, erm, erv, en = EXPECTED["batchnorm"][str(momentum)]
+    assert n == en
+    np.testing.assert_allclose(rm, erm, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rv, erv, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(y.ravel(), ey, rtol=1e-5, atol=1e-5)
+
+
+GRADCHECK = [
+    "F.batch_norm(x, None, None, w, b, True)",
+    "F.batch_norm(x, x.new_full((4,), 0.3), x.new_full((4,), 2.0), w, b, False)",
+    "F.group_norm(x, 2, w, b)",
+    "F.instance_norm(x, weight=w, bias=b)",
+]
+
+
+@pytest.mark.parametrize("expr", GRADCHECK)
+def test_gradcheck(expr, device):
+    g = np.random.default_rng(0)
+    x = torch.tensor(g.standard_normal((3, 4, 5)), device=device, requires_grad=True)
+    w = torch.tensor(g.standard_normal(4), device=device, requires_grad=True)
+    b = torch.tensor(g.standard_normal(4), device=device, requires_grad=True)
+    env = {"F": F}
+    assert gradcheck(lambda x, w, b: eval(expr, {**env, "x": x, "w": w, "b": b}), (x, w, b))  # noqa: S307
+
+
+def test_batchnorm_eval_uses_running_stats_and_does_not_update_them(device):
+    bn = torch.nn.BatchNorm2d(3).to(device)
+    bn.running_mean.fill_(1.0)
+    bn.running_var.fill_(4.0)
+    bn.eval()
+    x = torch.randn(2, 3, 4, 4, device=device)
+    y = bn(x)
+    assert torch.allclose(y, (x - 1) / (4 + 1e-5) ** 0.5, atol=1e-6)
+    assert bool((bn.running_mean == 1).all()) and int(bn.num_batches_tracked) == 0
+
+
+def test_batchnorm_without_running_stats_normalises_with_the_batch_in_eval(device):
+    bn = torch.nn.BatchNorm1d(3, track_running_stats=False, affine=False).to(device).eval()
+    x = torch.randn(8, 3, device=device) * 3 + 2
+    y = bn(x)
+    assert bn.running_mean is None
+    assert torch.allclose(y.mean(0), torch.zeros(3, device=device), atol=1e-5)
+    assert list(bn.state_dict()) == []
+
+
+def test_batchnorm_state_dict_keys_are_torchs():
+    assert list(torch.nn.BatchNorm2d(2).state_dict()) == [
+        "weight",
+        "bias",
+        "running_mean",
+        "running_var",
+        "num_batches_tracked",
+    ]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_batchnorm_half_precision(dtype, device):
+    bn = torch.nn.BatchNorm2d(3).to(device)
+    x = torch.randn(4, 3, 5, 5, device=device)
+    ref = F.batch_norm(x, None, None, training=True)
+    out = F.batch_norm(x.to(dtype), None, None, training=True)
+    assert out.dtype == dtype
+    np.testing.assert_allclose(out.float().cpu().numpy(), ref.cpu().numpy(), atol=5e-2)
+    bn(x)  # float32 module, float32 input: running stats updated
+    assert not bool((bn.running_var == 1).all())
+
+
+def test_dropout2d_zeroes_whole_channels_and_scales_the_rest(device):
+    x = torch.ones(8, 16, 3, 3, device=device)
+    y = F.dropout2d(x, 0.5)
+    per_channel = y.reshape(8, 16, 9)
+    first = per_channel[..., :1]
+    assert bool((per_channel == first).all())  # one draw per channel
+    vals = set(first.reshape(-1).tolist())
+    assert vals <= {0.0, 2.0} and len(vals) == 2
+    assert torch.equal(F.dropout2d(x, 0.5, training=False), x)
+    m = torch.nn.Dropout2d(0.3).eval()
+    assert torch.equal(m(x), x)
+
+
+def test_dropout2d_stream_matches_torch_on_cpu():
+    torch.manual_seed(0)
+    y = F.dropout2d(torch.ones(4, 5, 2, 2), 0.4)
+    assert y.reshape(-1).tolist() == EXPECTED["dropout2d"]
