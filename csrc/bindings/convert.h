@@ -103,6 +103,7 @@ void bind_checked(py::module_& m);
 void bind_checksum(py::module_& m);
 void bind_parallel(py::module_& m);
 void bind_version(py::module_& m);
+void bind_foreach(py::module_& m);
 
 }  // namespace cl::bind
 

@@ -21,4 +21,5 @@ PYBIND11_MODULE(_C, m) {
   cl::bind::bind_checksum(m);
   cl::bind::bind_parallel(m);
   cl::bind::bind_version(m);
+  cl::bind::bind_foreach(m);
 }
