@@ -71,6 +71,10 @@ __all__ = [
 ]
 
 
+def _as_list(x):
+    return x if isinstance(x, list) else list(x)
+
+
 def _check_lists(*lists):
     """torch's check_foreach_api_restrictions: a non-empty list, the others as long."""
     if len(lists[0]) == 0:
@@ -147,7 +151,7 @@ def _launch(
 def _binary(op, method, self, other, inplace, alpha=None):
     """``self[i] <op> other`` (``other[i]``, ``other`` or ``scalars[i]``), ``alpha`` scaling
     the second operand of add and sub."""
-    self = list(self)
+    self = _as_list(self)
     n = len(self)
     if isinstance(other, Tensor):
         _check_lists(self)
@@ -264,7 +268,7 @@ def _foreach_div_(self, other):
 
 
 def _minmax(op, self, other, inplace):
-    self = list(self)
+    self = _as_list(self)
     if isinstance(other, numbers.Number) or _is_scalar_list(other):
         scalars = [other] * len(self) if isinstance(other, numbers.Number) else list(other)
         _check_lists(self)
@@ -344,7 +348,7 @@ def _foreach_pow_(self, exponent):
 
 
 def _unary(op, method, self, inplace):
-    self = list(self)
+    self = _as_list(self)
     _check_lists(self)
     if _fast([self]):
         if inplace:
@@ -387,7 +391,7 @@ _foreach_sign, _foreach_sign_ = _make_unary("sign")
 
 def _foreach_zero_(self):
     """Fills every tensor with zeros."""
-    self = list(self)
+    self = _as_list(self)
     _check_lists(self)
     if _fast([self]):
         _launch("zero", [self], 1, True)
@@ -399,7 +403,7 @@ def _foreach_zero_(self):
 
 def _foreach_copy_(self, src, non_blocking=False):
     """``self[i].copy_(src[i])``; one launch when both lists are alike on one CUDA device."""
-    self, src = list(self), list(src)
+    self, src = _as_list(self), list(src)
     _check_lists(self, src)
     if _fast([self, src]):
         _launch("copy", [self, src], 2, True, _LIST)
@@ -428,7 +432,7 @@ def _values(self, value):
 
 
 def _pointwise3(op, self, t1, t2, value, inplace):
-    self, t1, t2 = list(self), list(t1), list(t2)
+    self, t1, t2 = _as_list(self), list(t1), list(t2)
     _check_lists(self, t1, t2)
     values = _values(self, value)
     if _fast([self, t1, t2]):
@@ -465,7 +469,7 @@ def _foreach_addcdiv_(self, tensor1, tensor2, value=1):
 
 
 def _lerp(self, end, weight, inplace):
-    self, end = list(self), list(end)
+    self, end = _as_list(self), list(end)
     _check_lists(self, end)
     weight_list = not isinstance(weight, numbers.Number) and not _is_scalar_list(weight)
     if weight_list:
@@ -512,7 +516,7 @@ def _foreach_lerp_(self, tensors1, weight):
 def _foreach_norm(self, ord=2, dtype=None):
     """The vector norm of each tensor, as 0-dim tensors (one multi-tensor pass on CUDA for
     ord 1, 2 and inf)."""
-    self = list(self)
+    self = _as_list(self)
     _check_lists(self)
     first = self[0]
     if (
