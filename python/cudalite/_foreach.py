@@ -495,7 +495,8 @@ def _lerp(self, end, weight, inplace):
     for i, (x, e) in enumerate(zip(self, end, strict=True)):
         w = weight[i] if weight_list else scalars[i]
         if isinstance(w, Tensor):
-            res.append(x.lerp_(e, w) if inplace else x.lerp(e, w))
+            r = x.lerp(e, w)
+            res.append(x.copy_(r) if inplace else r)
         else:
             target = x if inplace else x._clone()
             res.append(F.lerp_(target, e, w))
@@ -518,6 +519,11 @@ def _foreach_norm(self, ord=2, dtype=None):
     ord 1, 2 and inf)."""
     self = _as_list(self)
     _check_lists(self)
+    if ord in (math.inf, -math.inf) and any(t.numel() == 0 for t in self):
+        raise RuntimeError(
+            "_foreach_norm cannot compute the infinity norm on an empty tensor because the "
+            "operation does not have an identity"
+        )
     first = self[0]
     if (
         first.is_cuda
