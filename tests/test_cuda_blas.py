@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
+import cudalite
 import cudalite.backends as backends
 import cudalite.cuda as cuda
 from cudalite import _C
@@ -63,7 +64,7 @@ def test_float32_matmul_precision():
     # reading either raises on (and so would a float32 product)
     matmul_flags.fp32_precision = "tf32"
     with pytest.raises(RuntimeError, match="used mix of the legacy and new APIs"):
-        matmul_flags.allow_tf32
+        _ = matmul_flags.allow_tf32
     with pytest.raises(RuntimeError, match="used mix of the legacy and new APIs"):
         backends.get_float32_matmul_precision()
     matmul_flags.allow_tf32 = True  # the legacy switch sets both
