@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
+import cudalite
 import cudalite.backends as backends
 import cudalite.cuda as cuda
 from cudalite import _C
@@ -59,8 +60,15 @@ def test_float32_matmul_precision():
     assert matmul_flags.allow_tf32 is False
     with pytest.warns(UserWarning, match="is not one of 'highest', 'high', or 'medium'"):
         backends.set_float32_matmul_precision("x")
+    # torch 2.11: the new API's "tf32" while the legacy state says "highest" is a mix that
+    # reading either raises on (and so would a float32 product)
     matmul_flags.fp32_precision = "tf32"
-    assert matmul_flags.allow_tf32 is True
+    with pytest.raises(RuntimeError, match="used mix of the legacy and new APIs"):
+        _ = matmul_flags.allow_tf32
+    with pytest.raises(RuntimeError, match="used mix of the legacy and new APIs"):
+        backends.get_float32_matmul_precision()
+    matmul_flags.allow_tf32 = True  # the legacy switch sets both
+    assert matmul_flags.allow_tf32 is True and matmul_flags.fp32_precision == "tf32"
     with pytest.raises(RuntimeError, match="^Unknown precision: x$"):
         matmul_flags.fp32_precision = "x"
 
@@ -307,3 +315,15 @@ def test_cublas_is_loaded_on_first_use_only():
         assert err == ""
     else:  # loaded, then the handle needs a GPU
         assert err.startswith(("Found no NVIDIA driver", "No CUDA GPUs are available"))
+
+
+@gpu
+def test_mixed_tf32_apis_refuse_float32_products():
+    a = cudalite.ones(8, 8, device="cuda")
+    matmul_flags.allow_tf32 = True
+    matmul_flags.fp32_precision = "ieee"  # the new API disagrees with the legacy one
+    with pytest.raises(RuntimeError, match="used mix of the legacy and new APIs"):
+        a @ a
+    assert (a.half() @ a.half()).dtype == cudalite.float16  # only float32 products check
+    matmul_flags.allow_tf32 = False  # agreement again
+    assert (a @ a)[0, 0].item() == 8.0

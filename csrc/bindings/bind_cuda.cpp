@@ -116,7 +116,10 @@ void bind_blas(py::module_& m, py::module_& c) {
     f.allow_tf32 = tf32;
     f.allow_fp16_reduced_precision_reduction = fp16_reduced;
     f.allow_bf16_reduced_precision_reduction = bf16_reduced;
+    f.tf32_api_conflict = false;
   });
+  c.def("_set_tf32_api_conflict",
+        [](bool conflict) { cuda::matmul_flags().tf32_api_conflict = conflict; });
   m.def("_cuda_addmm", &cuda_addmm, py::arg("input"), py::arg("mat1"), py::arg("mat2"),
         py::arg("beta") = 1.0, py::arg("alpha") = 1.0);
   // ---- cuDNN (csrc/cuda/cudnn_*.cpp; nn/_cudnn_conv.py) ----

@@ -105,6 +105,7 @@ void bind_checksum(py::module_& m);
 void bind_parallel(py::module_& m);
 void bind_version(py::module_& m);
 void bind_nccl(py::module_& m);  // NCCL (cudalite.cuda.nccl, cudalite.distributed)
+void bind_foreach(py::module_& m);
 
 }  // namespace cl::bind
 

@@ -23,4 +23,5 @@ PYBIND11_MODULE(_C, m) {
   cl::bind::bind_parallel(m);
   cl::bind::bind_version(m);
   cl::bind::bind_nccl(m);
+  cl::bind::bind_foreach(m);
 }

@@ -207,7 +207,13 @@ struct MatmulFlags {
   bool allow_tf32 = false;
   bool allow_fp16_reduced_precision_reduction = true;
   bool allow_bf16_reduced_precision_reduction = true;
+  // torch.backends.cuda.matmul.fp32_precision (the new API) disagrees with allow_tf32 /
+  // set_float32_matmul_precision (the legacy one): float32 products raise, as torch's
+  // allowTF32CuBLAS() does.
+  bool tf32_api_conflict = false;
 };
+// torch's message for a float32 product under conflicting TF32 settings.
+extern const char* const kTf32ApiConflictMessage;
 MatmulFlags& matmul_flags();
 // The cuBLAS handle (cublasHandle_t) for `device` and its current stream, created once.
 void* blas_handle(int device);

@@ -170,6 +170,7 @@ void gemm(const Tensor& out, const Tensor& a, const Tensor& b, const Shape& batc
 
   ScalarType dt = out->dtype;
   const cuda::MatmulFlags& flags = cuda::matmul_flags();
+  CL_CHECK(dt != ScalarType::Float32 || !flags.tf32_api_conflict, cuda::kTf32ApiConflictMessage);
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   if (dt == ScalarType::Float64) compute = CUBLAS_COMPUTE_64F;
   if (dt == ScalarType::Float32 && flags.allow_tf32) compute = CUBLAS_COMPUTE_32F_FAST_TF32;
@@ -221,6 +222,7 @@ bool addmm_bias_epilogue(const Tensor& out, const Tensor& bias, const Tensor& a,
   GemmOperand A = prepare(a, {}, m, k), B = prepare(b, {}, k, n);
   if (A.lay.ld > INT_MAX || B.lay.ld > INT_MAX) return false;
   const cuda::MatmulFlags& flags = cuda::matmul_flags();
+  CL_CHECK(dt != ScalarType::Float32 || !flags.tf32_api_conflict, cuda::kTf32ApiConflictMessage);
   // Note [Row-major through a column-major BLAS]: D^T (n x m) = op(B^T) op(A^T).
   cuda::LtGemm g;
   g.transa = B.lay.trans;

@@ -104,6 +104,13 @@ MatmulFlags& matmul_flags() {
   return flags;
 }
 
+const char* const kTf32ApiConflictMessage =
+    "PyTorch is checking whether allow_tf32_new is enabled for cuBlas matmul,Current status "
+    "indicate that you have used mix of the legacy and new APIs to set the TF32 status for "
+    "cublas matmul. We suggest only using the new API to set the TF32 flag. See also: "
+    "https://pytorch.org/docs/main/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-"
+    "devices";
+
 void* blas_handle(int device) {
   static std::mutex mu;
   static std::map<std::pair<int, StreamHandle>, cublasHandle_t> handles;

@@ -87,6 +87,7 @@ MatmulFlags& matmul_flags() {
   static MatmulFlags flags;
   return flags;
 }
+const char* const kTf32ApiConflictMessage = "";
 void* blas_handle(int) { fail(); }
 void set_library_dirs(const std::vector<std::string>&) {}
 std::string blas_library_path() { return ""; }

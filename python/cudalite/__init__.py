@@ -41,6 +41,8 @@ from cudalite._einsum import einsum
 from cudalite._resize import resize_as_
 from cudalite._finfo import finfo, iinfo
 from cudalite._functional import *  # noqa: F403
+from cudalite._foreach import *  # noqa: F403
+from cudalite._fused import *  # noqa: F403
 
 # ---- index, scan and triangle ops ----
 from cudalite._tensor_scatter import *  # noqa: F403

@@ -4,12 +4,16 @@
 gradients do not flush to zero; ``scaler.step(optimizer)`` unscales the gradients, checks
 them for inf/NaN and skips the step when any is found; ``scaler.update()`` halves the scale
 after a skipped step and doubles it after ``growth_interval`` clean ones. The check and the
-update run on the device (the found-inf flag and the scale are tensors there); the one host
-sync per iteration is in ``step``, as in torch.
+update run on the device (the found-inf flag and the scale are tensors there): ``unscale_``
+is one ``_amp_foreach_non_finite_check_and_unscale_`` launch per device and dtype of the
+gradients, ``update`` one ``_amp_update_scale_`` launch; the one host sync per iteration is
+in ``step``, as in torch, and none at all with a fused optimizer (which reads the scale and
+the flag itself).
 """
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from enum import Enum
 
@@ -26,35 +30,6 @@ class OptState(Enum):
 
 def _refresh_per_optimizer_state():
     return {"stage": OptState.READY, "found_inf_per_device": {}}
-
-
-def _non_finite_check_and_unscale_(grads, found_inf, inv_scale):
-    """torch's ``_amp_foreach_non_finite_check_and_unscale_``: sets ``found_inf`` to 1 when
-    a gradient holds inf or NaN, and multiplies each by ``inv_scale`` (no host sync)."""
-    import cudalite
-
-    if not grads:
-        return
-    flags = cudalite.stack([g.isfinite().logical_not().any() for g in grads]).any()
-    found_inf.copy_(cudalite.maximum(found_inf, flags.to(found_inf.dtype)))
-    for g in grads:
-        g.mul_(inv_scale)
-
-
-def _update_scale_(scale, growth_tracker, found_inf, growth_factor, backoff_factor, interval):
-    """torch's ``_amp_update_scale_``, on the device: after an inf, scale *= backoff and the
-    tracker restarts; after ``interval`` clean steps the scale grows (while it stays
-    finite)."""
-    import cudalite
-
-    inf = found_inf > 0
-    tracker = cudalite.where(inf, cudalite.zeros_like(growth_tracker), growth_tracker + 1)
-    grow = tracker == interval
-    grown = scale * growth_factor
-    grow_ok = grow & grown.isfinite()
-    new_scale = cudalite.where(inf, scale * backoff_factor, cudalite.where(grow_ok, grown, scale))
-    scale.copy_(new_scale)
-    growth_tracker.copy_(cudalite.where(grow, cudalite.zeros_like(tracker), tracker))
 
 
 class GradScaler:
@@ -142,12 +117,16 @@ class GradScaler:
                 if (not allow_fp16) and param.grad.dtype == _C.float16:
                     raise ValueError("Attempting to unscale FP16 gradients.")
                 groups.setdefault((param.grad.device, param.grad.dtype), []).append(param.grad)
-        per_device = {}
+        # one _amp_foreach_non_finite_check_and_unscale_ launch per (device, dtype), with the
+        # scale's and the flag's copies on each device made once (torch's
+        # _MultiDeviceReplicator)
+        per_device, inv_per_device = {}, {}
         for (device, _dtype), grads in groups.items():
             flag = per_device.get(device)
             if flag is None:
                 flag = per_device[device] = found_inf.to(device)
-            _non_finite_check_and_unscale_(grads, flag, inv_scale.to(device))
+                inv_per_device[device] = inv_scale.to(device)
+            _C._amp_foreach_non_finite_check_and_unscale_(grads, flag, inv_per_device[device])
         return per_device
 
     def unscale_(self, optimizer):
@@ -180,6 +159,8 @@ class GradScaler:
         state = self._state(optimizer)
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("step() has already been called since the last update().")
+        if getattr(optimizer, "_step_supports_amp_scaling", False):
+            return self._fused_step(optimizer, state, args, kwargs)
         if state["stage"] is OptState.READY:
             self.unscale_(optimizer)
         if not state["found_inf_per_device"]:
@@ -189,6 +170,60 @@ class GradScaler:
             retval = optimizer.step(*args, **kwargs)
         state["stage"] = OptState.STEPPED
         return retval
+
+    def _fused_step(self, optimizer, state, args, kwargs):
+        """A fused optimizer unscales and skips by itself: it gets the scale and the summed
+        found-inf flag as ``optimizer.grad_scale`` / ``optimizer.found_inf`` (torch's
+        protocol), so the step makes no host sync at all."""
+        if "grad_scaler" in inspect.signature(optimizer.step).parameters:
+            warnings.warn(
+                "GradScaler is going to stop passing itself as a keyword argument to the passed "
+                "optimizer. In the near future GradScaler registers `grad_scale: Tensor` and "
+                "`found_inf: Tensor` to the passed optimizer and let the optimizer use them "
+                "directly.",
+                FutureWarning,
+                stacklevel=3,
+            )
+            kwargs = dict(kwargs, grad_scaler=self)
+            retval = optimizer.step(*args, **kwargs)
+            state["stage"] = OptState.STEPPED
+            return retval
+        if state["stage"] is OptState.READY:
+            self._check_inf_per_device(optimizer)
+        scaler = self._scale
+        flags = [
+            t.to(scaler.device, non_blocking=True) for t in state["found_inf_per_device"].values()
+        ]
+        found_inf = flags[0]
+        for f in flags[1:]:
+            found_inf = found_inf + f
+        optimizer.grad_scale = (
+            getattr(optimizer, "grad_scale", None)
+            if state["stage"] is OptState.UNSCALED
+            else scaler * getattr(optimizer, "grad_scale", 1)
+        )
+        optimizer.found_inf = found_inf
+        retval = optimizer.step(*args, **kwargs)
+        state["stage"] = OptState.STEPPED
+        del optimizer.grad_scale
+        del optimizer.found_inf
+        return retval
+
+    def _check_inf_per_device(self, optimizer):
+        """Checks the gradients for inf/NaN without unscaling them (an inverse scale of 1)."""
+        import cudalite
+
+        scale, _ = self._check_scale_growth_tracker("_check_inf_per_device")
+        dummy_inv_scale = cudalite.full((), 1.0, dtype=_C.float32, device=scale.device)
+        found_inf = cudalite.full((), 0.0, dtype=_C.float32, device=scale.device)
+        state = self._state(optimizer)
+        state["found_inf_per_device"] = self._unscale_grads_(
+            optimizer, dummy_inv_scale, found_inf, True
+        )
+        return state["found_inf_per_device"]
+
+    def _found_inf_per_device(self, optimizer):
+        return self._state(optimizer)["found_inf_per_device"]
 
     def update(self, new_scale=None):
         """Updates the scale: after a skipped step it backs off, after ``growth_interval``
@@ -222,7 +257,7 @@ class GradScaler:
             found_inf = found_infs[0]
             for f in found_infs[1:]:
                 found_inf = found_inf + f
-            _update_scale_(
+            _C._amp_update_scale_(
                 scale,
                 tracker,
                 found_inf,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from cudalite._C import Tensor
 from cudalite.optim import _functional as F
+from cudalite.optim import _multi_tensor as MT
 from cudalite.optim.optimizer import Optimizer, _check_betas, _check_lr, _check_nonnegative, _scalar
 
 __all__ = ["Adam"]
@@ -51,8 +52,15 @@ class Adam(Optimizer):
             fused=fused,
             decoupled_weight_decay=decoupled_weight_decay,
         )
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError(
+                "lr as a Tensor is not supported for capturable=False and foreach=True"
+            )
         super().__init__(params, defaults)
         self._check_fused(fused, foreach, differentiable)
+        if fused:
+            # GradScaler hands the scale and the inf flag to the fused kernel (no host sync)
+            self._step_supports_amp_scaling = True
 
     def _update(self, group):
         lr, eps = _scalar(group["lr"]), group["eps"]
@@ -64,12 +72,16 @@ class Adam(Optimizer):
         for p in params:
             st = self.state[p]
             if not st:
+                if group["fused"]:
+                    MT.check_fused_param(p)
                 # torch keeps `step` on the CPU unless capturable or fused
                 st["step"] = F.scalar_step(p, on_device)
                 st["exp_avg"] = F.zeros_like(p)
                 st["exp_avg_sq"] = F.zeros_like(p)
                 if amsgrad:
                     st["max_exp_avg_sq"] = F.zeros_like(p)
+        if self._multi_tensor_update(group, params):
+            return
         for p in params:
             g = p.grad
             st = self.state[p]
@@ -103,3 +115,45 @@ class Adam(Optimizer):
             F.binary(F.ADD, denom, eps, denom)
             self._check_inplace(group, p)
             F.addcdiv(p, m, denom, -step_size, p)
+
+    def _multi_tensor_update(self, group, params):
+        """The fused or foreach update of the group (torch's choice between them); False when
+        the for-loop update runs instead."""
+        fused, foreach = group["fused"], group["foreach"]
+        lr = group["lr"]
+        if fused is None and foreach is None:
+            foreach = MT.default_to_foreach(params, group["differentiable"])
+            if foreach and isinstance(lr, Tensor) and not group["capturable"]:
+                foreach = False
+        if not (fused or foreach) or not params:
+            return False
+        st = [self.state[p] for p in params]
+        lists = dict(
+            params=params,
+            grads=[p.grad for p in params],
+            exp_avgs=[s["exp_avg"] for s in st],
+            exp_avg_sqs=[s["exp_avg_sq"] for s in st],
+            max_exp_avg_sqs=[s["max_exp_avg_sq"] for s in st] if group["amsgrad"] else [],
+            state_steps=[s["step"] for s in st],
+        )
+        beta1, beta2 = group["betas"]
+        hyper = dict(
+            amsgrad=group["amsgrad"],
+            beta1=beta1,
+            beta2=beta2,
+            lr=lr,
+            weight_decay=group["weight_decay"],
+            eps=group["eps"],
+            maximize=group["maximize"],
+            decoupled_weight_decay=group["decoupled_weight_decay"],
+        )
+        if fused:
+            MT.fused_adam(
+                *lists.values(),
+                getattr(self, "grad_scale", None),
+                getattr(self, "found_inf", None),
+                **hyper,
+            )
+        else:
+            MT.multi_tensor_adam(*lists.values(), capturable=group["capturable"], **hyper)
+        return True

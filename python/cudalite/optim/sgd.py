@@ -4,6 +4,7 @@ Nesterov momentum and maximize, following torch's single-tensor update order."""
 from __future__ import annotations
 
 from cudalite.optim import _functional as F
+from cudalite.optim import _multi_tensor as MT
 from cudalite.optim.optimizer import Optimizer, _check_lr, _scalar
 
 __all__ = ["SGD"]
@@ -46,11 +47,15 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
         self._check_fused(fused, foreach, differentiable)
+        if fused:
+            self._step_supports_amp_scaling = True
 
     def _update(self, group):
         lr, momentum, dampening = _scalar(group["lr"]), group["momentum"], group["dampening"]
         wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
         state = self.state
+        if self._multi_tensor_update(group):
+            return
         for p in group["params"]:
             g = p.grad
             if g is None:
@@ -70,3 +75,43 @@ class SGD(Optimizer):
                     F.add(buf, g, 1 - dampening, buf)
                 g = F.add(g, buf, momentum) if nesterov else buf
             F.add(p, g, -lr, p)
+
+    def _multi_tensor_update(self, group):
+        """The fused or foreach update (torch's _fused_sgd / _multi_tensor_sgd); False when the
+        for-loop update runs instead."""
+        params = [p for p in group["params"] if p.grad is not None]
+        fused, foreach = group["fused"], group["foreach"]
+        if fused is None and foreach is None:
+            foreach = MT.default_to_foreach(params, group["differentiable"])
+        if not (fused or foreach) or not params:
+            return False
+        if fused:
+            for p in params:
+                if not self.state[p]:
+                    MT.check_fused_param(p)
+        momentum = group["momentum"]
+        bufs = [self.state[p].get("momentum_buffer") for p in params]
+        hyper = dict(
+            weight_decay=group["weight_decay"],
+            momentum=momentum,
+            lr=group["lr"],
+            dampening=group["dampening"],
+            nesterov=group["nesterov"],
+            maximize=group["maximize"],
+        )
+        grads = [p.grad for p in params]
+        if fused:
+            MT.fused_sgd(
+                params,
+                grads,
+                bufs,
+                getattr(self, "grad_scale", None),
+                getattr(self, "found_inf", None),
+                **hyper,
+            )
+        else:
+            MT.multi_tensor_sgd(params, grads, bufs, **hyper)
+        if momentum != 0:
+            for p, b in zip(params, bufs, strict=True):
+                self.state[p]["momentum_buffer"] = b
+        return True

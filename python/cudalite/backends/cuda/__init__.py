@@ -32,9 +32,33 @@ def _set_flag(i, value):
     _C._cuda._set_matmul_flags(*flags)
 
 
+# torch's errors when the legacy switches (allow_tf32, set_float32_matmul_precision) and the new
+# one (fp32_precision) disagree about TF32.
+_MIXED_PRECISION = (
+    "PyTorch is checking the matmul precision without a specific backend name,Current status "
+    "indicate that you have used mix of the legacy and new APIs to set the matmul precision. "
+    "We suggest only using the new API for matmul precision. See also: "
+    "https://pytorch.org/docs/main/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices"
+)
+_MIXED_TF32 = (
+    "PyTorch is checking whether allow_tf32_new is enabled for cuBlas matmul,Current status "
+    "indicate that you have used mix of the legacy and new APIs to set the TF32 status for "
+    "cublas matmul. We suggest only using the new API to set the TF32 flag. See also: "
+    "https://pytorch.org/docs/main/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices"
+)
+
+
+def _sync_conflict():
+    """Tells the core whether float32 products must raise (the two APIs disagree)."""
+    _C._cuda._set_tf32_api_conflict(_flags()[0] != (_fp32_precision == "tf32"))
+
+
 def get_float32_matmul_precision() -> str:
     r"""Return the current value of float32 matrix multiplication precision."""
-    return _precision_with_tf32 if _flags()[0] else "highest"
+    legacy_tf32 = _flags()[0]
+    if _fp32_precision == "tf32" and not legacy_tf32:
+        raise RuntimeError(_MIXED_PRECISION)
+    return _precision_with_tf32 if legacy_tf32 else "highest"
 
 
 def set_float32_matmul_precision(precision: str) -> None:
@@ -57,6 +81,7 @@ def set_float32_matmul_precision(precision: str) -> None:
         _precision_with_tf32 = precision
     _fp32_precision = "ieee" if precision == "highest" else "tf32"
     _set_flag(0, precision != "highest")
+    _sync_conflict()
 
 
 class cuBLASModule:
@@ -86,7 +111,10 @@ class cuBLASModule:
 
     def __getattr__(self, name):
         if name == "allow_tf32":
-            return _flags()[0]
+            new_tf32 = _fp32_precision == "tf32"
+            if _flags()[0] != new_tf32:
+                raise RuntimeError(_MIXED_TF32)
+            return new_tf32
         if name == "allow_fp16_reduced_precision_reduction":
             return _flags()[1]
         if name == "allow_fp16_reduced_precision_reduction_split_k":
@@ -109,6 +137,7 @@ class cuBLASModule:
             _set_flag(0, value)
             _fp32_precision = "tf32" if value else "ieee"
             _precision_with_tf32 = "high"
+            _sync_conflict()
             return
         if name in (
             "allow_fp16_reduced_precision_reduction",
@@ -120,10 +149,14 @@ class cuBLASModule:
             _split_k[kind] = split_k
             return
         if name == "fp32_precision":
+            # the new API: the legacy state stays as it was (reading it raises while the two
+            # disagree, and so does a float32 product)
+            if value == "bf16":
+                raise RuntimeError("backend 'cuda' does not support precision 'bf16'")
             if value not in ("ieee", "tf32", "none"):
                 raise RuntimeError(f"Unknown precision: {value}")
             _fp32_precision = value
-            _set_flag(0, value == "tf32")
+            _sync_conflict()
             return
         raise AttributeError("Unknown attribute " + name)
 

@@ -1,7 +1,9 @@
 """Gradient clipping: ``clip_grad_norm_`` (``get_total_norm`` then ``clip_grads_with_norm_``)
-and ``clip_grad_value_``, with torch's arguments, results and errors. cudalite has no
-multi-tensor ("foreach") kernels: every value of ``foreach`` (torch accepts True on the CPU
-and CUDA alike) takes the per-tensor path."""
+and ``clip_grad_value_``, with torch's arguments, results and errors. As in torch, the
+gradients go through the ``_foreach_*`` ops by device and dtype (on CUDA: one
+``_foreach_norm`` and one ``_foreach_mul_`` pass over a few dozen tensors per launch; on the
+CPU the per-tensor ops), unless ``foreach=False``; nothing waits for the GPU unless
+``error_if_nonfinite`` asks to check the norm."""
 
 from __future__ import annotations
 
@@ -55,7 +57,10 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     first_device = tensors[0].device
     norms = []
     for group in _by_device_and_dtype(tensors).values():
-        norms.extend(cudalite.norm(t, norm_type) for t in group)
+        if foreach is False:
+            norms.extend(cudalite.norm(t, norm_type) for t in group)
+        else:
+            norms.extend(cudalite._foreach_norm(group, norm_type))
     total_norm = cudalite.norm(cudalite.stack([n.to(first_device) for n in norms]), norm_type)
     if error_if_nonfinite and (total_norm.isnan() | total_norm.isinf()).item():
         raise RuntimeError(
@@ -81,8 +86,11 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     clip_coef_clamped = cudalite.clamp(clip_coef, max=1.0)
     for (device, _), group in _by_device_and_dtype(grads).items():
         coef = clip_coef_clamped.to(device)
-        for g in group:
-            g.mul_(coef)
+        if foreach is False:
+            for g in group:
+                g.mul_(coef)
+        else:
+            cudalite._foreach_mul_(group, coef)
 
 
 @_no_grad
@@ -124,5 +132,11 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     clip_value = float(clip_value)
     grads = [p.grad for p in parameters if p.grad is not None]
     for group in _by_device_and_dtype(grads).values():
-        for g in group:
-            g.clamp_(min=-clip_value, max=clip_value)
+        if foreach is False:
+            for g in group:
+                g.clamp_(min=-clip_value, max=clip_value)
+        else:
+            import cudalite
+
+            cudalite._foreach_clamp_min_(group, -clip_value)
+            cudalite._foreach_clamp_max_(group, clip_value)

@@ -1,0 +1,142 @@
+// Multi-tensor ops (ops/foreach.h): the foreach fast path, the AMP kernels and the fused
+// optimizers, for cudalite._foreach, cudalite.amp and cudalite.optim. Tensors written in place
+// get their version bumped here.
+#include "bindings/convert.h"
+#include "ops/foreach.h"
+
+namespace cl::bind {
+namespace {
+
+Tensor opt(py::handle h) { return h.is_none() ? Tensor() : as_tensor(h); }
+
+void bump(const TensorList& l) {
+  for (const Tensor& t : l) t->bump_version();
+}
+
+}  // namespace
+
+void bind_foreach(py::module_& m) {
+  py::dict ops;
+  const std::pair<const char*, ForeachOp> names[] = {
+      {"add", ForeachOp::Add},
+      {"sub", ForeachOp::Sub},
+      {"mul", ForeachOp::Mul},
+      {"div", ForeachOp::Div},
+      {"maximum", ForeachOp::Maximum},
+      {"minimum", ForeachOp::Minimum},
+      {"pow", ForeachOp::Pow},
+      {"rpow", ForeachOp::RPow},
+      {"neg", ForeachOp::Neg},
+      {"sqrt", ForeachOp::Sqrt},
+      {"rsqrt", ForeachOp::Rsqrt},
+      {"abs", ForeachOp::Abs},
+      {"exp", ForeachOp::Exp},
+      {"log", ForeachOp::Log},
+      {"reciprocal", ForeachOp::Reciprocal},
+      {"sign", ForeachOp::Sign},
+      {"zero", ForeachOp::Zero},
+      {"copy", ForeachOp::Copy},
+      {"addcmul", ForeachOp::Addcmul},
+      {"addcdiv", ForeachOp::Addcdiv},
+      {"lerp", ForeachOp::Lerp},
+  };
+  for (const auto& [name, op] : names) ops[name] = int(op);
+  m.attr("_foreach_op_codes") = ops;
+
+  m.def("_foreach_fast_path_ok", &foreach_fast_path_ok,
+        "whether the lists can take the multi-tensor path (dense, one floating dtype and "
+        "device, matching layouts)");
+  m.def(
+      "_foreach_pointwise",
+      [](const std::vector<TensorList>& lists, int op, int nin, bool inplace, int b_kind,
+         double alpha, py::handle b_device, std::vector<double> scalars, bool lerp_list) {
+        PointwiseArgs a;
+        a.op = ForeachOp(op);
+        a.nin = nin;
+        a.inplace = inplace;
+        a.b_kind = ForeachOperand(b_kind);
+        a.alpha = alpha;
+        a.b_device = opt(b_device);
+        a.scalars = std::move(scalars);
+        a.lerp_list = lerp_list;
+        foreach_pointwise(lists, a);
+        if (!lists.empty()) bump(lists[inplace ? 0 : size_t(nin)]);
+      },
+      "one multi-tensor launch of a pointwise op (codes: _foreach_op_codes); b_kind 0: list, "
+      "1: one number per tensor, 2: a 0-dim tensor",
+      py::arg("lists"), py::arg("op"), py::arg("nin"), py::arg("inplace"), py::arg("b_kind"),
+      py::arg("alpha"), py::arg("b_device"), py::arg("scalars"), py::arg("lerp_list"));
+  m.def(
+      "_foreach_norm_fast",
+      [](const TensorList& tensors, double ord, py::handle dtype) {
+        return foreach_norm(tensors, ord, to_dtype(dtype));
+      },
+      "norms (ord 1, 2 or inf) of dense tensors of one dtype and device", py::arg("tensors"),
+      py::arg("ord"), py::arg("dtype"));
+  m.def(
+      "_amp_foreach_non_finite_check_and_unscale_",
+      [](const TensorList& grads, const Tensor& found_inf, const Tensor& inv_scale) {
+        amp_foreach_non_finite_check_and_unscale(grads, found_inf, inv_scale);
+        bump(grads);
+        found_inf->bump_version();
+      },
+      py::arg("self"), py::arg("found_inf"), py::arg("inv_scale"));
+  m.def(
+      "_amp_update_scale_",
+      [](const Tensor& self, const Tensor& growth_tracker, const Tensor& found_inf,
+         double scale_growth_factor, double scale_backoff_factor, int64_t growth_interval) {
+        Tensor r = amp_update_scale(self, growth_tracker, found_inf, scale_growth_factor,
+                                    scale_backoff_factor, growth_interval);
+        self->bump_version();
+        growth_tracker->bump_version();
+        return r;
+      },
+      py::arg("self"), py::arg("growth_tracker"), py::arg("found_inf"),
+      py::arg("scale_growth_factor"), py::arg("scale_backoff_factor"), py::arg("growth_interval"));
+  m.def(
+      "_fused_adam",
+      [](const std::vector<TensorList>& lists, const TensorList& steps, double lr,
+         py::handle lr_tensor, double beta1, double beta2, double weight_decay, double eps,
+         bool amsgrad, bool maximize, bool adamw, py::handle grad_scale, py::handle found_inf) {
+        AdamArgs a;
+        a.lr = lr;
+        a.lr_tensor = opt(lr_tensor);
+        a.beta1 = beta1;
+        a.beta2 = beta2;
+        a.weight_decay = weight_decay;
+        a.eps = eps;
+        a.amsgrad = amsgrad;
+        a.maximize = maximize;
+        a.adamw = adamw;
+        a.grad_scale = opt(grad_scale);
+        a.found_inf = opt(found_inf);
+        fused_adam(lists, steps, a);
+        for (size_t i = 0; i < lists.size(); ++i)
+          if (i != 1 || a.grad_scale) bump(lists[i]);
+      },
+      "one fused Adam (adamw=True: AdamW) update of the lists params, grads, exp_avgs, "
+      "exp_avg_sqs[, max_exp_avg_sqs]");
+  m.def(
+      "_fused_sgd",
+      [](const std::vector<TensorList>& lists, double lr, py::handle lr_tensor, double weight_decay,
+         double momentum, double dampening, bool nesterov, bool maximize, bool is_first_step,
+         py::handle grad_scale, py::handle found_inf) {
+        SgdArgs a;
+        a.lr = lr;
+        a.lr_tensor = opt(lr_tensor);
+        a.weight_decay = weight_decay;
+        a.momentum = momentum;
+        a.dampening = dampening;
+        a.nesterov = nesterov;
+        a.maximize = maximize;
+        a.is_first_step = is_first_step;
+        a.grad_scale = opt(grad_scale);
+        a.found_inf = opt(found_inf);
+        fused_sgd(lists, a);
+        for (size_t i = 0; i < lists.size(); ++i)
+          if (i != 1 || a.grad_scale) bump(lists[i]);
+      },
+      "one fused SGD update of the lists params, grads[, momentum_buffers]");
+}
+
+}  // namespace cl::bind

@@ -1,0 +1,304 @@
+// The per-element math of the multi-tensor ops (ops/foreach.h), shared by the CPU loops
+// (ops/cpu_foreach.cpp) and the CUDA multi-tensor kernels (kernels/foreach.cu): the foreach
+// pointwise ops, GradScaler's unscale-and-check, and the fused Adam/AdamW and SGD updates.
+//
+// Every op is a struct with a per-tensor context (`prepare(scalar, step)`, computed once per
+// tensor and thread) and `element(v, ctx)`, which reads and rewrites the operands of one
+// element in v[0..D) (already converted to the op-math type: float for the 16-bit floats);
+// `writes(d)` says which operands go back to memory; a context whose `skip` is set leaves the
+// tensor untouched (a fused optimizer after an inf). The arithmetic follows torch's CUDA
+// functors (ForeachFunctors.cuh, FusedAdamKernel.cu, FusedSgdKernel.cu, AmpKernels.cu),
+// including where they compute in double.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "core/half.h"
+#include "core/macros.h"
+
+namespace cl {
+
+enum class ForeachOp : int8_t {
+  // binary: self (a) with b, a tensor of a second list, a number per tensor or one 0-dim
+  // tensor on the device; Add and Sub scale b by alpha
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Maximum,  // NaN-propagating (also clamp_min)
+  Minimum,  // (also clamp_max)
+  Pow,      // a ** b
+  RPow,     // b ** a (torch._foreach_pow(number, tensors))
+  // unary
+  Neg,
+  Sqrt,
+  Rsqrt,
+  Abs,
+  Exp,
+  Log,
+  Reciprocal,
+  Sign,
+  Zero,
+  Copy,  // out = b
+  // ternary: a + s * (b * c), a + s * (b / c), lerp(a, b, weight s or c)
+  Addcmul,
+  Addcdiv,
+  Lerp,
+};
+
+// Where a binary op's second operand comes from.
+enum class ForeachOperand : int8_t { List, Scalar, DeviceScalar };
+
+namespace foreach {
+
+template <class O>
+CL_HOST_DEVICE inline O fmaximum(O a, O b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  return a > b ? a : b;
+}
+template <class O>
+CL_HOST_DEVICE inline O fminimum(O a, O b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  return a < b ? a : b;
+}
+
+// torch's lerp (Lerp.h): the two formulas that keep lerp(a, b, 1) == b exact.
+template <class O>
+CL_HOST_DEVICE inline O lerp(O a, O b, O w) {
+  return (w < O(0) ? -w : w) < O(0.5) ? a + w * (b - a) : b - (b - a) * (O(1) - w);
+}
+
+template <class O>
+CL_HOST_DEVICE inline O pointwise(ForeachOp op, O a, O b, O c, O s, O alpha) {
+  switch (op) {
+    case ForeachOp::Add:
+      return a + alpha * b;
+    case ForeachOp::Sub:
+      return a - alpha * b;
+    case ForeachOp::Mul:
+      return a * b;
+    case ForeachOp::Div:
+      return a / b;
+    case ForeachOp::Maximum:
+      return fmaximum(a, b);
+    case ForeachOp::Minimum:
+      return fminimum(a, b);
+    case ForeachOp::Pow:
+      return O(std::pow(a, b));
+    case ForeachOp::RPow:
+      return O(std::pow(b, a));
+    case ForeachOp::Neg:
+      return -a;
+    case ForeachOp::Sqrt:
+      return O(std::sqrt(a));
+    case ForeachOp::Rsqrt:
+      return O(1) / O(std::sqrt(a));
+    case ForeachOp::Abs:
+      return a < O(0) ? -a : a;
+    case ForeachOp::Exp:
+      return O(std::exp(a));
+    case ForeachOp::Log:
+      return O(std::log(a));
+    case ForeachOp::Reciprocal:
+      return O(1) / a;
+    case ForeachOp::Sign:
+      return a != a ? a : O((O(0) < a) - (a < O(0)));
+    case ForeachOp::Zero:
+      return O(0);
+    case ForeachOp::Copy:
+      return b;
+    case ForeachOp::Addcmul:
+      return a + s * (b * c);
+    case ForeachOp::Addcdiv:
+      return a + s * (b / c);
+    case ForeachOp::Lerp:
+      return lerp(a, b, c);
+  }
+  return a;
+}
+
+// The pointwise ops over D operands: nin inputs (self first), then the output unless in place.
+template <class T>
+struct PointwiseOp {
+  using O = opmath_t<T>;
+  ForeachOp op;
+  int nin;
+  bool inplace;
+  ForeachOperand b_kind;
+  bool lerp_list;  // Lerp's weight is the third list (else the number)
+  O alpha;
+  const O* b_device;  // DeviceScalar: the 0-dim tensor, in op-math type
+  struct Ctx {
+    bool skip;
+    O s;
+    O b;
+  };
+  CL_HOST_DEVICE Ctx prepare(double scalar, const float*) const {
+    Ctx c{false, O(scalar), O(scalar)};
+    if (b_kind == ForeachOperand::DeviceScalar) c.b = *b_device;
+    return c;
+  }
+  CL_HOST_DEVICE bool writes(int d) const { return d == (inplace ? 0 : nin); }
+  template <class V>
+  CL_HOST_DEVICE void element(V& v, const Ctx& ctx) const {
+    O a = v[0];
+    O b = b_kind == ForeachOperand::List && nin > 1 ? O(v[1]) : ctx.b;
+    O c = nin > 2 ? O(v[2]) : ctx.s;
+    if (op == ForeachOp::Lerp && !lerp_list) c = ctx.s;
+    v[inplace ? 0 : nin] = pointwise(op, a, b, c, ctx.s, alpha);
+  }
+};
+
+CL_HOST_DEVICE inline bool is_finite(float v) { return v == v && v - v == 0.f; }
+CL_HOST_DEVICE inline bool is_finite(double v) { return v == v && v - v == 0.0; }
+
+// _amp_foreach_non_finite_check_and_unscale_: flags inf/NaN in *found_inf (written, never
+// cleared), multiplies by *inv_scale unless it is 1.
+template <class T>
+struct UnscaleOp {
+  using O = opmath_t<T>;
+  float* found_inf;
+  const float* inv_scale;
+  struct Ctx {
+    bool skip;
+    float inv;
+  };
+  CL_HOST_DEVICE Ctx prepare(double, const float*) const { return {false, *inv_scale}; }
+  CL_HOST_DEVICE bool writes(int) const { return true; }
+  template <class V>
+  CL_HOST_DEVICE void element(V& v, const Ctx& ctx) const {
+    O val = v[0];
+    if (!is_finite(val)) *found_inf = 1.f;
+    v[0] = ctx.inv == 1.f ? val : O(val * ctx.inv);
+  }
+};
+
+// _amp_update_scale_, one thread: backoff after an inf, growth after `interval` clean steps
+// while the grown scale stays finite in float.
+CL_HOST_DEVICE inline void update_scale(float* scale, int32_t* tracker, const float* found_inf,
+                                        double growth, double backoff, int32_t interval) {
+  if (*found_inf) {
+    *scale = float(double(*scale) * backoff);
+    *tracker = 0;
+  } else {
+    int32_t successful = *tracker + 1;
+    if (successful == interval) {
+      float grown = float(double(*scale) * growth);
+      if (is_finite(grown)) *scale = grown;
+      *tracker = 0;
+    } else {
+      *tracker = successful;
+    }
+  }
+}
+
+// torch._fused_adam_ / _fused_adamw_ over (param, grad, exp_avg, exp_avg_sq[, max_exp_avg_sq]);
+// hyperparameters are doubles as in torch, so much of the update runs in double. The grad is
+// written back (unscaled) only when grad_scale is given; nothing runs when *found_inf == 1.
+template <class T>
+struct AdamOp {
+  using O = opmath_t<T>;
+  double lr;
+  const float* lr_device;  // lr as a tensor on the device, or null
+  double beta1, beta2, weight_decay, eps;
+  bool maximize, amsgrad, adamw;
+  const float* grad_scale;
+  const float* found_inf;
+  struct Ctx {
+    bool skip;
+    double lr;
+    O bias_correction1, bias_correction2_sqrt;
+  };
+  CL_HOST_DEVICE Ctx prepare(double, const float* step) const {
+    Ctx c{};
+    c.skip = found_inf && *found_inf == 1.f;
+    if (c.skip) return c;
+    c.lr = lr_device ? double(*lr_device) : lr;
+    double st = double(*step);
+    c.bias_correction1 = O(1 - std::pow(beta1, st));
+    c.bias_correction2_sqrt = O(std::sqrt(1 - std::pow(beta2, st)));
+    return c;
+  }
+  CL_HOST_DEVICE bool writes(int d) const { return d != 1 || grad_scale != nullptr; }
+  template <class V>
+  CL_HOST_DEVICE void element(V& v, const Ctx& c) const {
+    O param = v[0];
+    O grad = v[1];
+    if (grad_scale) grad = O(grad / double(*grad_scale));
+    const O grad_to_store = grad;
+    if (maximize) grad = -grad;
+    O exp_avg = v[2];
+    O exp_avg_sq = v[3];
+    if (weight_decay != 0) {
+      if (adamw) {
+        param = O(param - c.lr * weight_decay * param);
+      } else {
+        grad = O(grad + param * weight_decay);
+      }
+    }
+    exp_avg = O(beta1 * exp_avg + (1 - beta1) * grad);
+    exp_avg_sq = O(beta2 * exp_avg_sq + (1 - beta2) * grad * grad);
+    const O step_size = O(c.lr / c.bias_correction1);
+    O denom;
+    if (amsgrad) {
+      O mx = v[4];
+      mx = mx > exp_avg_sq ? mx : exp_avg_sq;
+      v[4] = mx;
+      denom = O(std::sqrt(mx) / c.bias_correction2_sqrt + eps);
+    } else {
+      denom = O(std::sqrt(exp_avg_sq) / c.bias_correction2_sqrt + eps);
+    }
+    param -= step_size * exp_avg / denom;
+    v[0] = param;
+    v[1] = grad_to_store;
+    v[2] = exp_avg;
+    v[3] = exp_avg_sq;
+  }
+};
+
+// torch._fused_sgd_ over (param, grad[, momentum_buffer]).
+template <class T>
+struct SgdOp {
+  using O = opmath_t<T>;
+  double lr;
+  const float* lr_device;
+  double weight_decay, momentum, dampening;
+  bool nesterov, maximize, is_first_step, has_momentum;
+  const float* grad_scale;
+  const float* found_inf;
+  struct Ctx {
+    bool skip;
+    double lr;
+  };
+  CL_HOST_DEVICE Ctx prepare(double, const float*) const {
+    Ctx c{};
+    c.skip = found_inf && *found_inf == 1.f;
+    c.lr = lr_device ? double(*lr_device) : lr;
+    return c;
+  }
+  CL_HOST_DEVICE bool writes(int d) const { return d != 1 || grad_scale != nullptr; }
+  template <class V>
+  CL_HOST_DEVICE void element(V& v, const Ctx& c) const {
+    O p = v[0];
+    O g = v[1];
+    if (grad_scale) {
+      g = O(g / double(*grad_scale));
+      v[1] = g;
+    }
+    if (maximize) g = O(g * -1.0);
+    if (weight_decay != 0) g = O(g + weight_decay * p);
+    if (has_momentum) {
+      O buf = is_first_step ? g : O(momentum * O(v[2]) + (1 - dampening) * g);
+      v[2] = buf;
+      g = nesterov ? O(g + momentum * buf) : buf;
+    }
+    p = O(p - c.lr * g);
+    v[0] = p;
+  }
+};
+
+}  // namespace foreach
+}  // namespace cl
