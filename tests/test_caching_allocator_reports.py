@@ -155,3 +155,44 @@ def test_set_allocator_settings_updates_the_global_settings():
         )
     finally:
         memory._set_allocator_settings(before)
+
+
+# ---------------------------------------------------------------------------------------
+# The history's segment events add up to the reserved bytes (the timeline's reserved line).
+
+
+def _traced_reserved(h):
+    total = 0
+    for e in h.snapshot()["device_traces"][0]:
+        if e["action"] in ("segment_map", "segment_alloc"):
+            total += e["size"]
+        elif e["action"] in ("segment_unmap", "segment_free"):
+            total -= e["size"]
+    return total
+
+
+@pytest.mark.parametrize("settings", ["", CLASSIC, "large_segment_size_mb:2"])
+@pytest.mark.parametrize("capacity", [GiB, 160 * MiB])
+def test_history_segment_events_sum_to_reserved(settings, capacity):
+    # A tight capacity makes the arenas lend pages and later unmap the lent ranges.
+    import random
+
+    h = H(capacity, settings)
+    h.record_memory_history("all", None, "python", 1 << 20)
+    rnd = random.Random(capacity)
+    live = []
+    for i in range(400):
+        if live and rnd.random() < 0.5:
+            h.free(live.pop(rnd.randrange(len(live))))
+        else:
+            try:
+                live.append(h.alloc(rnd.randint(1, 16 * MiB)))
+            except _C.OutOfMemoryError:
+                pass
+        if i % 40 == 0:
+            h.empty_cache()
+        assert _traced_reserved(h) == cur(h, "reserved_bytes.all"), i
+    for p in live:
+        h.free(p)
+    h.empty_cache()
+    assert _traced_reserved(h) == 0
