@@ -531,3 +531,45 @@ def test_memory_viz_commands(recorded, tmp_path):
     assert r.returncode == 0 and "reserved bytes" not in svg.read_text()
     r = _cli("cudalite.cuda._memory_viz", "nonsense")
     assert r.returncode == 2 and "invalid choice" in r.stderr
+
+
+# ---------------------------------------------------------------------------------------
+# On a GPU: a GPT training run recorded, dumped and drawn.
+
+requires_gpu = pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA GPU")
+
+
+@requires_gpu
+def test_gpt_training_snapshot_plots_its_peak(tmp_path):
+    from test_nn_gpt import GPT, GPTConfig, batch
+
+    cudalite.manual_seed(0)
+    config = GPTConfig(block_size=64, vocab_size=65, n_layer=2, n_head=4, n_embd=128)
+    model = GPT(config).cuda()
+    opt = model.configure_optimizers(0.1, 1e-3, (0.9, 0.95))
+    cudalite.cuda.synchronize()
+    memory.reset_peak_memory_stats()
+    memory._record_memory_history(max_entries=100_000)
+    for step in range(4):
+        x, y = batch(config, seed=step)
+        if step == 3:  # an evaluation batch of another size
+            x, y = x[:2], y[:2]
+        _, loss = model(x.cuda(), y.cuda())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    cudalite.cuda.synchronize()
+    path = tmp_path / "gpt.pickle"
+    memory._dump_snapshot(str(path))
+    memory._record_memory_history(None)
+    assert path.read_bytes()[:2] == b"\x80\x04"
+    snap = pickle.loads(path.read_bytes())
+    tl = mv.timeline(snap)
+    # The stack counts requested bytes; its peak is the allocator's requested peak.
+    assert tl.peak_bytes == memory.memory_stats()["requested_bytes.all.peak"]
+    memory.plot_timeline(tmp_path / "gpt.svg", str(path))
+    root = _parse((tmp_path / "gpt.svg").read_text())
+    assert int(root.get("data-peak-bytes")) == tl.peak_bytes
+    assert tl.reserved[-1][1] == memory.memory_reserved()
+    # Named by the model code that allocated them, not by cudalite's own frames.
+    assert "test_nn_gpt.py:" in (tmp_path / "gpt.svg").read_text()
