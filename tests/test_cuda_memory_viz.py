@@ -452,6 +452,13 @@ def test_user_frame_skips_library_frames():
     assert mv._user_frame(frames)["name"] == "forward"
     assert mv._user_frame(frames[:1])["name"] == "empty"  # nothing else: the first one
     assert mv._user_frame([]) is None
+    comprehension = [
+        {"filename": "/home/u/train.py", "line": 7, "name": "<listcomp>"},
+        {"filename": "/home/u/train.py", "line": 7, "name": "make_weights"},
+        {"filename": "/home/u/train.py", "line": 30, "name": "main"},
+    ]
+    assert mv._user_frame(comprehension)["name"] == "make_weights"
+    assert mv._user_frame(comprehension[:1])["name"] == "<listcomp>"
 
 
 def test_static_plot_argument_errors():

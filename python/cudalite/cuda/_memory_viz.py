@@ -85,7 +85,7 @@ def _user_frame(frames):
     """The innermost frame of the program itself: not cudalite's (nor torch's) own code and
     not the interpreter's. None when no frame qualifies."""
     fallback = None
-    for f in frames:
+    for i, f in enumerate(frames):
         name, filename = f["name"], f["filename"]
         if not _frame_filter(name, filename):
             continue
@@ -93,8 +93,17 @@ def _user_frame(frames):
             fallback = f
         if filename.startswith(_PACKAGE_DIR) or any(m in filename for m in _LIBRARY_MARKERS):
             continue
+        # A comprehension is named by the function it is written in.
+        while name in _COMPREHENSIONS and i + 1 < len(frames):
+            if frames[i + 1]["filename"] != filename:
+                break
+            i += 1
+            f, name = frames[i], frames[i]["name"]
         return f
     return fallback
+
+
+_COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>")
 
 
 def _block_extra(b):
@@ -1061,10 +1070,18 @@ def _render_svg(tl, width, height, show_reserved, top, title):
             f"<line x1='{px:.1f}' y1='{head}' x2='{px:.1f}' y2='{base}' stroke='#555' "
             "stroke-width='1' stroke-dasharray='2,2'/>"
         )
+        label = f"peak {_format_size(tl.peak_bytes)}"
+        lw = 6.5 * len(label) + 6  # about 6.5 px a character at 11 px
+        right_side = px + 6 + lw < left + width
+        lx = px + 4 if right_side else px - 4 - lw
+        ly = max(Y(tl.peak_bytes) + 14, head + 14)  # just below the peak, inside the plot
         w(
-            f"<text x='{min(px + 4, left + width - 4):.1f}' y='{Y(tl.peak_bytes) - 4:.1f}' "
-            f"font-size='11' text-anchor='{'start' if px < left + width * 0.8 else 'end'}' "
-            f"fill='#222' {_FONT}>peak {_esc(_format_size(tl.peak_bytes))}</text>"
+            f"<rect x='{lx:.1f}' y='{ly - 11:.1f}' width='{lw:.1f}' height='15' fill='white' "
+            "fill-opacity='0.85'/>"
+        )
+        w(
+            f"<text x='{lx + 3:.1f}' y='{ly:.1f}' font-size='11' fill='#222' {_FONT}>"
+            f"{_esc(label)}</text>"
         )
     for i, elem in enumerate(named, 1):
         size = tl.elements[elem]["size"]
