@@ -6,6 +6,7 @@ has no static plot to compare with; its viewer lays out the same timeline in the
 
     python benchmarks/memory_plot.py                 # 10k, 100k and 300k events
     python benchmarks/memory_plot.py --events 100000 --out timeline.svg
+    python benchmarks/memory_plot.py --trace gpt --backend cuda --out gpt.svg --pickle gpt.pickle
 """
 
 import argparse
@@ -127,15 +128,70 @@ def synthetic_snapshot(events, seed=0, shuffle=0.1):
     }
 
 
+def recorded_trace(name, backend):
+    """Replays a trace of benchmarks/fragmentation.py through cudalite's caching allocator
+    (the host backend, or the GPU's) with history recording on; returns the snapshot."""
+    import os
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, os.path.join(here, "traces"))
+    sys.path.insert(0, here)
+    from fragmentation import TRACES
+
+    ops = TRACES[name]()
+    if backend == "host":
+        from cudalite import _C
+
+        h = _C._memory._HostCachingAllocator(256 << 30)
+        h.record_memory_history("all", "all", "python", 10_000_000)
+        alloc, free, snapshot = h.alloc, h.free, h.snapshot
+    else:
+        from cudalite.cuda import memory
+
+        memory._record_memory_history(max_entries=10_000_000)
+
+        def alloc(n):
+            return memory.caching_allocator_alloc(n)
+
+        free, snapshot = memory.caching_allocator_delete, memory._snapshot
+    live = {}
+    for op in ops:
+        if op[0] == "alloc":
+            live[op[1]] = alloc(op[2])
+        else:
+            free(live.pop(op[1]))
+    snap = snapshot()
+    for p in live.values():
+        free(p)
+    return snap
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--events", type=int, nargs="*", default=[10_000, 100_000, 300_000])
     p.add_argument("--out", default=None, help="write the last SVG here")
+    p.add_argument(
+        "--trace",
+        default=None,
+        help="instead of synthetic histories, record a trace of fragmentation.py (gpt, "
+        "inference, training, kvcache, synthetic) through cudalite's allocator",
+    )
+    p.add_argument("--backend", choices=("host", "cuda"), default="host")
+    p.add_argument("--pickle", default=None, help="with --trace: also dump the snapshot here")
     args = p.parse_args()
     head = ("events", "layout s", "svg s", "total s", "cpu s", "MB", "peak")
     print(" ".join(f"{h:>{w}}" for h, w in zip(head, (8, 9, 7, 8, 6, 6, 12), strict=True)))
-    for n in args.events:
-        snap = synthetic_snapshot(n)
+    if args.trace:
+        snaps = [recorded_trace(args.trace, args.backend)]
+        if args.pickle:
+            from cudalite.cuda import memory
+
+            memory._write_snapshot(snaps[0], args.pickle)
+    else:
+        snaps = [synthetic_snapshot(n) for n in args.events]
+    for snap in snaps:
+        n = sum(len(t) for t in snap["device_traces"])
         c0 = time.process_time()
         t0 = time.perf_counter()
         tl = _memory_viz.timeline(snap)
