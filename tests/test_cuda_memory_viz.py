@@ -118,13 +118,16 @@ def test_dump_snapshot_writes_protocol_4(tmp_path):
     if HAS_GPU:
         memory._record_memory_history(max_entries=1000)
         x = cudalite.empty(1 << 20, device="cuda")
-    memory._dump_snapshot(str(path))
+    try:
+        memory._dump_snapshot(str(path))
+    finally:
+        if HAS_GPU:
+            memory._record_memory_history(None)
     raw = path.read_bytes()
     assert raw[:2] == b"\x80\x04"
     snap = pickle.loads(raw)
     assert set(snap) >= {"segments", "device_traces"}
     if HAS_GPU:
-        memory._record_memory_history(None)
         assert any(e["action"] == "alloc" for e in snap["device_traces"][0])
         assert sum(s["total_size"] for s in snap["segments"]) == memory.memory_reserved()
         del x
@@ -557,18 +560,20 @@ def test_gpt_training_snapshot_plots_its_peak(tmp_path):
     cudalite.cuda.synchronize()
     memory.reset_peak_memory_stats()
     memory._record_memory_history(max_entries=100_000)
-    for step in range(4):
-        x, y = batch(config, seed=step)
-        if step == 3:  # an evaluation batch of another size
-            x, y = x[:2], y[:2]
-        _, loss = model(x.cuda(), y.cuda())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-    cudalite.cuda.synchronize()
     path = tmp_path / "gpt.pickle"
-    memory._dump_snapshot(str(path))
-    memory._record_memory_history(None)
+    try:
+        for step in range(4):
+            x, y = batch(config, seed=step)
+            if step == 3:  # a smaller last batch
+                x, y = x[:2], y[:2]
+            _, loss = model(x.cuda(), y.cuda())
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+        cudalite.cuda.synchronize()
+        memory._dump_snapshot(str(path))
+    finally:
+        memory._record_memory_history(None)
     assert path.read_bytes()[:2] == b"\x80\x04"
     snap = pickle.loads(path.read_bytes())
     tl = mv.timeline(snap)
