@@ -297,6 +297,18 @@ def test_timeline_stacks_as_torchs_viewer():
     assert tl.bands[-1]["elem"] == "summarized"
 
 
+def test_legend_marks_summarized_allocations_grey():
+    h, weights = recorded_host(seed=2)
+    tl = mv.timeline(h.snapshot(), max_entries=3)
+    rows = [r for r in mv._legend_rows(tl, 10) if r[3] is not None and r[2] != "skip"]
+    assert rows
+    for color, _, _, elem in rows:
+        assert (color == mv._SUMMARY_COLOR) == (elem not in tl.drawn)
+    assert any(elem not in tl.drawn for *_, elem in rows)
+    for w in weights:
+        h.free(w)
+
+
 def test_timeline_summarizes_beyond_max_entries():
     h, weights = recorded_host(seed=2)
     snap = h.snapshot()
@@ -334,6 +346,9 @@ def test_timeline_history_cut_short_starts_with_the_live_blocks():
     assert tl.peak_bytes == 12 * MiB + 512
     freed = [e for e in tl.elements if e["action"] == "free_completed"]
     assert [e["addr"] for e in freed] == [freed_later]
+    svg = mv.static_plot(snap)
+    assert "6.0MiB  allocated before recording started" in svg  # alive in the segments
+    assert "2.0MiB  allocated before recording started" in svg  # known from its free
     for p in old:
         h.free(p)
 

@@ -507,7 +507,9 @@ class Timeline:
 
     Attributes:
         elements: one dict per allocation seen (``addr``, ``size``, ``frames``, ``stream``,
-            ``action``: ``'alloc'``, or a free whose allocation predates the history).
+            ``action``: ``'alloc'``, or a free whose allocation predates the history; blocks
+            alive in the snapshot's segments that the history never saw allocated have
+            ``before_history`` set).
         bands: the drawn allocations: dicts with ``elem`` (index into ``elements``, or
             ``'summarized'``), ``timesteps``, ``offsets`` (bytes below the band at each
             timestep) and ``size`` (an int, or a list per timestep for the summarized band).
@@ -568,6 +570,7 @@ class Timeline:
                         "size": _block_extra(b)[1],
                         "frames": b.get("frames", []),
                         "stream": seg["stream"],
+                        "before_history": True,
                     }
                 )
         initial.reverse()
@@ -692,6 +695,7 @@ class Timeline:
         self.reserved = reserved_pts
         self.ooms = ooms
         self.steps = timestep
+        self.drawn = drawn
         self.initial = initial_all
         self._acted = acted
         self._peak_action = peak_action
@@ -881,10 +885,15 @@ def _band_polygons(bands, left, base, sx, sy):
 
 def _where(e) -> str:
     frame = _user_frame(e.get("frames") or [])
-    where = _frame_fmt(frame) if frame else "(no stack recorded)"
     if e["action"] != "alloc":  # only its free is in the history
-        where = f"alloc not recorded; freed at {where}"
-    return where
+        return (
+            f"alloc not recorded; freed at {_frame_fmt(frame)}"
+            if frame
+            else ("allocated before recording started")
+        )
+    if frame:
+        return _frame_fmt(frame)
+    return "allocated before recording started" if e.get("before_history") else "(no stack)"
 
 
 def _legend_rows(tl, top, sites=5):
@@ -910,7 +919,7 @@ def _legend_rows(tl, top, sites=5):
                 j += 1
             tags = f"{i + 1}" if j == i + 1 else f"{i + 1}-{j}"
             each = " each" if j > i + 1 else ""
-            color = _COLORS[named[i] % len(_COLORS)]
+            color = _COLORS[named[i] % len(_COLORS)] if named[i] in tl.drawn else _SUMMARY_COLOR
             rows.append((color, f"{tags}. {_format_size(key[0])}{each}  {key[1]}", "", named[i]))
             rows += [(None, "", "skip", n) for n in named[i + 1 : j]]
             i = j
