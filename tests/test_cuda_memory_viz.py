@@ -297,6 +297,20 @@ def test_timeline_stacks_as_torchs_viewer():
     assert tl.bands[-1]["elem"] == "summarized"
 
 
+def release_it(h, p):
+    h.free(p)
+
+
+def test_legend_names_the_free_of_an_allocation_made_before_recording():
+    h = H(GiB)
+    p = h.alloc(8 * MiB)
+    h.record_memory_history("all", "all", "python", 1000)  # frees keep their stacks too
+    release_it(h, p)
+    svg = mv.static_plot(h.snapshot())
+    this = os.path.basename(__file__)
+    assert re.search(rf"8\.0MiB  alloc not recorded; freed at {re.escape(this)}:\d+:release_it", svg)
+
+
 def test_legend_marks_summarized_allocations_grey():
     h, weights = recorded_host(seed=2)
     tl = mv.timeline(h.snapshot(), max_entries=3)
