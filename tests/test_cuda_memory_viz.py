@@ -308,7 +308,8 @@ def test_legend_names_the_free_of_an_allocation_made_before_recording():
     release_it(h, p)
     svg = mv.static_plot(h.snapshot())
     this = os.path.basename(__file__)
-    assert re.search(rf"8\.0MiB  alloc not recorded; freed at {re.escape(this)}:\d+:release_it", svg)
+    where = rf"freed at {re.escape(this)}:\d+:release_it"
+    assert re.search(rf"8\.0MiB  alloc not recorded; {where}", svg)
 
 
 def test_legend_marks_summarized_allocations_grey():

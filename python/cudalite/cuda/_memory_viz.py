@@ -532,6 +532,7 @@ class Timeline:
         # The events in order: ("act", elem), ("res", delta bytes) or ("oom", size, free).
         events: list = []
         open_allocs: dict = {}
+        free_frames: dict = {}  # the stack of each address's latest free_requested
         reserved_delta = 0
         for e in entries:
             action = e["action"]
@@ -539,10 +540,14 @@ class Timeline:
                 open_allocs[e["addr"]] = len(elements)
                 events.append(("act", len(elements)))
                 elements.append(e)
+            elif action == "free_requested":
+                free_frames[e["addr"]] = e.get("frames") or []
             elif action in ("free", "free_completed"):
                 elem = open_allocs.pop(e["addr"], None)
                 if elem is None:  # allocated before the history starts
                     elem = len(elements)
+                    if not e.get("frames") and free_frames.get(e["addr"]):
+                        e = dict(e, frames=free_frames[e["addr"]])  # where it was freed
                     elements.append(e)
                     initial.append(elem)
                 events.append(("act", elem))
