@@ -7,6 +7,7 @@ has no static plot to compare with; its viewer lays out the same timeline in the
     python benchmarks/memory_plot.py                 # 10k, 100k and 300k events
     python benchmarks/memory_plot.py --events 100000 --out timeline.svg
     python benchmarks/memory_plot.py --trace gpt --backend cuda --out gpt.svg --pickle gpt.pickle
+    python benchmarks/memory_plot.py --history-overhead --backend cuda   # beside torch's
 """
 
 import argparse
@@ -167,6 +168,57 @@ def recorded_trace(name, backend):
     return snap
 
 
+def history_overhead(backend, pairs=20_000):
+    """Microseconds per allocation + free pair with history recording off and on
+    (stacks="python"), for cudalite (host backend or GPU) and, on a GPU, torch."""
+    rows = {}
+
+    def timed(alloc, free):
+        t0 = time.perf_counter()
+        for _ in range(pairs):
+            free(alloc(4096))
+        return (time.perf_counter() - t0) / pairs * 1e6
+
+    if backend == "host":
+        from cudalite import _C
+
+        h = _C._memory._HostCachingAllocator(1 << 30)
+        off = timed(h.alloc, h.free)
+        h.record_memory_history("all", "all", "python", pairs * 4)
+        rows["cudalite-host"] = (off, timed(h.alloc, h.free))
+        h.record_memory_history(None)
+        return rows
+    from cudalite import _C
+    from cudalite.cuda import memory
+
+    m = _C._memory
+    memory.caching_allocator_delete(memory.caching_allocator_alloc(1))
+
+    def c_alloc(n):
+        return m.raw_alloc(n, 0, 0)
+
+    off = timed(c_alloc, m.raw_delete)
+    memory._record_memory_history(stacks="python", max_entries=pairs * 4)
+    rows["cudalite"] = (off, timed(c_alloc, m.raw_delete))
+    memory._record_memory_history(None)
+    try:
+        import torch
+    except ImportError:
+        return rows
+    if torch.cuda.is_available():
+        stream = torch.cuda.current_stream().cuda_stream
+
+        def t_alloc(n):
+            return torch._C._cuda_cudaCachingAllocator_raw_alloc(n, stream)
+
+        t_free = torch._C._cuda_cudaCachingAllocator_raw_delete
+        off = timed(t_alloc, t_free)
+        torch.cuda.memory._record_memory_history(stacks="python", max_entries=pairs * 4)
+        rows["torch"] = (off, timed(t_alloc, t_free))
+        torch.cuda.memory._record_memory_history(None)
+    return rows
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--events", type=int, nargs="*", default=[10_000, 100_000, 300_000])
@@ -179,7 +231,18 @@ def main():
     )
     p.add_argument("--backend", choices=("host", "cuda"), default="host")
     p.add_argument("--pickle", default=None, help="with --trace: also dump the snapshot here")
+    p.add_argument(
+        "--history-overhead",
+        action="store_true",
+        help="time allocation + free pairs with history recording off and on instead",
+    )
     args = p.parse_args()
+    if args.history_overhead:
+        print(f"{'allocator':>14} {'off us/pair':>12} {'on us/pair':>11} {'cost us/event':>14}")
+        for name, (off, on) in history_overhead(args.backend).items():
+            # A pair records three events: alloc, free_requested, free_completed.
+            print(f"{name:>14} {off:>12.3f} {on:>11.3f} {(on - off) / 3:>14.3f}")
+        return
     head = ("events", "layout s", "svg s", "total s", "cpu s", "MB", "peak")
     print(" ".join(f"{h:>{w}}" for h, w in zip(head, (8, 9, 7, 8, 6, 6, 12), strict=True)))
     if args.trace:
