@@ -8,6 +8,10 @@ Goals on an H200 (torch 2.11 figures in brackets):
   torch's overlap (7.5 ms serial -> 4.9 ms overlapped);
 - Stream(), Event().record() + query(): per call <= torch.
 
+Issue 29's rows (H100: torch 2,969 GB/s, 110.4 ms, 0.9 us): a same-device copy_ of 1 GiB under
+each allocator setting beside an elementwise kernel moving the same bytes (copy_table), and
+pin_memory() with cudaHostAlloc and with cudaHostRegister (pin_register_table).
+
 GPU work is timed with events or after a synchronize.
 
     python benchmarks/bench_transfers.py
@@ -183,12 +187,124 @@ def per_call_table():
     return t
 
 
+# ---- issue 29's rows: same-device copies, and pinning with cudaHostRegister ----
+# Each allocator setting runs in its own process, so that it applies from the start.
+COPY_BYTES = 1 << 30
+SETTINGS = {
+    "default": {},
+    "classic": {"CUDALITE_ALLOC_CONF": "expandable_segments:False"},
+    "20MiB pages": {"CUDALITE_ALLOC_CONF": "large_segment_size_mb:20"},
+    "expandable": {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
+    "register x8": {
+        "CUDALITE_ALLOC_CONF": "pinned_use_cuda_host_register:True,pinned_num_register_threads:8",
+        "PYTORCH_CUDA_ALLOC_CONF": "pinned_use_cuda_host_register:True,"
+        "pinned_num_register_threads:8",
+    },
+}
+
+
+def _copy_figures(lib):
+    """GB/s (bytes read + written) of a same-device 1 GiB copy_, and of an elementwise kernel
+    moving the same bytes (mul by one into a preallocated output) on the same memory."""
+    n = COPY_BYTES // 4
+    x = lib.rand(n, device="cuda")
+    y = lib.empty(n, device="cuda")
+    moved = 2 * COPY_BYTES
+
+    def rate(fn, reps=10):
+        fn()
+        lib.cuda.synchronize()
+        start = lib.cuda.Event(enable_timing=True)
+        end = lib.cuda.Event(enable_timing=True)
+        rates = []
+        for _ in range(5):
+            start.record()
+            for _ in range(reps):
+                fn()
+            end.record()
+            end.synchronize()
+            rates.append(moved * reps / (start.elapsed_time(end) / 1e3) / 1e9)
+        return statistics.median(rates)
+
+    return {
+        "same-device copy_ 1 GiB": rate(lambda: y.copy_(x)),
+        "mul(x, 1, out=y) 1 GiB (kernel, same bytes)": rate(lambda: lib.mul(x, 1, out=y)),
+    }
+
+
+def _pin_first(lib):
+    x = lib.rand(N)
+    times = []
+    for _ in range(5):
+        empty_host_cache(lib)
+        t0 = time.perf_counter()
+        y = x.pin_memory()
+        times.append(time.perf_counter() - t0)
+        del y
+    empty_host_cache(lib)
+    return {"pin_memory() 256 MiB, first call": statistics.median(times)}
+
+
+def _child(which, setting):
+    """Runs in a subprocess: prints the figures of `which` for both libraries as JSON."""
+    import json
+
+    out = {}
+    for name, lib in libs().items():
+        figures = _copy_figures(lib) if which == "copy" else _pin_first(lib)
+        for case, v in figures.items():
+            out.setdefault(case, {})[name] = v
+    print(json.dumps({"setting": setting, "rows": out}))
+
+
+def _run_child(which, setting):
+    import json
+    import subprocess
+
+    env = dict(os.environ, **SETTINGS[setting])
+    r = subprocess.run(
+        [sys.executable, __file__, "--child", which, setting],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if r.returncode != 0:
+        print(r.stderr)
+        return {}
+    return json.loads(r.stdout.strip().splitlines()[-1])["rows"]
+
+
+def copy_table():
+    t = Table("same-device copies (GB/s read + written)", unit="GB/s", higher_is_better=True)
+    for setting in ("default", "classic", "20MiB pages", "expandable"):
+        for case, vals in _run_child("copy", setting).items():
+            if setting == "classic" or setting == "20MiB pages":
+                vals.pop("torch", None)  # cudalite's settings: torch's run is the default one
+            if setting == "expandable":
+                vals.pop("cudalite", None)
+            t.add(f"{case} [{setting}]", **vals)
+    return t
+
+
+def pin_register_table():
+    t = Table("pin_memory() first call: cudaHostAlloc vs cudaHostRegister")
+    for setting in ("default", "register x8"):
+        for case, vals in _run_child("pin", setting).items():
+            t.add(f"{case} [{setting}]", **vals)
+    return t
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--child":
+        _child(sys.argv[2], sys.argv[3])
+        return
     if not cudalite.cuda.is_available():
         print("no CUDA GPU visible: nothing to measure")
         return
     print(f"device: {cudalite.cuda.get_device_name()}")
-    for table in (bandwidth_table, pin_memory_table, overlap_table, per_call_table):
+    tables = (bandwidth_table, pin_memory_table, overlap_table, per_call_table)
+    tables += (copy_table, pin_register_table)
+    for table in tables:
         print(table().render())
 
 

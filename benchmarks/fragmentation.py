@@ -2,9 +2,11 @@
 prints peak reserved / peak allocated memory and the time per allocation.
 
 Traces (benchmarks/traces/): a synthetic trace of mixed sizes, a training loop whose batch
-and sequence length change every step, and an inference server whose key/value buffers grow
-by reallocation. Allocators, each in its own subprocess so that its environment variables
-apply from the start:
+and sequence length change every step, an inference server whose key/value buffers grow
+by reallocation, nanoGPT's shakespeare_char training loop with its evaluations at another
+batch size (gpt), and a server mixing prefill and decode over batches of requests of random
+lengths, growing its key/value caches with torch.cat (inference). Allocators, each in its
+own subprocess so that its environment variables apply from the start:
 
     cudalite            default settings (arenas with page lending, 4 MiB large-pool pages)
     cudalite-2MiB       large_segment_size_mb:2 (pages of the hardware granularity)
@@ -36,6 +38,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "traces"))
 
+import gpt_trace  # noqa: E402
+import inference_trace  # noqa: E402
 import kvcache_trace  # noqa: E402
 import synthetic_trace  # noqa: E402
 import training_trace  # noqa: E402
@@ -44,6 +48,8 @@ TRACES = {
     "synthetic": synthetic_trace.trace,
     "training": training_trace.trace,
     "kvcache": kvcache_trace.trace,
+    "gpt": gpt_trace.trace,
+    "inference": inference_trace.trace,
 }
 ENV = {
     "cudalite": {},

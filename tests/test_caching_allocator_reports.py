@@ -2,6 +2,7 @@
 summary table, and settings (CUDALITE_ALLOC_CONF syntax and errors)."""
 
 import pickle
+import sys
 
 import pytest
 
@@ -155,3 +156,99 @@ def test_set_allocator_settings_updates_the_global_settings():
         )
     finally:
         memory._set_allocator_settings(before)
+
+
+# ---------------------------------------------------------------------------------------
+# The history's segment events add up to the reserved bytes (the timeline's reserved line).
+
+
+def _traced_reserved(h):
+    total = 0
+    for e in h.snapshot()["device_traces"][0]:
+        if e["action"] in ("segment_map", "segment_alloc"):
+            total += e["size"]
+        elif e["action"] in ("segment_unmap", "segment_free"):
+            total -= e["size"]
+    return total
+
+
+@pytest.mark.parametrize("settings", ["", CLASSIC, "large_segment_size_mb:2"])
+@pytest.mark.parametrize("capacity", [GiB, 160 * MiB])
+def test_history_segment_events_sum_to_reserved(settings, capacity):
+    # A tight capacity makes the arenas lend pages and later unmap the lent ranges.
+    import random
+
+    h = H(capacity, settings)
+    h.record_memory_history("all", None, "python", 1 << 20)
+    rnd = random.Random(capacity)
+    live = []
+    for i in range(400):
+        if live and rnd.random() < 0.5:
+            h.free(live.pop(rnd.randrange(len(live))))
+        else:
+            try:
+                live.append(h.alloc(rnd.randint(1, 16 * MiB)))
+            except _C.OutOfMemoryError:
+                pass
+        if i % 40 == 0:
+            h.empty_cache()
+        assert _traced_reserved(h) == cur(h, "reserved_bytes.all"), i
+    for p in live:
+        h.free(p)
+    h.empty_cache()
+    assert _traced_reserved(h) == 0
+
+
+# Note [History stacks]: stacks are cached by code object and position; the lines and the
+# outer frames must still be each event's own.
+
+
+def _alloc_and_line(h):
+    import inspect
+
+    return h.alloc(1024), inspect.currentframe().f_lineno
+
+
+def test_history_stacks_have_each_events_lines():
+    h = H(GiB)
+    h.record_memory_history("all", "all", "python", 1000)
+    p1, line1 = _alloc_and_line(h)
+    outer1 = sys._getframe().f_lineno - 1
+    p2, line2 = _alloc_and_line(h)
+    outer2 = sys._getframe().f_lineno - 1
+    ptrs = [p1, p2]
+    for _ in range(3):  # the same stack again: the cached context
+        ptrs.append(_alloc_and_line(h)[0])
+    allocs = [e for e in h.snapshot()["device_traces"][0] if e["action"] == "alloc"]
+    assert len(allocs) == 5
+    for e, outer in zip(allocs, (outer1, outer2), strict=False):
+        inner, caller = e["frames"][0], e["frames"][1]
+        assert (inner["name"], inner["line"]) == ("_alloc_and_line", line1)
+        assert (caller["name"], caller["line"]) == (
+            "test_history_stacks_have_each_events_lines",
+            outer,
+        )
+    assert line1 == line2
+    assert allocs[2]["frames"] == allocs[3]["frames"] == allocs[4]["frames"]
+    assert allocs[0]["frames"] != allocs[1]["frames"]  # called from two lines
+    for p in ptrs:
+        h.free(p)
+    h.record_memory_history(None)
+
+
+def test_history_stack_cache_starts_over_when_full():
+    # More distinct stacks than the cache holds (4096): each event keeps its own frames.
+    h = H(GiB)
+    h.record_memory_history("all", "all", "python", 10_000)
+    ns = {}
+    for i in range(4200):
+        exec(f"def site_{i}(h):\n    return h.alloc(512)", ns)
+    ptrs = [ns[f"site_{i}"](h) for i in range(4200)]
+    ptrs.append(ns["site_7"](h))  # a stack cached before the cache started over
+    allocs = [e for e in h.snapshot()["device_traces"][0] if e["action"] == "alloc"]
+    names = [e["frames"][0]["name"] for e in allocs]
+    assert names == [f"site_{i}" for i in range(4200)] + ["site_7"]
+    assert all(e["frames"][0]["line"] == 2 for e in allocs)
+    for p in ptrs:
+        h.free(p)
+    h.record_memory_history(None)

@@ -478,3 +478,39 @@ def test_synchronize_releases_the_gil():
     th.join()
     assert during > 1000
     del keep
+
+
+# ---- construction's fast path (Note [Stream construction]) ----
+
+
+def test_stream_base_fast_and_pybind_constructors_agree():
+    base = _C._cuda._CudaStreamBase
+    s = base(123, 0)  # positional ints: built without pybind11's dispatch
+    assert (s.stream_id, s.device_index, s.cuda_stream) == (123, 0, 123)
+    k = base(stream_id=123, device_index=0, device_type=1)  # keywords: pybind11's overload
+    assert (k.stream_id, k.device_index) == (123, 0)
+    s.__init__(5, 0)  # a second __init__ is ignored, as pybind11 does
+    assert s.stream_id == 123
+
+    class Sub(base):
+        pass
+
+    assert type(Sub(7, 0)) is Sub and Sub(7, 0).stream_id == 7
+    # Everything else goes to pybind11's constructor and its errors.
+    for args in [(1.5,), ("x",), (2**40,), (1, 2**40), (1, 2, 3)]:
+        with pytest.raises(TypeError, match="incompatible constructor arguments"):
+            base(*args)
+    assert "Overloaded function" in base.__init__.__doc__
+
+
+@requires_cuda
+def test_stream_fast_path_matches_the_full_call():
+    cudalite.cuda.Stream()  # initialised
+    lo, hi = cudalite.cuda.Stream.priority_range()
+    for priority in (0, -1, hi, lo, hi - 5, 100):
+        fast = cudalite.cuda.Stream(priority=priority)
+        full = cudalite.cuda.Stream(device=cudalite.cuda.current_device(), priority=priority)
+        assert fast.priority == full.priority == min(max(priority, hi), lo)
+        assert fast.device == full.device
+    with pytest.raises(TypeError):
+        cudalite.cuda.Stream(priority="high")

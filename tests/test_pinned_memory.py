@@ -498,3 +498,39 @@ def test_non_blocking_to_host_lands_in_pinned_memory():
     c = g.to("cpu", cudalite.float64, non_blocking=True)  # converted on the host
     cudalite.cuda.synchronize()
     assert c.dtype is cudalite.float64 and c.eq(10.0).all().item()
+
+
+# ---- cudaHostRegister instead of cudaHostAlloc (Note [Registering pinned memory]) ----
+
+
+@requires_cuda
+def test_pinned_use_cuda_host_register_pins_registered_pages():
+    import os
+    import subprocess
+    import sys
+
+    code = """
+import numpy as np
+import cudalite
+x = cudalite.rand(5 * 2**20 + 3)  # not a whole number of pages
+y = x.pin_memory()
+assert y.is_pinned()
+np.testing.assert_array_equal(y.numpy(), x.numpy())
+g = y.cuda(non_blocking=True)
+cudalite.cuda.synchronize()
+np.testing.assert_array_equal(g.cpu().numpy(), x.numpy())
+del y, g
+s = cudalite.cuda.host_memory_stats()
+assert s["num_host_alloc"] == 1, s
+cudalite.cuda.host_empty_cache()
+assert cudalite.cuda.host_memory_stats()["num_host_free"] == 1
+z = cudalite.empty(1000, pin_memory=True)  # a fresh registered block after the release
+assert z.is_pinned()
+print("ok")
+"""
+    pkg_parent = os.path.dirname(os.path.dirname(cudalite.__file__))
+    for conf in ("pinned_use_cuda_host_register:True,pinned_num_register_threads:8",
+                 "pinned_use_cuda_host_register:True"):  # fmt: skip
+        env = dict(os.environ, PYTHONPATH=pkg_parent, CUDALITE_ALLOC_CONF=conf)
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert r.returncode == 0 and r.stdout == "ok\n", r.stderr

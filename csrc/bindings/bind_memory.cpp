@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "core/alloc_replay.h"
 #include "core/caching_allocator.h"
@@ -169,27 +172,86 @@ py::dict snapshot_dict(const std::vector<CachingAllocator*>& allocs) {
   return d;
 }
 
+// Note [History stacks]
 // History recording's context: the Python stack, innermost frame first. Runs before the
-// allocator takes its lock, possibly on a thread that released the GIL.
+// allocator takes its lock, possibly on a thread that released the GIL, once per recorded
+// event. Programs allocate from the same few stacks over and over (a training step is a
+// loop), so each distinct stack, keyed by its frames' code objects and lines, is converted
+// to strings once and shared by every event made from it. The cache holds references to the
+// code objects of its keys (an address is not reused while it is cached) and starts over
+// when it holds kMaxStacks stacks.
+// Where a frame is: its instruction's offset where Python has that (3.11+: cheaper than the
+// line, which the cache computes once per stack), else its line.
+#if PY_VERSION_HEX >= 0x030B0000
+constexpr bool kKeyIsOffset = true;
+int frame_position(PyFrameObject* f) { return PyFrame_GetLasti(f); }
+#else
+constexpr bool kKeyIsOffset = false;
+int frame_position(PyFrameObject* f) { return PyFrame_GetLineNumber(f); }
+#endif
+
+struct StackKeyHash {
+  size_t operator()(const std::vector<std::pair<PyObject*, int>>& k) const {
+    size_t h = k.size();
+    for (const auto& [code, line] : k) {
+      h ^= std::hash<const void*>()(code) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+      h ^= size_t(line) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    }
+    return h;
+  }
+};
+
+class StackCache {
+ public:
+  static constexpr size_t kMaxStacks = 4096;
+  // With the GIL held.
+  StackContext lookup(std::vector<std::pair<PyObject*, int>>&& key) {
+    auto it = stacks_.find(key);
+    if (it != stacks_.end()) return it->second;
+    if (stacks_.size() >= kMaxStacks) clear();
+    auto frames = std::make_shared<std::vector<StackFrame>>();
+    frames->reserve(key.size());
+    for (const auto& [code, line] : key) {
+      py::handle co(code);
+      StackFrame sf;
+      sf.filename = py::str(co.attr("co_filename"));
+      sf.name = py::str(co.attr("co_name"));
+      sf.line = kKeyIsOffset ? PyCode_Addr2Line(reinterpret_cast<PyCodeObject*>(code), line) : line;
+      frames->push_back(std::move(sf));
+      Py_INCREF(code);
+    }
+    StackContext ctx = std::move(frames);
+    stacks_.emplace(std::move(key), ctx);
+    return ctx;
+  }
+
+ private:
+  void clear() {
+    for (auto& kv : stacks_) {
+      for (const auto& frame : kv.first) Py_DECREF(frame.first);
+    }
+    stacks_.clear();
+  }
+  std::unordered_map<std::vector<std::pair<PyObject*, int>>, StackContext, StackKeyHash> stacks_;
+};
+
 StackContext gather_python_stack() {
   if (!Py_IsInitialized()) return nullptr;
   py::gil_scoped_acquire gil;
-  auto frames = std::make_shared<std::vector<StackFrame>>();
+  static auto* cache = new StackCache;  // never destroyed: it holds Python objects
+  std::vector<std::pair<PyObject*, int>> key;
+  key.reserve(32);
   PyFrameObject* f = PyEval_GetFrame();
   Py_XINCREF(f);
   while (f) {
-    PyCodeObject* code = PyFrame_GetCode(f);
-    py::object co = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(code));
-    StackFrame sf;
-    sf.filename = py::str(co.attr("co_filename"));
-    sf.name = py::str(co.attr("co_name"));
-    sf.line = PyFrame_GetLineNumber(f);
-    frames->push_back(std::move(sf));
+    PyCodeObject* code = PyFrame_GetCode(f);  // a new reference
+    key.emplace_back(reinterpret_cast<PyObject*>(code), frame_position(f));
+    Py_DECREF(code);  // the frame keeps it alive until the lookup below
     PyFrameObject* back = PyFrame_GetBack(f);
     Py_DECREF(f);
     f = back;
   }
-  return frames;
+  return cache->lookup(std::move(key));
 }
 
 RecordContext parse_context(const std::optional<std::string>& context) {

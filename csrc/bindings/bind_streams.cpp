@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bindings/convert.h"
+#include "bindings/fast_method.h"
 #include "core/cuda_api.h"
 #include "core/host_block_cache.h"
 #include "cuda/events.h"
@@ -28,6 +29,69 @@ py::tuple stream_tuple(const Stream& s) {
 
 cuda::StreamHandle to_handle(uint64_t v) {
   return reinterpret_cast<cuda::StreamHandle>(static_cast<uintptr_t>(v));
+}
+
+// Note [Stream construction]
+// Stream() is called in loops (one per micro-batch, per layer), and pybind11's constructor
+// dispatch (matching the overloads, the argument casters, the function_call record) cost
+// several times the pool lookup itself; torch's stream type is a plain CPython type. The two
+// calls made all the time, (priority) and (stream_id, device_index) with positional ints
+// (Stream(), current_stream()), construct the value here; every other call (torch's keyword
+// forms, wrong types, ints out of range) goes to the pybind11 __init__ below, unchanged.
+PyTypeObject* g_stream_type = nullptr;
+py::detail::type_info* g_stream_tinfo = nullptr;
+PyObject* g_stream_init_slow = nullptr;  // the pybind11 __init__ (kept for the process)
+
+bool int_in_range(PyObject* o, long long lo, long long hi, long long& v) {
+  if (!PyLong_CheckExact(o)) return false;
+  int overflow = 0;
+  v = PyLong_AsLongLongAndOverflow(o, &overflow);
+  if (v == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  return !overflow && v >= lo && v <= hi;
+}
+
+PyObject* stream_init(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  constexpr long long kIntMin = std::numeric_limits<int>::min();
+  constexpr long long kIntMax = std::numeric_limits<int>::max();
+  constexpr long long kI64Min = std::numeric_limits<long long>::min();
+  constexpr long long kI64Max = std::numeric_limits<long long>::max();
+  long long a = 0, b = 0;
+  const bool fast = !kwnames && PyObject_TypeCheck(self, g_stream_type) &&
+                    (nargs == 0 || (nargs == 1 && int_in_range(args[0], kIntMin, kIntMax, a)) ||
+                     (nargs == 2 && int_in_range(args[0], kI64Min, kI64Max, a) &&
+                      int_in_range(args[1], kIntMin, kIntMax, b)));
+  if (!fast) {
+    const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    std::vector<PyObject*> all(size_t(nargs + nkw + 1));
+    all[0] = self;
+    for (Py_ssize_t i = 0; i < nargs + nkw; ++i) all[size_t(i + 1)] = args[i];
+    return PyObject_Vectorcall(g_stream_init_slow, all.data(), size_t(nargs + 1), kwnames);
+  }
+  return guarded([&]() -> py::object {
+    auto* inst = reinterpret_cast<py::detail::instance*>(self);
+    py::detail::value_and_holder v_h = inst->get_value_and_holder(g_stream_tinfo, true);
+    if (v_h.instance_registered()) return py::none();  // a second __init__ is ignored, as pybind11
+    Stream s =
+        nargs == 2 ? Stream(int(b), to_handle(uint64_t(a))) : cuda::stream_from_pool(-1, int(a));
+    v_h.value_ptr() = new Stream(s);
+    v_h.type->init_instance(inst, nullptr);
+    return py::none();
+  });
+}
+
+void install_fast_stream_init(py::handle cls) {
+  g_stream_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  g_stream_tinfo = py::detail::get_type_info(g_stream_type);
+  g_stream_init_slow = py::getattr(cls, "__init__").release().ptr();
+  static std::string doc = py::str(py::getattr(g_stream_init_slow, "__doc__"));
+  static PyMethodDef def = {"__init__", as_cfunction(&stream_init), METH_FASTCALL | METH_KEYWORDS,
+                            doc.c_str()};
+  py::object descr = py::reinterpret_steal<py::object>(PyDescr_NewMethod(g_stream_type, &def));
+  if (!descr) throw py::error_already_set();
+  py::setattr(cls, "__init__", descr);
 }
 
 void bind_stream(py::module_& c) {
@@ -72,6 +136,7 @@ void bind_stream(py::module_& c) {
       .def("__eq__", [](const Stream& a, py::handle b) {
         return py::isinstance<Stream>(b) && a == b.cast<const Stream&>();
       });
+  install_fast_stream_init(c.attr("_CudaStreamBase"));
 }
 
 void bind_event(py::module_& c) {

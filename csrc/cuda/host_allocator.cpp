@@ -3,7 +3,14 @@
 #include "cuda/host_allocator.h"
 
 #include <cuda_runtime_api.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <mutex>
+#include <unordered_map>
+
+#include "core/alloc_config.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/storage.h"
@@ -16,15 +23,41 @@ namespace cl::cuda {
 
 namespace {
 
+// Note [Registering pinned memory]
+// By default a block is cudaHostAlloc'ed (torch's default too): the driver maps, zeroes and
+// pins its pages on one thread. With pinned_use_cuda_host_register:True in
+// CUDALITE_ALLOC_CONF (torch's key, with pinned_num_register_threads) the pages are mapped
+// with mmap, faulted in by that many threads at once, and then pinned with cudaHostRegister,
+// which is faster for large blocks; cudaHostUnregister and munmap return them.
 class CudaPinnedBackend final : public PinnedBackend {
  public:
   void* allocate(size_t n) override {
     lazy_init();
+    const AllocatorSettings st = global_allocator_settings();
+    if (st.pinned_use_cuda_host_register && n > 0) {
+      return allocate_registered(n, st.pinned_num_register_threads);
+    }
     void* p = nullptr;
     CL_CUDA_CHECK(cudaHostAlloc(&p, n, cudaHostAllocDefault));  // OutOfMemoryError when full
     return p;
   }
-  void free(void* p) override { CL_CUDA_CHECK_NOTHROW(cudaFreeHost(p)); }
+  void free(void* p) override {
+    size_t registered = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = registered_.find(p);
+      if (it != registered_.end()) {
+        registered = it->second;
+        registered_.erase(it);
+      }
+    }
+    if (registered) {
+      CL_CUDA_CHECK_NOTHROW(cudaHostUnregister(p));
+      munmap(p, registered);
+    } else {
+      CL_CUDA_CHECK_NOTHROW(cudaFreeHost(p));
+    }
+  }
   void* record_event(int device, void* stream) override {
     auto* e = new Event;
     try {
@@ -37,6 +70,41 @@ class CudaPinnedBackend final : public PinnedBackend {
   }
   bool query_event(void* e) override { return static_cast<Event*>(e)->query(); }
   void release_event(void* e) override { delete static_cast<Event*>(e); }
+
+ private:
+  void* allocate_registered(size_t n, size_t threads) {
+    void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      throw OutOfMemoryError(detail::str("could not map ", format_size(n), " of host memory"));
+    }
+    // Fault the pages in on several threads (one write per page), then pin them.
+    const size_t page = size_t(sysconf(_SC_PAGESIZE));
+    const size_t pages = (n + page - 1) / page;
+    const int parts = int(std::clamp<size_t>(threads, 1, std::max<size_t>(pages, 1)));
+    const size_t share = (pages + size_t(parts) - 1) / size_t(parts);
+    auto touch = [&](int i) {
+      auto* c = static_cast<volatile char*>(p);
+      for (size_t k = size_t(i) * share; k < std::min(pages, size_t(i + 1) * share); ++k) {
+        c[k * page] = 0;
+      }
+    };
+    if (parts > 1) {
+      parallel_run(parts, touch);
+    } else {
+      touch(0);
+    }
+    cudaError_t err = cudaHostRegister(p, n, cudaHostRegisterDefault);
+    if (err != cudaSuccess) {
+      munmap(p, n);
+      CL_CUDA_CHECK(err);  // OutOfMemoryError when nothing more can be pinned
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    registered_[p] = n;
+    return p;
+  }
+
+  std::mutex mu_;
+  std::unordered_map<void*, size_t> registered_;  // blocks from allocate_registered
 };
 
 // Never destroyed: pinned tensors may be freed while the process exits, after statics.

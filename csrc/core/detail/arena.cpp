@@ -687,12 +687,14 @@ std::map<char*, Extent>::iterator Arena::unmap_one(PhysChunk* c, Reservation* a,
                                                    std::map<char*, Extent>::iterator it) {
   char* const va = it->first;
   const size_t len = it->second.size;
+  // A lent range left the history (segment_unmap) when it was lent (mark_lent).
+  const bool live = c->live_seg == a && c->live_va == va;
   backend_.unmap(va, len);
   mark_unmapped(a, va, len);
   it = a->extents.erase(it);
   c->maps.erase(std::find(c->maps.begin(), c->maps.end(), std::make_pair(a, va)));
   ledger_.device_calls(*this, 0, 1);
-  ledger_.unmapped(*this, va, len);
+  if (live) ledger_.unmapped(*this, va, len);
   return it;
 }
 

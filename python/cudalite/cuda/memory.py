@@ -46,6 +46,7 @@ __all__ = [
     "memory_snapshot",
     "memory_summary",
     "get_allocator_backend",
+    "plot_timeline",
     # Pinned host memory (torch.cuda.memory has these too); see _host_memory.py.
     "host_empty_cache",
     "host_memory_stats",
@@ -526,13 +527,54 @@ def _snapshot(device=None, augment_with_fx_traces=False):
 def _dump_snapshot(filename="dump_snapshot.pickle", augment_with_fx_traces=False):
     """Save a pickled version of the `cudalite.cuda.memory._snapshot()` dictionary to a file.
 
-    This file can be opened by the interactive snapshot viewer at pytorch.org/memory_viz
+    This file can be opened by the interactive snapshot viewer at pytorch.org/memory_viz,
+    by torch's ``python -m torch.cuda._memory_viz`` and by :func:`plot_timeline`. It is
+    written with pickle protocol 4, the newest the viewer reads.
     """
+    _write_snapshot(_snapshot(augment_with_fx_traces=augment_with_fx_traces), filename)
+
+
+def _write_snapshot(snapshot, filename) -> None:
     import pickle
 
-    s = _snapshot(augment_with_fx_traces=augment_with_fx_traces)
     with open(filename, "wb") as f:
-        pickle.dump(s, f)
+        pickle.dump(snapshot, f, protocol=4)
+
+
+def plot_timeline(path, snapshot=None, device=None, **kwargs) -> None:
+    """Draw the active-memory timeline as a self-contained SVG file at ``path``.
+
+    The picture is the 'Active Memory Timeline' of torch's viewer (allocations stacked over
+    the recorded events), plus the reserved-bytes line, out-of-memory markers and the
+    largest allocations alive at the peak, named by the first frame of user code that made
+    them. It needs no script and no network. Record history first with
+    :func:`_record_memory_history`.
+
+    Args:
+        path (str or os.PathLike): the SVG file to write.
+        snapshot (dict, str or os.PathLike, optional): a snapshot dict, or the path of a
+            pickle written by :func:`_dump_snapshot` (cudalite's or torch's). By default
+            :func:`_snapshot` is taken now.
+        device (int, optional): the device to draw; by default the only one with history.
+        **kwargs: ``max_entries``, ``width``, ``height``, ``show_reserved``, ``top`` and
+            ``title`` of :func:`cudalite.cuda._memory_viz.static_plot`.
+    """
+    import os
+
+    from cudalite.cuda import _memory_viz
+
+    if snapshot is None:
+        snapshot = _snapshot()
+    elif isinstance(snapshot, (str, bytes, os.PathLike)):
+        snapshot = _memory_viz._read(os.fsdecode(snapshot))
+    elif not isinstance(snapshot, dict):
+        raise TypeError(
+            "plot_timeline(): snapshot must be a snapshot dict, a file path or None, "
+            f"not {type(snapshot).__name__}"
+        )
+    svg = _memory_viz.static_plot(snapshot, device=device, **kwargs)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(svg)
 
 
 def _set_allocator_settings(env: str) -> None:
@@ -545,3 +587,14 @@ def _set_allocator_settings(env: str) -> None:
 def get_allocator_backend() -> str:
     r"""Return a string describing the active allocator backend: always ``native``."""
     return "native"
+
+
+# `python -m cudalite.cuda.memory plot snapshot.pickle -o timeline.svg` runs this file while
+# the package has already imported it as cudalite.cuda.memory; runpy warns about that unless
+# the module has a __path__ (no submodules are found in it).
+__path__: list = []
+
+if __name__ == "__main__":
+    from cudalite.cuda._memory_viz import main
+
+    sys.exit(main())

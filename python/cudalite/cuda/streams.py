@@ -55,6 +55,10 @@ class Stream(_StreamBase):
     """
 
     def __init__(self, device=None, priority=0, **kwargs):
+        if device is None and not kwargs and _lazy._initialized:
+            # The call made in loops: straight to the pool (Note [Stream construction]).
+            _StreamBase.__init__(self, priority)
+            return
         if not _COMPILED:
             raise RuntimeError("cudalite.cuda.Stream requires CUDA support")
         if "stream_id" in kwargs and "device_index" in kwargs:
