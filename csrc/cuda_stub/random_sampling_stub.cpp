@@ -1,0 +1,21 @@
+// CPU-only builds: torch's CUDA sampling kernels raise, as the other CUDA loops do
+// (cuda_stub.cpp).
+#include "core/error.h"
+#include "ops/kernels.h"
+
+namespace cl::cuda {
+namespace {
+[[noreturn]] void fail() { throw AssertionError("cudalite not compiled with CUDA enabled"); }
+}  // namespace
+
+void torch_randperm(const Tensor&, int, const Tensor&, uint64_t, uint64_t) { fail(); }
+void torch_multinomial(const Tensor&, const Tensor&, int64_t, const Tensor&, unsigned, unsigned,
+                       uint64_t, uint64_t) {
+  fail();
+}
+void torch_dropout(const Tensor&, const Tensor&, const Tensor&, double, int, uint64_t, uint64_t,
+                   unsigned) {
+  fail();
+}
+
+}  // namespace cl::cuda
