@@ -6,15 +6,18 @@
 // equal masked keys ("island") is then shuffled by the thread of its first position: Philox
 // stream `first` at the offset, one 32-bit curand() per swap of a Fisher-Yates from the end.
 //
-// multinomial with replacement: rows normalised and prefix-summed by the caller; thread
-// (row r < grid_y, sample s) is curand's stream r * grid_x * 128 + s, and each of its samples
-// takes one curand_uniform4 and keeps its first value, rounded to the probabilities' dtype,
-// then a binary search for the first prefix sum not below it (moved back over empty
-// categories).
+// multinomial with replacement: each row divided by its sum, summed as torch's renormRowsL1
+// sums it, prefix sums as torch's cumsum computes them (CUB's scan for one row, torch's
+// Sklansky scan for several), all in the probabilities' dtype; then thread (row r < grid_y,
+// sample s) is curand's stream r * grid_x * 128 + s, and each of its samples takes one
+// curand_uniform4 and keeps its first value, rounded to the probabilities' dtype, then a
+// binary search for the first prefix sum not below it (moved back over empty categories).
 #include <cuda_runtime.h>
 #include <curand_kernel.h>
 
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <functional>
 
 #include "core/cuda_api.h"
 #include "cuda/cuda_check.h"
@@ -107,6 +110,131 @@ __device__ int search_bucket(const T* cum, const T* dist, int size, T val) {
   return start;
 }
 
+// The rows normalised as torch's renormRowsL1: each thread of a block of `blockDim.x`
+// (a multiple of 32) sums its columns in T, then the block sums the partial sums as
+// BlockReduceSum does (a shuffle-down tree in each warp, then over the warps' sums), and the
+// row is divided by the total.
+template <class T>
+__device__ T shfl_down(T v, int offset) {
+  if constexpr (sizeof(T) == 2) {
+    unsigned short bits;
+    memcpy(&bits, &v, 2);
+    bits = static_cast<unsigned short>(__shfl_down_sync(0xffffffffu, unsigned(bits), offset));
+    T r;
+    memcpy(&r, &bits, 2);
+    return r;
+  } else {
+    return __shfl_down_sync(0xffffffffu, v, offset);
+  }
+}
+
+template <class T>
+__device__ T warp_sum(T v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v = T(v + shfl_down(v, offset));
+  return v;
+}
+
+template <class T>
+__global__ void renorm_rows_kernel(T* dist, int64_t rows, int64_t cols) {
+  __shared__ T shared[32];
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    T sum = T(0.0f);
+    for (int64_t c = tid; c < cols; c += blockDim.x) sum = T(sum + dist[row * cols + c]);
+    sum = warp_sum(sum);
+    __syncthreads();
+    if (lane == 0) shared[warp] = sum;
+    __syncthreads();
+    sum = tid < int(blockDim.x / 32) ? shared[lane] : T(0.0f);
+    if (warp == 0) sum = warp_sum(sum);
+    __syncthreads();
+    if (tid == 0) shared[0] = sum;
+    __syncthreads();
+    sum = shared[0];
+    if (static_cast<cmp_t<T>>(sum) > cmp_t<T>(0)) {
+      for (int64_t c = tid; c < cols; c += blockDim.x)
+        dist[row * cols + c] = T(dist[row * cols + c] / sum);
+    }
+    __syncthreads();
+  }
+}
+
+// Prefix sums of many rows as torch's tensor_kernel_scan_innermost_dim: blocks of
+// (2^log_x, 512 / 2^log_x) threads, each row in chunks of 2^(log_x + 1) values, the running
+// total added to a chunk's first value, then a Sklansky scan of the chunk.
+template <class T>
+__global__ void scan_rows_kernel(T* out, const T* src, unsigned rows, unsigned cols, int log_x) {
+  extern __shared__ __align__(sizeof(double)) unsigned char smem[];
+  const unsigned nx = 1u << log_x;
+  T* buf = reinterpret_cast<T*>(smem) + 2 * nx * threadIdx.y;
+  for (unsigned block_row = blockIdx.x * blockDim.y; block_row < rows;
+       block_row += blockDim.y * gridDim.x) {
+    const unsigned row = block_row + threadIdx.y;
+    const bool exists = row < rows;
+    T total = T(0.0f);
+    for (unsigned col = 0; col < cols; col += 2 * nx) {
+      const unsigned c1 = col + threadIdx.x, c2 = col + nx + threadIdx.x;
+      if (exists) {
+        buf[threadIdx.x] = c1 < cols ? src[size_t(row) * cols + c1] : T(0.0f);
+        buf[nx + threadIdx.x] = c2 < cols ? src[size_t(row) * cols + c2] : T(0.0f);
+        if (threadIdx.x == 0) buf[0] = T(buf[0] + total);
+      }
+      __syncthreads();
+      for (int m = 0; m <= log_x; ++m) {
+        if (exists) {
+          const unsigned step = 1u << m;
+          const unsigned a = ((threadIdx.x >> m) << (m + 1)) | step;
+          const unsigned ti = a + threadIdx.x % step;
+          buf[ti] = T(buf[ti] + buf[a - 1]);
+        }
+        __syncthreads();
+      }
+      if (exists) {
+        if (c1 < cols) out[size_t(row) * cols + c1] = buf[threadIdx.x];
+        if (c2 < cols) out[size_t(row) * cols + c2] = buf[nx + threadIdx.x];
+      }
+      total = buf[2 * nx - 1];
+      __syncthreads();
+    }
+  }
+}
+
+// torch's get_log_num_threads_x_inner_scan.
+int scan_log_threads_x(unsigned rows, unsigned cols) {
+  int lx = 0, ly = 0;
+  while ((1u << lx) < cols) ++lx;
+  while ((1u << ly) < rows) ++ly;
+  return std::min(std::max(4, (9 + lx - ly) / 2), 9);
+}
+
+// A 16-bit float added as torch's c10 types add: in float, rounded back.
+template <class T>
+struct Plus {
+  __device__ T operator()(const T& a, const T& b) const { return T(a + b); }
+};
+
+template <class T>
+void prefix_sums(const Tensor& dist, const Tensor& cum, int64_t rows, int64_t cats,
+                 cudaStream_t s) {
+  const T* in = reinterpret_cast<const T*>(dist->data());
+  T* out = reinterpret_cast<T*>(cum->data());
+  if (rows == 1) {  // torch scans a single row with CUB
+    using Op = std::conditional_t<std::is_floating_point_v<T>, std::plus<T>, Plus<T>>;
+    size_t bytes = 0;
+    CL_CUDA_CHECK(cub::DeviceScan::InclusiveScan(nullptr, bytes, in, out, Op(), int(cats), s));
+    Tensor temp = empty({int64_t(std::max<size_t>(bytes, 1))}, ScalarType::UInt8, dist->device());
+    CL_CUDA_CHECK(cub::DeviceScan::InclusiveScan(temp->data(), bytes, in, out, Op(), int(cats), s));
+    return;
+  }
+  const int log_x = scan_log_threads_x(unsigned(rows), unsigned(cats));
+  const dim3 threads(1u << log_x, 512u >> log_x);
+  const unsigned grid = unsigned(std::min<int64_t>((rows + threads.y - 1) / threads.y, 65535));
+  scan_rows_kernel<T>
+      <<<grid, threads, 2 * 512 * sizeof(T), s>>>(out, in, unsigned(rows), unsigned(cats), log_x);
+  CL_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 template <class T>
 __global__ void multinomial_kernel(int samples, int64_t* dest, int64_t rows, int cats, const T* cum,
                                    const T* dist, uint64_t seed, uint64_t offset) {
@@ -122,6 +250,24 @@ __global__ void multinomial_kernel(int samples, int64_t* dest, int64_t rows, int
   }
 }
 
+template <class T>
+void multinomial_typed(const Tensor& probs, int64_t samples, const Tensor& out, unsigned grid_x,
+                       unsigned grid_y, uint64_t seed, uint64_t offset) {
+  const int64_t rows = probs->sizes[0], cats = probs->sizes[1];
+  cudaStream_t s = stream_of(probs);
+  Tensor dist = clone(probs), cum = empty({rows, cats}, probs->dtype, probs->device());
+  const unsigned block = unsigned(std::min<int64_t>(1024, (cats + 31) / 32 * 32));
+  renorm_rows_kernel<T><<<unsigned(std::min<int64_t>(rows, 65535)), block, 0, s>>>(
+      reinterpret_cast<T*>(dist->data()), rows, cats);
+  CL_CUDA_KERNEL_LAUNCH_CHECK();
+  prefix_sums<T>(dist, cum, rows, cats, s);
+  multinomial_kernel<T><<<dim3(grid_x, grid_y), 128, 0, s>>>(
+      int(samples), reinterpret_cast<int64_t*>(out->data()), rows, int(cats),
+      reinterpret_cast<const T*>(cum->data()), reinterpret_cast<const T*>(dist->data()), seed,
+      offset);
+  CL_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 }  // namespace
 
 void torch_randperm(const Tensor& keys, int bits, const Tensor& out, uint64_t seed,
@@ -133,39 +279,21 @@ void torch_randperm(const Tensor& keys, int bits, const Tensor& out, uint64_t se
   }
 }
 
-void torch_multinomial(const Tensor& cum, const Tensor& dist, int64_t samples, const Tensor& out,
-                       unsigned grid_x, unsigned grid_y, uint64_t seed, uint64_t offset) {
-  const int64_t rows = dist->sizes[0];
-  const int cats = int(dist->sizes[1]);
-  int64_t* dest = reinterpret_cast<int64_t*>(out->data());
-  cudaStream_t s = stream_of(dist);
-  const dim3 grid(grid_x, grid_y);
-  switch (dist->dtype) {
+void torch_multinomial(const Tensor& probs, int64_t samples, const Tensor& out, unsigned grid_x,
+                       unsigned grid_y, uint64_t seed, uint64_t offset) {
+  switch (probs->dtype) {
     case ScalarType::Float32:
-      multinomial_kernel<float><<<grid, 128, 0, s>>>(
-          int(samples), dest, rows, cats, reinterpret_cast<const float*>(cum->data()),
-          reinterpret_cast<const float*>(dist->data()), seed, offset);
-      break;
+      return multinomial_typed<float>(probs, samples, out, grid_x, grid_y, seed, offset);
     case ScalarType::Float64:
-      multinomial_kernel<double><<<grid, 128, 0, s>>>(
-          int(samples), dest, rows, cats, reinterpret_cast<const double*>(cum->data()),
-          reinterpret_cast<const double*>(dist->data()), seed, offset);
-      break;
+      return multinomial_typed<double>(probs, samples, out, grid_x, grid_y, seed, offset);
     case ScalarType::Float16:
-      multinomial_kernel<Half><<<grid, 128, 0, s>>>(
-          int(samples), dest, rows, cats, reinterpret_cast<const Half*>(cum->data()),
-          reinterpret_cast<const Half*>(dist->data()), seed, offset);
-      break;
+      return multinomial_typed<Half>(probs, samples, out, grid_x, grid_y, seed, offset);
     case ScalarType::BFloat16:
-      multinomial_kernel<BFloat16><<<grid, 128, 0, s>>>(
-          int(samples), dest, rows, cats, reinterpret_cast<const BFloat16*>(cum->data()),
-          reinterpret_cast<const BFloat16*>(dist->data()), seed, offset);
-      break;
+      return multinomial_typed<BFloat16>(probs, samples, out, grid_x, grid_y, seed, offset);
     default:
       throw NotImplementedError(std::string("\"multinomial_kernel_cuda\" not implemented for '") +
-                                dtype_short_name(dist->dtype) + "'");
+                                dtype_short_name(probs->dtype) + "'");
   }
-  CL_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 }  // namespace cl::cuda

@@ -9,8 +9,8 @@ namespace {
 }  // namespace
 
 void torch_randperm(const Tensor&, int, const Tensor&, uint64_t, uint64_t) { fail(); }
-void torch_multinomial(const Tensor&, const Tensor&, int64_t, const Tensor&, unsigned, unsigned,
-                       uint64_t, uint64_t) {
+void torch_multinomial(const Tensor&, int64_t, const Tensor&, unsigned, unsigned, uint64_t,
+                       uint64_t) {
   fail();
 }
 void torch_dropout(const Tensor&, const Tensor&, const Tensor&, double, int, uint64_t, uint64_t,

@@ -53,10 +53,11 @@ void torch_bernoulli_tensor(const Tensor& t, const Tensor& p, uint64_t seed, uin
 // shuffled from Philox (seed, offset).
 void torch_randperm(const Tensor& keys, int bits, const Tensor& out, uint64_t seed,
                     uint64_t offset);
-// multinomial with replacement: `dist` [rows, cats] normalised rows and `cum` their prefix
-// sums (contiguous, one floating dtype); int64 `out` [rows, samples]; grid of 128-thread blocks.
-void torch_multinomial(const Tensor& cum, const Tensor& dist, int64_t samples, const Tensor& out,
-                       unsigned grid_x, unsigned grid_y, uint64_t seed, uint64_t offset);
+// multinomial with replacement of the contiguous [rows, cats] `probs` into int64 `out`
+// [rows, samples]: torch's row normalisation and prefix sums, then a (grid_x, grid_y) grid of
+// 128-thread blocks drawing from Philox (seed, offset).
+void torch_multinomial(const Tensor& probs, int64_t samples, const Tensor& out, unsigned grid_x,
+                       unsigned grid_y, uint64_t seed, uint64_t offset);
 // torch's fused dropout of a dense `x` (memory order when vec > 1, else x is contiguous) into
 // `out` (x's strides) and the bool `mask`; an element is kept when its uniform is below `keep`.
 void torch_dropout(const Tensor& x, const Tensor& out, const Tensor& mask, double keep, int vec,

@@ -388,22 +388,20 @@ void randperm_(const Tensor& out, int64_t n, Generator* gen) {
   copy_(out, perm);
 }
 
-// torch's CUDA multinomial with replacement: rows normalised by their sums and prefix-summed
-// in the probabilities' dtype, then one curand_uniform4 per sample (its first value) from the
-// stream of thread (row, sample) of a (samples / 128, rows) grid of 128-thread blocks.
+// torch's CUDA multinomial with replacement: rows normalised and prefix-summed in the
+// probabilities' dtype as torch's kernels sum them, then one curand_uniform4 per sample (its
+// first value) from the stream of thread (row, sample) of a (samples / 128, rows) grid of
+// 128-thread blocks.
 static Tensor cuda_multinomial(const Tensor& probs, int64_t rows, int64_t cats, int64_t samples,
                                Generator& g) {
   Device d = resolve_device(probs->device());
   cuda::DeviceGuard guard(d.index);
-  Tensor p2 = contiguous(reshape(probs, {rows, cats}));
-  Tensor dist = binary(BinaryOp::Div, p2, reduce(ReduceOp::Sum, p2, {1}, true));
-  Tensor cum = scan(ScanOp::Sum, dist, 1, dist->dtype);
   const unsigned grid_y = unsigned(std::min<int64_t>(rows, 65535));
   const unsigned grid_x = unsigned((samples - 1) / 128 + 1);
   auto [seed, offset] = g.philox_reserve(uint64_t((rows - 1) / grid_y + 1) * 4);
   Tensor out = empty({rows, samples}, ScalarType::Int64, d);
-  cuda::torch_multinomial(contiguous(cum), contiguous(dist), samples, out, grid_x, grid_y, seed,
-                          offset);
+  cuda::torch_multinomial(contiguous(reshape(probs, {rows, cats})), samples, out, grid_x, grid_y,
+                          seed, offset);
   return probs->dim() == 1 ? view(out, {samples}) : out;
 }
 
