@@ -448,7 +448,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
         return NativeDropout.apply(input, float(p))
     # torch's CPU (and in-place) dropout: a Bernoulli(1 - p) mask divided by 1 - p, times
     # the input.
-    noise = _C._empty(list(input.shape), input.dtype, input.device, False).bernoulli_(1 - p)
+    noise = _C._empty_like(input, None, None).bernoulli_(1 - p)  # laid out like input
     noise.div_(1 - p)
     out = input * noise
     if inplace:
