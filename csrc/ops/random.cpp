@@ -367,6 +367,8 @@ static void cuda_randperm(const Tensor& out, int64_t n, Generator& g) {
     random_int_(keys, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max() - 1,
                 &g);
   }
+  CL_CHECK(n <= std::numeric_limits<int32_t>::max(),
+           "cub sort does not support sorting more than INT_MAX elements");
   const bool direct = out->is_contiguous() && out->dtype == ScalarType::Int64;
   Tensor dense = direct ? out : empty({n}, ScalarType::Int64, d);
   auto [seed, offset] = g.philox_reserve((uint64_t(n) + 3) / 4 * 4);
