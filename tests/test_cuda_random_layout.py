@@ -157,6 +157,14 @@ def test_multinomial_one_dim_and_zero_probabilities():
 
 
 @requires_cuda
+def test_multinomial_of_no_rows_draws_nothing():
+    C.manual_seed(4)
+    before = _state()
+    assert C.multinomial(C.ones(0, 3, device="cuda"), 5, replacement=True).shape == (0, 5)
+    assert _state() == before
+
+
+@requires_cuda
 def test_multinomial_errors_on_cuda():
     with pytest.raises(RuntimeError, match="sum of probabilities <= 0"):
         C.multinomial(C.zeros(2, 3, device="cuda"), 4, replacement=True)

@@ -397,6 +397,7 @@ void randperm_(const Tensor& out, int64_t n, Generator* gen) {
 static Tensor cuda_multinomial(const Tensor& probs, int64_t rows, int64_t cats, int64_t samples,
                                Generator& g) {
   Device d = resolve_device(probs->device());
+  if (rows == 0) return empty({0, samples}, ScalarType::Int64, d);  // no draws, as torch
   cuda::DeviceGuard guard(d.index);
   const unsigned grid_y = unsigned(std::min<int64_t>(rows, 65535));
   const unsigned grid_x = unsigned((samples - 1) / 128 + 1);
