@@ -221,7 +221,7 @@ def normal(mean, std, size=None, *, generator=None, dtype=None, device=None):
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         if size is not None:  # a size only with numbers: torch's TypeError (Argument errors)
             raise TypeError("normal takes a size only with a float mean and std")
-        return Normal.apply(mean, std, _check_generator(generator, "normal"))
+        return _Normal.apply(mean, std, _check_generator(generator, "normal"))
     shape = _size((size,), "normal", pos=3, sequence_only=True)
     t = _C._empty(shape, dtype or _C.get_default_dtype(), device, False)
     _C._normal_(t, float(mean), float(std), _check_generator(generator, "normal"), False)
@@ -253,7 +253,7 @@ def _normal_tensors(mean, std, gen):
     return out
 
 
-class Normal(_Function):
+class _Normal(_Function):
     """normal with tensor arguments: not reparameterised, so (as in torch) the gradients of
     mean and std are zero."""
 
@@ -267,6 +267,9 @@ class Normal(_Function):
         from cudalite import zeros_like
 
         return (*(None if a is None else zeros_like(a) for a in ctx.like), None)
+
+
+_Normal.__name__ = "Normal"  # grad_fn: NormalBackward (torch: NormalBackward1 to 3)
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):

@@ -416,7 +416,7 @@ def cross_entropy(
     return nll * (1 - label_smoothing) + red * (label_smoothing / classes)
 
 
-class NativeDropout(_autograd.Function):
+class _NativeDropout(_autograd.Function):
     """torch's native_dropout on CUDA: the output and the kept mask from one kernel; the
     gradient is the incoming one times the mask and 1 / (1 - p)."""
 
@@ -433,6 +433,9 @@ class NativeDropout(_autograd.Function):
         return grad * mask * ctx.scale, None
 
 
+_NativeDropout.__name__ = "NativeDropout"  # grad_fn: NativeDropoutBackward (torch: ...Backward0)
+
+
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zeroes elements with probability ``p`` and scales the rest by 1 / (1 - p)."""
     _tensor_args("dropout", ("input", 1, input))
@@ -445,7 +448,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if input.is_cuda and not inplace and input.numel() > 0:
         # torch's fused CUDA kernel (native_dropout): its own Philox layout, so the mask is
         # torch's for the same seed.
-        return NativeDropout.apply(input, float(p))
+        return _NativeDropout.apply(input, float(p))
     # torch's CPU (and in-place) dropout: a Bernoulli(1 - p) mask divided by 1 - p, times
     # the input.
     noise = _C._empty_like(input, None, None).bernoulli_(1 - p)  # laid out like input
