@@ -59,6 +59,13 @@ def test_model_randperm_is_a_permutation(n):
     assert offset == 16 + inc + P.round4(n)
 
 
+def test_model_randperm_seeds_with_equal_keys():
+    """About one seed in ten gives equal keys (torch's 0.9 threshold): the seeds of
+    test_randperm_runs_of_equal_keys exercise the shuffle of runs."""
+    hits = [s for s in range(60) if P.randperm_islands(s, 10, 0, 132, 2048)]
+    assert 0 < len(hits) < 30
+
+
 def test_model_randperm_key_widths():
     """32-bit keys below n = 30084 (all 32 bits of them from n = 21273), 64-bit keys from it."""
     assert P.randperm_bits(21272) == 31 and P.randperm_bits(21273) == 32
@@ -104,6 +111,17 @@ def test_randperm_matches_model(n, dtype):
     expected, after = P.randperm(seed, n, offset, *_gpu())
     np.testing.assert_array_equal(got, expected)
     assert _state() == (seed, after)
+
+
+@requires_cuda
+@pytest.mark.parametrize("n", [3, 10, 50])
+def test_randperm_runs_of_equal_keys(n):
+    """Seeds whose keys collide go through the shuffle of runs."""
+    sms, tps = _gpu()
+    for s in range(60):
+        C.manual_seed(s)
+        got = C.randperm(n, device="cuda").cpu().numpy()
+        np.testing.assert_array_equal(got, P.randperm(s, n, 0, sms, tps)[0])
 
 
 @requires_cuda

@@ -91,6 +91,16 @@ def randperm_bits(n):
     return min(64, math.ceil(math.log2(n - (6 * n * n + 1) / (math.log(0.9) * 12))))
 
 
+def randperm_islands(seed, n, offset, sms, threads_per_sm):
+    """How many runs of equal keys torch's randperm shuffles for (seed, offset)."""
+    bits = randperm_bits(n)
+    grid, _ = launch(n, sms, threads_per_sm, unroll=2)
+    keys = random_keys(seed, offset, n, grid, bits).astype(np.int64)
+    masked = np.sort(keys & ((1 << bits) - 1 if bits < 64 else -1))
+    same = masked[1:] == masked[:-1]
+    return int(np.count_nonzero(same & ~np.concatenate([[False], same[:-1]])))
+
+
 def randperm(seed, n, offset, sms, threads_per_sm):
     """torch.randperm(n, device='cuda') from (seed, offset): (permutation, offset after)."""
     bits = randperm_bits(n)
