@@ -14,6 +14,7 @@
 #include "ops/generator.h"
 #include "ops/kernels.h"
 #include "ops/ops.h"
+#include "ops/sort.h"
 
 namespace cl {
 
@@ -440,6 +441,8 @@ Tensor multinomial(const Tensor& probs, int64_t samples, bool replacement, Gener
     Tensor q = empty(probs->sizes, probs->dtype, probs->device());
     exponential_(q, 1.0, &g);
     Tensor ratio = binary(BinaryOp::Div, probs, q);
+    // The largest ratios first, equal ones by index; on the GPU by its stable sort.
+    if (probs->is_cuda()) return std::get<1>(sort(ratio, -1, true, samples));
     ratio = contiguous(to(ratio, Device(DeviceType::CPU), ScalarType::Float64, false, false));
     const double* v = reinterpret_cast<const double*>(ratio->data());
     int64_t* o = reinterpret_cast<int64_t*>(out->data());
