@@ -1,6 +1,7 @@
 """Random fills of large tensors beside torch (and NumPy on the CPU): rand and randn in
-float32 and float64, randint, on the CPU and, where a GPU is visible, on CUDA. cudalite and
-torch draw the same numbers (docs/random.md), so this times the same work.
+float32 and float64, randint, and the sampling ops (randperm, multinomial with and without
+replacement, dropout), on the CPU and, where a GPU is visible, on CUDA. cudalite and torch
+draw the same numbers (docs/random.md), so this times the same work.
 
     python benchmarks/bench_random.py            # CPU, and CUDA when a GPU is visible
     python benchmarks/bench_random.py --threads 1  # torch's CPU fills draw serially too
@@ -74,6 +75,47 @@ def cuda_table():
     return t
 
 
+def _sampling_rows(T, dev):
+    """(name, call) of the sampling ops for module T on device dev (inputs made once)."""
+    probs = T.rand(64, 1000, device=dev)
+    x32 = T.randn(1 << 24, device=dev)
+    x16 = x32.half()
+    return [
+        ("randperm n=2^20", lambda: T.randperm(1 << 20, device=dev)),
+        ("randperm n=2^24", lambda: T.randperm(1 << 24, device=dev)),
+        ("randperm n=1000", lambda: T.randperm(1000, device=dev)),
+        ("multinomial 64x1000 repl 1000", lambda: T.multinomial(probs, 1000, True)),
+        ("multinomial 64x1000 no repl 100", lambda: T.multinomial(probs, 100)),
+        ("dropout float32 n=2^24", lambda: T.nn.functional.dropout(x32, 0.1)),
+        ("dropout float16 n=2^24", lambda: T.nn.functional.dropout(x16, 0.1)),
+    ]
+
+
+def sampling_table(dev):
+    t = Table(f"{dev.upper()} sampling")
+    has_torch = torch is not None and (dev == "cpu" or torch.cuda.is_available())
+    ours = _sampling_rows(cudalite, dev)
+    theirs = _sampling_rows(torch, dev) if has_torch else [(n, None) for n, _ in ours]
+    rng = np.random.default_rng(0)
+    numpy_rows = {
+        "randperm n=2^20": lambda: rng.permutation(1 << 20),
+        "randperm n=2^24": lambda: rng.permutation(1 << 24),
+        "randperm n=1000": lambda: rng.permutation(1000),
+    }
+    sync_cl = cudalite.cuda.synchronize if dev == "cuda" else None
+    sync_th = torch.cuda.synchronize if has_torch and dev == "cuda" else None
+    for (name, cl), (_, th) in zip(ours, theirs, strict=True):
+        cols = {
+            "cudalite": per_call(cl, sync=sync_cl, repeat=5),
+            "torch": per_call(th, sync=sync_th, repeat=5) if th else None,
+        }
+        if dev == "cpu":
+            npf = numpy_rows.get(name)
+            cols["numpy"] = per_call(npf, repeat=5) if npf else None
+        t.add(name, **cols)
+    return t
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=1, help="torch's CPU threads")
@@ -81,8 +123,10 @@ def main():
     if torch is not None:
         torch.set_num_threads(args.threads)
     print(cpu_table().render())
+    print(sampling_table("cpu").render())
     if cudalite.cuda.is_available():
         print(cuda_table().render())
+        print(sampling_table("cuda").render())
 
 
 if __name__ == "__main__":

@@ -81,6 +81,22 @@ def _case_table():
         _seeded(T, 15),
         T.normal(T.arange(40, dtype=T.float32), T.tensor([0.5 + 0.0625 * i for i in range(40)])),
     )[1]
+    cases["normal-fn-broadcast"] = lambda T: (
+        _seeded(T, 15),
+        T.normal(T.arange(3, dtype=T.float32).reshape(3, 1), T.full((1, 4), 0.5)),
+    )[1]
+    cases["normal-fn-tensor-float"] = lambda T: (
+        _seeded(T, 15),
+        T.normal(T.arange(20, dtype=T.float32), 2.5),
+    )[1]
+    cases["normal-fn-float-tensor"] = lambda T: (
+        _seeded(T, 15),
+        T.normal(1.5, T.linspace(0, 3, 33)),
+    )[1]
+    cases["normal-fn-f64-mean-f32-std"] = lambda T: (
+        _seeded(T, 15),
+        T.normal(T.zeros(17, dtype=T.float64), T.ones(17)),
+    )[1]
     cases["like-forms"] = lambda T: (
         _seeded(T, 16),
         T.cat(
@@ -171,6 +187,15 @@ def _case_table():
     cases["dropout-1000"] = lambda T: (
         _seeded(T),
         T.nn.functional.dropout(T.ones(1000), 0.25),
+    )[1]
+    for dt in ("float16", "bfloat16", "float64"):
+        cases[f"dropout-{dt}-300"] = lambda T, dt=dt: (
+            _seeded(T, 3),
+            T.nn.functional.dropout(T.ones(300, dtype=getattr(T, dt)), 0.4),
+        )[1]
+    cases["dropout-transposed"] = lambda T: (
+        _seeded(T, 4),
+        T.nn.functional.dropout(T.arange(210, dtype=T.float32).reshape(30, 7).t(), 0.3),
     )[1]
     cases["kaiming_uniform-64x33"] = lambda T: (
         _seeded(T),

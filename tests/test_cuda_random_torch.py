@@ -11,6 +11,8 @@ import pytest
 
 import cudalite as C
 from conftest import HAS_CUDA
+from cuda_random_torch_cases import CASES as SAMPLING_CASES
+from cuda_random_torch_cases import state_after
 
 torch = pytest.importorskip("torch") if HAS_CUDA else None
 pytestmark = [
@@ -139,3 +141,14 @@ def test_torch_cuda_state_continues_here():
     np.testing.assert_array_equal(
         _bits(C.rand(777, device="cuda")), _bits(torch.rand(777, device="cuda"))
     )
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLING_CASES))
+def test_sampling_same_as_torch_on_this_gpu(name):
+    """randperm, multinomial, dropout, normal with tensors (cuda_random_torch_cases.py)."""
+    expected = SAMPLING_CASES[name](torch)
+    expected_state = state_after(torch)
+    got = SAMPLING_CASES[name](C)
+    assert str(got.dtype).removeprefix("cudalite.") == str(expected.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(_bits(got), _bits(expected))
+    assert state_after(C) == expected_state, "the offset advanced differently"

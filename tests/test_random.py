@@ -143,6 +143,41 @@ def test_normal_function(device):
     assert C.normal(0.0, C.ones(3, device=device)).shape == (3,)
 
 
+def test_normal_with_tensors_broadcasts_and_checks_std(device):
+    m = C.arange(3, dtype=C.float32, device=device).reshape(3, 1)
+    s = C.full((1, 4), 0.5, device=device)
+    assert C.normal(m, s).shape == (3, 4)
+    C.manual_seed(5)
+    got = C.normal(m, s)
+    C.manual_seed(5)
+    z = C.randn(3, 4, device=device)
+    # torch's order: N(0, 1) of the broadcast shape, times std, plus mean
+    np.testing.assert_array_equal(to_np(got), to_np(z * s + m))
+    assert C.normal(C.zeros(2, dtype=C.float16, device=device), C.ones(2, device=device)).dtype is (
+        C.float16
+    )
+    assert C.normal(1.0, C.ones(2, dtype=C.float64, device=device)).dtype is C.float64
+    with pytest.raises(RuntimeError, match=r"^normal expects all elements of std >= 0.0$"):
+        C.normal(C.zeros(2, device=device), C.tensor([1.0, -1.0], device=device))
+    with pytest.raises(RuntimeError, match=r"normal expects std >= 0.0, but found std -1e-07"):
+        C.normal(C.zeros(2, device=device), -1e-7)
+    with pytest.raises(RuntimeError, match="must match the size of tensor b"):
+        C.normal(C.zeros(2, device=device), C.ones(3, device=device))
+
+
+def test_normal_with_tensors_has_zero_gradients(device):
+    """As torch's: the draw is not reparameterised."""
+    m = C.zeros(3, device=device, requires_grad=True)
+    s = C.ones(3, device=device, requires_grad=True)
+    out = C.normal(m, s)
+    assert out.requires_grad and type(out.grad_fn).__name__ == "NormalBackward"
+    out.sum().backward()
+    assert m.grad.tolist() == [0.0] * 3 and s.grad.tolist() == [0.0] * 3
+    m.grad = None
+    C.normal(m, 2.0).sum().backward()
+    assert m.grad.tolist() == [0.0] * 3
+
+
 @pytest.mark.parametrize(
     "args, dtype, lo, hi",
     [

@@ -363,6 +363,12 @@ void bind_ops(py::module_& m) {
                                  [&] { return multinomial(probs, samples, replacement, gen); });
       },
       py::arg("probs"), py::arg("samples"), py::arg("replacement"), py::arg("gen") = nullptr);
+  m.def(
+      "_fused_dropout",
+      [](const Tensor& x, double p, Generator* gen) {
+        return maybe_without_gil(worth_releasing(x), [&] { return fused_dropout(x, p, gen); });
+      },
+      py::arg("x"), py::arg("p"), py::arg("gen") = nullptr);
   m.def("_manual_seed", &manual_seed);
   // The state behind cudalite.Generator (random.py): a device's default or a new one.
   py::class_<Generator, GeneratorPtr>(m, "_Generator")

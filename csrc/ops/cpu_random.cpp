@@ -341,11 +341,10 @@ static void multinomial_rows(const T* probs, int64_t rows, int64_t cats, int64_t
 }
 
 template <class Uniform>
-static void multinomial_dispatch(const Tensor& probs, int64_t samples, const Tensor& out,
+static void multinomial_dispatch(const Tensor& probs, int64_t samples, int64_t* o,
                                  Uniform next_uniform) {
   const int64_t cats = probs->sizes[probs->dim() - 1];
   const int64_t rows = probs->dim() > 1 ? probs->sizes[0] : 1;
-  int64_t* o = data_of<int64_t>(out);
   switch (probs->dtype) {
     case ScalarType::Float64:
       multinomial_rows<double>(data_of<double>(probs), rows, cats, samples, o, next_uniform);
@@ -367,12 +366,11 @@ static void multinomial_dispatch(const Tensor& probs, int64_t samples, const Ten
 
 void multinomial_with_replacement(const Tensor& probs, int64_t samples, const Tensor& out,
                                   Generator& g) {
-  multinomial_dispatch(probs, samples, out, [&g] { return uniform_double(g); });
+  multinomial_dispatch(probs, samples, data_of<int64_t>(out), [&g] { return uniform_double(g); });
 }
 
-void multinomial_from_uniforms(const Tensor& probs, int64_t samples, const Tensor& out,
-                               const double* uniforms) {
-  multinomial_dispatch(probs, samples, out, [&uniforms] { return *uniforms++; });
+void multinomial_check(const Tensor& probs) {
+  multinomial_dispatch(probs, 0, nullptr, [] { return 0.0; });
 }
 
 }  // namespace cl::cpu_random

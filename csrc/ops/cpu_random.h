@@ -36,8 +36,7 @@ void randperm(const Tensor& t, int64_t n, Generator& g);
 // `out` a contiguous [rows, samples] int64 tensor.
 void multinomial_with_replacement(const Tensor& probs, int64_t samples, const Tensor& out,
                                   Generator& g);
-// The same search with given uniforms (rows * samples of them, row by row).
-void multinomial_from_uniforms(const Tensor& probs, int64_t samples, const Tensor& out,
-                               const double* uniforms);
+// The checks of the rows alone (torch's errors for an entry < 0, inf or NaN, or a zero sum).
+void multinomial_check(const Tensor& probs);
 
 }  // namespace cl::cpu_random

@@ -48,6 +48,20 @@ void torch_random(const Tensor& t, TorchRandom kind, double a, double b, uint64_
 // bernoulli_ with probabilities `p` (contiguous, t's shape; float64 for a float64 t, else
 // float32) into a contiguous t, torch's layout: 4 elements per thread, one curand_uniform4.
 void torch_bernoulli_tensor(const Tensor& t, const Tensor& p, const PhiloxArgs& philox);
+// ---- torch's CUDA sampling kernels (kernels/random_sampling.cu, kernels/dropout.cu) ----
+// randperm: `keys` (int32 or int64, one per position, drawn by the caller) sorted stably by
+// their low `bits` bits with 0..n-1 into the contiguous int64 `out`, then equal-key runs
+// shuffled from Philox (seed, offset).
+void torch_randperm(const Tensor& keys, int bits, const Tensor& out, PhiloxArgs philox);
+// multinomial with replacement of the contiguous [rows, cats] `probs` into int64 `out`
+// [rows, samples]: torch's row normalisation and prefix sums, then a (grid_x, grid_y) grid of
+// 128-thread blocks drawing from Philox (seed, offset).
+void torch_multinomial(const Tensor& probs, int64_t samples, const Tensor& out, unsigned grid_x,
+                       unsigned grid_y, PhiloxArgs philox);
+// torch's fused dropout of a dense `x` (memory order when vec > 1, else x is contiguous) into
+// `out` (x's strides) and the bool `mask`; an element is kept when its uniform is below `keep`.
+void torch_dropout(const Tensor& x, const Tensor& out, const Tensor& mask, double keep, int vec,
+                   PhiloxArgs philox, unsigned grid);
 // A dense [outer, inner, cols] input reduced over `inner` into out[outer, cols].
 void reduce_cols(ReduceOp op, const Tensor& in, int64_t outer, int64_t inner, int64_t cols,
                  const Tensor& out, const Tensor& idx);

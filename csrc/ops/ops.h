@@ -157,6 +157,8 @@ void randperm_(const Tensor& out, int64_t n, Generator* gen = nullptr);
 // multinomial(probs [cats] or [rows, cats], samples, replacement) -> int64 indices.
 Tensor multinomial(const Tensor& probs, int64_t samples, bool replacement,
                    Generator* gen = nullptr);
+// torch's fused CUDA dropout (native_dropout) of a CUDA tensor: (x * kept / (1 - p), kept).
+std::pair<Tensor, Tensor> fused_dropout(const Tensor& x, double p, Generator* gen = nullptr);
 
 // Matrix products on CUDA through cuBLAS (the CPU path goes through NumPy's BLAS).
 Tensor cuda_matmul(const Tensor& a, const Tensor& b);

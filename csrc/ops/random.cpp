@@ -1,5 +1,6 @@
 // Generators (ops/generator.h) and the random fills that draw from them.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -8,10 +9,12 @@
 #include "core/cuda_api.h"
 #include "core/error.h"
 #include "core/half.h"
+#include "core/mem_overlap.h"
 #include "ops/cpu_random.h"
 #include "ops/generator.h"
 #include "ops/kernels.h"
 #include "ops/ops.h"
+#include "ops/sort.h"
 
 namespace cl {
 
@@ -397,21 +400,64 @@ void exponential_(const Tensor& t, double lambda, Generator* gen) {
   cpu_fill(t, g, [&](const Tensor& d, Generator& gg) { cpu_random::exponential(d, lambda, gg); });
 }
 
+// torch's CUDA randperm: a random key per position (random_ over the whole of int32, or of
+// int64 where 32 bits would make equal keys too likely), a stable sort of 0..n-1 by the keys'
+// low `bits` bits, and a shuffle of the runs of equal keys with n more Philox offsets.
+static void cuda_randperm(const Tensor& out, int64_t n, Generator& g) {
+  if (n == 0) return;
+  const double nd = double(n);
+  const int bits =
+      std::min(64, int(std::ceil(std::log2(nd - (6 * nd * nd + 1) / (std::log(0.9) * 12)))));
+  Device d = resolve_device(out->device());
+  cuda::DeviceGuard guard(d.index);
+  Tensor keys;
+  if (bits <= 32) {
+    keys = empty({n}, ScalarType::Int32, d);
+    random_int_(keys, std::numeric_limits<int32_t>::min(),
+                int64_t(std::numeric_limits<int32_t>::max()) - 1, &g);
+  } else {
+    keys = empty({n}, ScalarType::Int64, d);
+    random_int_(keys, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max() - 1,
+                &g);
+  }
+  CL_CHECK(n <= std::numeric_limits<int32_t>::max(),
+           "cub sort does not support sorting more than INT_MAX elements");
+  const bool direct = out->is_contiguous() && out->dtype == ScalarType::Int64;
+  Tensor dense = direct ? out : empty({n}, ScalarType::Int64, d);
+  cuda::torch_randperm(keys, bits, dense, g.philox_args((uint64_t(n) + 3) / 4 * 4));
+  if (!direct) copy_(out, dense);
+}
+
 void randperm_(const Tensor& out, int64_t n, Generator* gen) {
   Generator& g = gen_of(out, gen);
-  Tensor perm = empty({n}, ScalarType::Int64, Device(DeviceType::CPU));
   if (out->is_cuda()) {
-    // A host permutation from the GPU generator's seed and offset.
-    auto [seed, base] = g.philox_reserve(4);
-    Generator host{Device(DeviceType::CPU)};
-    host.manual_seed(seed ^ (base * 0x9E3779B97F4A7C15ull));
-    std::lock_guard<std::mutex> lock(host.mutex());
-    cpu_random::randperm(perm, n, host);
-  } else {
+    cuda_randperm(out, n, g);
+    return;
+  }
+  Tensor perm = empty({n}, ScalarType::Int64, Device(DeviceType::CPU));
+  {
     std::lock_guard<std::mutex> lock(g.mutex());
     cpu_random::randperm(perm, n, g);
   }
   copy_(out, perm);
+}
+
+// torch's CUDA multinomial with replacement: rows normalised and prefix-summed in the
+// probabilities' dtype as torch's kernels sum them, then one curand_uniform4 per sample (its
+// first value) from the stream of thread (row, sample) of a (samples / 128, rows) grid of
+// 128-thread blocks.
+static Tensor cuda_multinomial(const Tensor& probs, int64_t rows, int64_t cats, int64_t samples,
+                               Generator& g) {
+  Device d = resolve_device(probs->device());
+  if (rows == 0) return empty({0, samples}, ScalarType::Int64, d);  // no draws, as torch
+  cuda::DeviceGuard guard(d.index);
+  const unsigned grid_y = unsigned(std::min<int64_t>(rows, 65535));
+  const unsigned grid_x = unsigned((samples - 1) / 128 + 1);
+  const PhiloxArgs philox = g.philox_args(uint64_t((rows - 1) / grid_y + 1) * 4);
+  Tensor out = empty({rows, samples}, ScalarType::Int64, d);
+  cuda::torch_multinomial(contiguous(reshape(probs, {rows, cats})), samples, out, grid_x, grid_y,
+                          philox);
+  return probs->dim() == 1 ? view(out, {samples}) : out;
 }
 
 Tensor multinomial(const Tensor& probs, int64_t samples, bool replacement, Generator* gen) {
@@ -446,6 +492,8 @@ Tensor multinomial(const Tensor& probs, int64_t samples, bool replacement, Gener
     Tensor q = empty(probs->sizes, probs->dtype, probs->device());
     exponential_(q, 1.0, &g);
     Tensor ratio = binary(BinaryOp::Div, probs, q);
+    // The largest ratios first, equal ones by index; on the GPU by its stable sort.
+    if (probs->is_cuda()) return std::get<1>(sort(ratio, -1, true, samples));
     ratio = contiguous(to(ratio, Device(DeviceType::CPU), ScalarType::Float64, false, false));
     const double* v = reinterpret_cast<const double*>(ratio->data());
     int64_t* o = reinterpret_cast<int64_t*>(out->data());
@@ -459,18 +507,49 @@ Tensor multinomial(const Tensor& probs, int64_t samples, bool replacement, Gener
       std::copy(idx.begin(), idx.begin() + samples, o + r * samples);
     }
   } else if (probs->is_cuda()) {
-    // Uniforms from the GPU generator, searched in the cumulative distribution on the host.
-    Tensor u = empty({rows * samples}, ScalarType::Float64, probs->device());
-    uniform_(u, 0.0, 1.0, &g);
-    Tensor uc = contiguous(to(u, Device(DeviceType::CPU), ScalarType::Float64, false, false));
-    cpu_random::multinomial_from_uniforms(cpu_probs, samples, out,
-                                          reinterpret_cast<const double*>(uc->data()));
+    cpu_random::multinomial_check(cpu_probs);  // torch's errors, where its kernel would assert
+    return cuda_multinomial(probs, rows, cats, samples, g);
   } else {
     std::lock_guard<std::mutex> lock(g.mutex());
     cpu_random::multinomial_with_replacement(cpu_probs, samples, out, g);
   }
   if (probs->is_cuda()) return to(out, probs->device(), ScalarType::Int64, false, false);
   return out;
+}
+
+// torch's dropout_cuda: the grid and offset increment of the other random kernels (four
+// elements per draw); a dense input whose address is aligned for it and whose size divides
+// evenly is read `vec` elements at a time in memory order (vec up to 16 bytes), any other in
+// logical order.
+std::pair<Tensor, Tensor> fused_dropout(const Tensor& x, double p, Generator* gen) {
+  CL_CHECK(x->is_cuda(), "fused_dropout expects a CUDA tensor");
+  Generator& g = gen_of(x, gen);
+  Device d = resolve_device(x->device());
+  cuda::DeviceGuard guard(d.index);
+  Tensor out = empty_preserve(x, x->dtype, d);
+  Tensor mask = empty_preserve(x, ScalarType::Bool, d);
+  const int64_t n = x->numel();
+  if (n == 0) return {clone(x), mask};
+  int vec = 1;
+  if (is_non_overlapping_and_dense(*x)) {
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(x->data());
+    const size_t size = itemsize(x->dtype);
+    vec = addr % (8 * size) == 0 ? 8 : addr % (4 * size) == 0 ? 4 : addr % (2 * size) == 0 ? 2 : 1;
+    vec = std::min(vec, int(16 / size));
+    while (vec > 1 && n % vec != 0) vec /= 2;
+  }
+  const CudaLaunch launch = cuda_policy(d.index, n, 4);
+  const PhiloxArgs philox = g.philox_args(launch.increment);
+  const double keep = 1.0 - p;
+  if (vec > 1 || x->is_contiguous()) {
+    cuda::torch_dropout(x, out, mask, keep, vec, philox, launch.grid);
+  } else {
+    Tensor oc = empty(x->sizes, x->dtype, d), mc = empty(x->sizes, ScalarType::Bool, d);
+    cuda::torch_dropout(contiguous(x), oc, mc, keep, 1, philox, launch.grid);
+    copy_(out, oc);
+    copy_(mask, mc);
+  }
+  return {out, mask};
 }
 
 }  // namespace cl

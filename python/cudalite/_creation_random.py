@@ -18,6 +18,7 @@ from cudalite._creation import (
     _write_out,
 )
 from cudalite._random_bounds import check_random_bounds
+from cudalite.autograd.function import Function as _Function
 from cudalite.random import _check_generator
 
 __all__ = [
@@ -214,19 +215,61 @@ def randperm(
 
 
 def normal(mean, std, size=None, *, generator=None, dtype=None, device=None):
-    """Normal random numbers with the given mean and std (numbers) and size."""
+    """Normal random numbers with the given mean and std (numbers, or tensors broadcast
+    together), drawn as torch draws them: N(0, std) plus a tensor mean, or N(0, 1) times a
+    tensor std plus the mean, in the dtype of the tensor mean (else of std)."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         if size is not None:  # a size only with numbers: torch's TypeError (Argument errors)
             raise TypeError("normal takes a size only with a float mean and std")
-        m = mean if isinstance(mean, Tensor) else None
-        s = std if isinstance(std, Tensor) else None
-        ref = m if m is not None else s
-        z = randn(list(ref.shape), dtype=ref.dtype, device=ref.device, generator=generator)
-        return z * std + mean
+        return _Normal.apply(mean, std, _check_generator(generator, "normal"))
     shape = _size((size,), "normal", pos=3, sequence_only=True)
     t = _C._empty(shape, dtype or _C.get_default_dtype(), device, False)
     _C._normal_(t, float(mean), float(std), _check_generator(generator, "normal"), False)
     return t
+
+
+def _normal_tensors(mean, std, gen):
+    """torch's normal_out_impl for a tensor mean and/or std."""
+    if isinstance(std, Tensor):
+        if std.numel() and not bool((std >= 0).all()):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        ref = mean if isinstance(mean, Tensor) else std
+        shape = _C._broadcast_shapes(mean.shape, std.shape) if ref is mean else std.shape
+        out = _C._empty(list(shape), ref.dtype, ref.device, False)
+        _C._normal_(out, 0.0, 1.0, gen, False)
+        steps = (std, mean)  # out.mul_(std).add_(mean)
+    else:
+        out = _C._empty(list(mean.shape), mean.dtype, mean.device, False)
+        _C._normal_(out, 0.0, float(std), gen, False)
+        steps = (None, mean)  # out.add_(mean)
+    mul, add = steps
+    if mul is not None:
+        out = out * mul
+        if out.dtype != ref.dtype:
+            out = out.to(ref.dtype)
+    out = out + add
+    if out.dtype != (mean.dtype if isinstance(mean, Tensor) else std.dtype):
+        out = out.to(mean.dtype if isinstance(mean, Tensor) else std.dtype)
+    return out
+
+
+class _Normal(_Function):
+    """normal with tensor arguments: not reparameterised, so (as in torch) the gradients of
+    mean and std are zero."""
+
+    @staticmethod
+    def forward(ctx, mean, std, gen):
+        ctx.like = [a if isinstance(a, Tensor) else None for a in (mean, std)]
+        return _normal_tensors(mean, std, gen)
+
+    @staticmethod
+    def backward(ctx, grad):
+        from cudalite import zeros_like
+
+        return (*(None if a is None else zeros_like(a) for a in ctx.like), None)
+
+
+_Normal.__name__ = "Normal"  # grad_fn: NormalBackward (torch: NormalBackward1 to 3)
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):

@@ -7,6 +7,7 @@ import warnings
 
 from cudalite import _C, _arg_parser, _linalg, _ops
 from cudalite._C import Tensor
+from cudalite.autograd import function as _autograd
 from cudalite.autograd.functions import nn as _nn
 from cudalite.nn._functional_activation import (
     elu,
@@ -477,6 +478,26 @@ def cross_entropy(
     return nll * (1 - label_smoothing) + red * (label_smoothing / classes)
 
 
+class _NativeDropout(_autograd.Function):
+    """torch's native_dropout on CUDA: the output and the kept mask from one kernel; the
+    gradient is the incoming one times the mask and 1 / (1 - p)."""
+
+    @staticmethod
+    def forward(ctx, input, p):
+        out, mask = _C._fused_dropout(input, p)
+        ctx.save_for_backward(mask)
+        ctx.scale = 1.0 / (1.0 - p)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (mask,) = ctx.saved_tensors
+        return grad * mask * ctx.scale, None
+
+
+_NativeDropout.__name__ = "NativeDropout"  # grad_fn: NativeDropoutBackward (torch: ...Backward0)
+
+
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zeroes elements with probability ``p`` and scales the rest by 1 / (1 - p)."""
     _tensor_args("dropout", ("input", 1, input))
@@ -486,8 +507,13 @@ def dropout(input, p=0.5, training=True, inplace=False):
         return input
     if p == 1:
         return input * 0
-    # torch's CPU dropout: a Bernoulli(1 - p) mask divided by 1 - p, times the input.
-    noise = _C._empty(list(input.shape), input.dtype, input.device, False).bernoulli_(1 - p)
+    if input.is_cuda and not inplace and input.numel() > 0:
+        # torch's fused CUDA kernel (native_dropout): its own Philox layout, so the mask is
+        # torch's for the same seed.
+        return _NativeDropout.apply(input, float(p))
+    # torch's CPU (and in-place) dropout: a Bernoulli(1 - p) mask divided by 1 - p, times
+    # the input.
+    noise = _C._empty_like(input, None, None).bernoulli_(1 - p)  # laid out like input
     noise.div_(1 - p)
     out = input * noise
     if inplace:
