@@ -200,12 +200,14 @@ __global__ void scan_rows_kernel(T* out, const T* src, unsigned rows, unsigned c
   }
 }
 
-// torch's get_log_num_threads_x_inner_scan.
+// torch's get_log_num_threads_x_inner_scan, in its unsigned arithmetic (where there are
+// 2^10 times more rows than columns or more, 9 - (ly - lx) wraps around and gives 9).
 int scan_log_threads_x(unsigned rows, unsigned cols) {
-  int lx = 0, ly = 0;
-  while ((1u << lx) < cols) ++lx;
-  while ((1u << ly) < rows) ++ly;
-  return std::min(std::max(4, (9 + lx - ly) / 2), 9);
+  uint32_t lx = 0, ly = 0;
+  while ((uint64_t(1) << lx) < cols) ++lx;
+  while ((uint64_t(1) << ly) < rows) ++ly;
+  const uint32_t half = (uint32_t(9) + (lx - ly)) / 2;
+  return int(std::min<uint32_t>(std::max<uint32_t>(4, half), 9));
 }
 
 // A 16-bit float added as torch's c10 types add: in float, rounded back.

@@ -68,6 +68,10 @@ def _multinomial_cases(cases):
             cases[f"multinomial-repl-{dtype}-{name}"] = _multinomial(
                 rows, cats, samples, dtype, True, 7
             )
+    # Many short rows (torch's scan gives each 512 threads), and more rows than a grid holds
+    # (rows 65535 on take the next draw of the first rows' threads).
+    cases["multinomial-repl-float32-8192x8-3"] = _multinomial(8192, 8, 3, "float32", True, 7)
+    cases["multinomial-repl-float32-70000x3-2"] = _multinomial(70000, 3, 2, "float32", True, 7)
     # No 16-bit floats: p / q rounded to 16 bits ties often, and torch's top-k orders ties
     # its own way.
     for dtype in ("float32", "float64"):

@@ -73,6 +73,27 @@ def test_model_randperm_key_widths():
     assert P.randperm_bits(2) < P.randperm_bits(1000) < 32
 
 
+def test_model_scan_shape():
+    """torch's threads per row of its scan, with the wrap-around of its unsigned arithmetic
+    for many short rows."""
+    assert P.scan_log_threads_x(2, 1000) == 9
+    assert P.scan_log_threads_x(64, 1000) == 6
+    assert P.scan_log_threads_x(1000, 8) == 4
+    assert P.scan_log_threads_x(8192, 8) == 9  # 9 + 3 - 13 wraps
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_model_renorm_and_scan_are_sums(dtype):
+    rng = np.random.default_rng(0)
+    p = rng.random((5, 300)).astype(dtype)
+    dist = np.stack([P.renorm_row(r) for r in p])
+    cum = P.scan_rows(dist)
+    tol = 1e-5 if dtype == np.float32 else 2e-2
+    np.testing.assert_allclose(dist.astype(np.float64).sum(1), 1, rtol=tol)
+    exact = np.cumsum(dist, 1, dtype=np.float64)
+    np.testing.assert_allclose(cum.astype(np.float64), exact, atol=tol)
+
+
 def test_model_dropout_vector_width():
     assert P.dropout_vec(256, 4, 1000) == 4  # float32: 16 bytes
     assert P.dropout_vec(256, 2, 1000) == 8  # float16: 16 bytes
@@ -159,6 +180,21 @@ def test_multinomial_with_replacement_matches_model(probs, samples):
     p = C.tensor(probs, dtype=C.float32, device="cuda")
     got = C.multinomial(p, samples, replacement=True).cpu().numpy()
     expected, after = P.multinomial(seed, probs, samples, offset)
+    np.testing.assert_array_equal(got, expected)
+    assert _state() == (seed, after)
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("rows, cats", [(2, 10), (5, 1000), (300, 7), (3, 2500)])
+def test_multinomial_rows_summed_as_torch(dtype, rows, cats):
+    """Probabilities whose sums round: the buckets are torch's only when the rows are summed
+    and prefix-summed in torch's order (in float16 too)."""
+    probs = np.random.default_rng(rows * cats).random((rows, cats)).astype(dtype)
+    C.manual_seed(rows)
+    seed, offset = _state()
+    got = C.multinomial(C.from_numpy(probs).cuda(), 257, replacement=True).cpu().numpy()
+    expected, after = P.multinomial(seed, probs, 257, offset, dtype=getattr(np, dtype))
     np.testing.assert_array_equal(got, expected)
     assert _state() == (seed, after)
 

@@ -128,20 +128,78 @@ def randperm(seed, n, offset, sms, threads_per_sm):
     return perm, offset + round4(n)
 
 
-def multinomial(seed, probs, samples, offset):
+def _warp_sums(v):
+    """Lane 0 of a shuffle-down tree over each row of 32 lanes (torch's WarpReduceSum)."""
+    v = v.copy()
+    for off in (16, 8, 4, 2, 1):
+        v[:, : 32 - off] = v[:, : 32 - off] + v[:, off:]
+    return v[:, 0]
+
+
+def renorm_row(p):
+    """A row divided by its sum, summed as torch's renormRowsL1 sums it, in p's dtype."""
+    n = p.size
+    block = min(1024, (n + 31) // 32 * 32)
+    partial = np.zeros(block, dtype=p.dtype)
+    for c in range(0, n, block):
+        chunk = p[c : c + block]
+        partial[: chunk.size] = partial[: chunk.size] + chunk
+    warps = _warp_sums(partial.reshape(-1, 32))
+    lanes = np.zeros(32, dtype=p.dtype)
+    lanes[: warps.size] = warps
+    total = _warp_sums(lanes.reshape(1, 32))[0]
+    return p / total if total > 0 else p.copy()
+
+
+def scan_log_threads_x(rows, cols):
+    """torch's get_log_num_threads_x_inner_scan, in its unsigned 32-bit arithmetic."""
+    lx = ly = 0
+    while (1 << lx) < cols:
+        lx += 1
+    while (1 << ly) < rows:
+        ly += 1
+    return min(max(4, ((9 + lx - ly) % 2**32) // 2), 9)
+
+
+def scan_rows(dist):
+    """Prefix sums of each row as torch's Sklansky scan of several rows computes them."""
+    rows, n = dist.shape
+    log_x = scan_log_threads_x(rows, n)
+    nx = 1 << log_x
+    t = np.arange(nx)
+    out = np.empty_like(dist)
+    for r in range(rows):
+        total = dist.dtype.type(0)
+        for col in range(0, n, 2 * nx):
+            buf = np.zeros(2 * nx, dtype=dist.dtype)
+            chunk = dist[r, col : col + 2 * nx]
+            buf[: chunk.size] = chunk
+            buf[0] = buf[0] + total
+            for m in range(log_x + 1):
+                a = ((t >> m) << (m + 1)) | (1 << m)
+                ti, si = a + t % (1 << m), a - 1
+                buf[ti] = buf[ti] + buf[si]
+            out[r, col : col + chunk.size] = buf[: chunk.size]
+            total = buf[2 * nx - 1]
+    return out
+
+
+def multinomial(seed, probs, samples, offset, dtype=np.float32):
     """torch.multinomial(probs, samples, replacement=True) on CUDA from (seed, offset), for
-    float32 rows whose normalisation and prefix sums are exact: (indices, offset after)."""
-    probs = np.atleast_2d(np.asarray(probs, dtype=np.float32))
+    float32 or float16 probabilities: (indices, offset after). Several rows are normalised
+    and prefix-summed in torch's order; one row (which torch scans with CUB) only where its
+    prefix sums are exact (dyadic probabilities)."""
+    probs = np.atleast_2d(np.asarray(probs, dtype=dtype))
     rows, cats = probs.shape
-    dist = probs / probs.sum(axis=1, keepdims=True, dtype=np.float32)
-    cum = np.cumsum(dist, axis=1, dtype=np.float32)
+    dist = np.stack([renorm_row(r) for r in probs])
+    cum = np.cumsum(dist, axis=1, dtype=dtype) if rows == 1 else scan_rows(dist)
     grid_y = min(rows, 65535)
     grid_x = (samples - 1) // 128 + 1
     out = np.empty((rows, samples), dtype=np.int64)
     for r in range(rows):
         threads = (r % grid_y) * grid_x * 128 + np.arange(samples)
-        u = uniform_floats(draws(seed, threads, offset, r // grid_y)[:, 0])
-        idx = np.searchsorted(cum[r], u, side="left")
+        u = uniform_floats(draws(seed, threads, offset, r // grid_y)[:, 0]).astype(dtype)
+        idx = np.searchsorted(cum[r].astype(np.float64), u.astype(np.float64), side="left")
         idx = np.minimum(idx, cats - 1)
         for s in range(samples):
             while idx[s] >= 1 and dist[r, idx[s]] == 0:
