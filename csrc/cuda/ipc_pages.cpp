@@ -10,14 +10,16 @@
 // travel to the consumer over a Unix socket (multiprocessing's DupFd, which needs no
 // privileges, unlike torch's pidfd_getfd); the consumer imports each one, maps the pages one
 // after another in a reserved range of its own address space and makes them accessible to
-// its device and to the devices that can reach it, and its tensor starts where the block
-// starts in the first page. The mapping is undone when the tensor dies (after the consumer's
+// its device and to the devices that already have peer access to it (asking others would
+// create their contexts; a GPU that enables peer access later can't copy into this memory
+// directly), and its tensor starts where the block starts in the first page. The mapping is undone when the tensor dies (after the consumer's
 // stream has finished with it), and the producer's reference count is decremented as for
 // cudaIpcGetMemHandle memory (Note [Shared memory in limbo] in ipc.cpp).
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -39,7 +41,8 @@ namespace {
   X(cuMemMap)                       \
   X(cuMemUnmap)                     \
   X(cuMemSetAccess)                 \
-  X(cuMemRelease)
+  X(cuMemRelease)                   \
+  X(cuMemGetAllocationGranularity)
 
 struct Api {
 #define CL_DECLARE(name) decltype(&::name) name = nullptr;
@@ -180,7 +183,16 @@ Tensor ipc_open_pages(const std::vector<int>& fds, const std::vector<size_t>& si
     }
     m->pages.emplace_back(h, sizes[i]);
   }
-  CUresult r = a.cuMemAddressReserve(&m->va, total, 0, 0, 0);
+  // Aligned as the producer's arenas are: to the device's granularity, at least 2 MiB.
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device;
+  size_t align = 0;
+  CUresult r = a.cuMemGetAllocationGranularity(&align, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+  if (r != CUDA_SUCCESS) fail("cuMemGetAllocationGranularity", r);
+  align = std::max<size_t>(align, size_t(2) << 20);
+  r = a.cuMemAddressReserve(&m->va, total, align, 0, 0);
   if (r != CUDA_SUCCESS) fail("cuMemAddressReserve", r);
   size_t at = 0;
   for (const auto& page : m->pages) {
@@ -189,15 +201,11 @@ Tensor ipc_open_pages(const std::vector<int>& fds, const std::vector<size_t>& si
     ++m->mapped;
     at += page.second;
   }
-  // The device, and the devices that may reach it directly (copies from other GPUs).
+  // The device, and the devices that already reach it through peer access (copies from
+  // them write here directly). Others are left alone: asking would create their contexts.
   std::vector<CUmemAccessDesc> desc;
   for (int d = 0; d < device_count(); ++d) {
-    int can = d == device;
-    if (!can && cudaDeviceCanAccessPeer(&can, d, device) != cudaSuccess) {
-      cudaGetLastError();
-      can = 0;
-    }
-    if (!can) continue;
+    if (d != device && p2p_access_state(d, device) != 1) continue;
     CUmemAccessDesc ad{};
     ad.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     ad.location.id = d;
