@@ -11,6 +11,7 @@ from cudalite import autograd as autograd
 from cudalite import backends as backends
 from cudalite import cuda as cuda
 from cudalite import distributed as distributed
+from cudalite import multiprocessing as multiprocessing
 from cudalite import nn as nn
 from cudalite import optim as optim
 from cudalite import random as random
