@@ -5,7 +5,8 @@ Goals on two H100s joined by NVLink (next_wave.md §1.12, §5.3):
 - ``y.copy_(x)`` of 256 MiB, cuda:0 -> cuda:1 and back, >= 0.97 x torch;
 - a 4-byte ``x.to("cuda:1")``: wall time no slower than torch's;
 - CUDA IPC: one-way latency of a 1-element tensor through a Queue <= torch's, and sharing
-  1 GiB costs the same as sharing 4 bytes (no copy).
+  1 GiB costs the same as sharing 4 bytes (no copy) with cudaMalloc segments; expandable
+  segments (cudalite's default) are shown too: they send a descriptor per page.
 
 Bandwidths are bytes over host wall time from the call to both devices synchronised.
 
@@ -117,12 +118,16 @@ def ipc_latency(name, lib, nbytes, reps=50):
 
 
 def ipc_table():
-    # Legacy CUDA IPC can't share expandable segments (docs/multi_gpu.md).
-    cudalite.cuda.memory._set_allocator_settings("expandable_segments:False")
     t = Table("CUDA IPC: a tensor through a Queue and back (one byte), round trip")
+    # cudalite's default expandable segments travel page by page (docs/multi_gpu.md); torch's
+    # default is cudaMalloc segments, the rows below.
+    for nbytes, label in ((4, "1 element"), (GiB, "1 GiB")):
+        t.add(f"{label}, expandable segments", cudalite=ipc_latency("cudalite", cudalite, nbytes))
+    cudalite.cuda.empty_cache()
+    cudalite.cuda.memory._set_allocator_settings("expandable_segments:False")
     for nbytes, label in ((4, "1 element"), (GiB, "1 GiB")):
         vals = {name: ipc_latency(name, lib, nbytes) for name, lib in libs().items()}
-        t.add(label, **vals)
+        t.add(f"{label}, cudaMalloc segments", **vals)
     return t
 
 

@@ -56,25 +56,39 @@ def consumer_values(inbox, outbox):
     inbox.get(timeout=TIMEOUT)
 
 
-def producer_values():
+def producer_values(expandable):
     import cudalite
 
     p, to_child, from_child = _start(consumer_values)
     x = cudalite.arange(10.0, device="cuda")
+    assert _is_expandable(x) == expandable
     to_child.put((x, x[3:7]))
     values, sliced, offset, calls = from_child.get(timeout=TIMEOUT)
     assert values == [float(i) for i in range(10)], values
     assert sliced == [3.0, 4.0, 5.0, 6.0] and offset == 3, (sliced, offset)
-    assert calls == 1, calls  # the tensor and its slice: one segment, one mapping
+    # The tensor and its slice: one segment, one cudaIpcOpenMemHandle (pages: none).
+    assert calls == (0 if expandable else 1), calls
     assert x.cpu().tolist() == [0, 1, 2, -3, -4, -5, -6, 7, 8, 9], x.cpu().tolist()
     to_child.put(x)
     again, calls, handles = from_child.get(timeout=TIMEOUT)
-    assert again == [0, 1, 2, -3, -4, -5, -6, 7, 8, 9] and calls == 1 and handles == 1
+    assert again == [0, 1, 2, -3, -4, -5, -6, 7, 8, 9]
+    assert calls == handles == (0 if expandable else 1), (calls, handles)
     assert from_child.get(timeout=TIMEOUT) == 0  # released: the mapping is closed
     to_child.put("done")
     p.join(TIMEOUT)
     assert p.exitcode == 0
     print("ok")
+
+
+def _is_expandable(t):
+    """Whether ``t`` lives in an expandable segment (from the allocator's snapshot)."""
+    import cudalite
+
+    ptr = t.untyped_storage().data_ptr()
+    for seg in cudalite.cuda.memory_snapshot():
+        if seg["address"] <= ptr < seg["address"] + seg["total_size"]:
+            return seg["is_expandable"]
+    raise AssertionError("no segment holds the tensor")
 
 
 # ---- §5.3.2: memory held for the consumer, released by ipc_collect ----
@@ -91,12 +105,13 @@ def consumer_hold(inbox, outbox):
     inbox.get(timeout=TIMEOUT)
 
 
-def producer_hold():
+def producer_hold(expandable):
     import cudalite
 
     n = 1 << 20
     p, to_child, from_child = _start(consumer_hold)
     x = cudalite.full((n,), 7.0, device="cuda")
+    assert _is_expandable(x) == expandable
     ptr = x.data_ptr()
     to_child.put(x)
     assert from_child.get(timeout=TIMEOUT) == "got"
@@ -129,7 +144,7 @@ def consumer_drop(inbox, outbox):
     inbox.get(timeout=TIMEOUT)
 
 
-def producer_released_first():
+def producer_released_first(expandable):
     """The consumer lets go before the producer: the memory is freed with the producer's
     tensor, without ipc_collect."""
     import cudalite
@@ -137,6 +152,7 @@ def producer_released_first():
     n = 1 << 20
     p, to_child, from_child = _start(consumer_drop)
     x = cudalite.ones(n, device="cuda")
+    assert _is_expandable(x) == expandable
     to_child.put(x)
     assert from_child.get(timeout=TIMEOUT) == "dropped"
     held = cudalite.cuda.memory_allocated()
@@ -152,12 +168,13 @@ def producer_released_first():
 # ---- §5.3.4: the consumer killed while it holds a tensor ----
 
 
-def producer_killed_consumer():
+def producer_killed_consumer(expandable):
     import cudalite
     from cudalite.multiprocessing import _cuda_ipc
 
     p, to_child, from_child = _start(consumer_hold)
     x = cudalite.ones(1000, device="cuda")
+    assert _is_expandable(x) == expandable
     to_child.put(x)
     assert from_child.get(timeout=TIMEOUT) == "got"
     os.kill(p.pid, signal.SIGKILL)
@@ -173,27 +190,32 @@ def producer_killed_consumer():
     print("ok")
 
 
-# ---- §5.3.5: expandable segments can't be shared ----
+# ---- §5.3.5: a CUDA tensor as a Process argument (its descriptors travel at start) ----
 
 
-def producer_expandable():
-    from multiprocessing.reduction import ForkingPickler
+def consumer_argument(inbox, outbox, t):
+    outbox.put(t.sum().item())
+    del t
+    inbox.get(timeout=TIMEOUT)
 
+
+def producer_argument(expandable):
     import cudalite
-    import cudalite.multiprocessing  # noqa: F401  (registers the reducers)
 
-    x = cudalite.ones(1000, device="cuda")
-    segments = cudalite.cuda.memory_snapshot()
-    if not any(s["is_expandable"] for s in segments):
-        print("no expandable segments on this device")
-        return
-    try:
-        ForkingPickler.dumps(x)
-    except RuntimeError as e:
-        assert "expandable_segments:False" in str(e), str(e)
-        print("ok")
-        return
-    raise AssertionError("sharing an expandable segment did not raise")
+    x = cudalite.full((1000,), 2.0, device="cuda")
+    assert _is_expandable(x) == expandable
+    p, to_child, from_child = _start(consumer_argument, x)
+    assert from_child.get(timeout=TIMEOUT) == 2000.0
+    to_child.put("done")
+    p.join(TIMEOUT)
+    assert p.exitcode == 0
+    print("ok")
+
+
+def producer_reports_expandable():
+    import cudalite
+
+    print(_is_expandable(cudalite.ones(4, device="cuda")))
 
 
 # ---- §5.3.6: producer on cuda:0, consumer moves the tensor to cuda:1 ----
@@ -207,11 +229,12 @@ def consumer_other_gpu(inbox, outbox):
     inbox.get(timeout=TIMEOUT)
 
 
-def producer_other_gpu():
+def producer_other_gpu(expandable):
     import cudalite
 
     p, to_child, from_child = _start(consumer_other_gpu)
     x = cudalite.arange(5.0, device="cuda:0")
+    assert _is_expandable(x) == expandable
     to_child.put(x)
     device, values = from_child.get(timeout=TIMEOUT)
     assert device == 1 and values == [0.0, 2.0, 4.0, 6.0, 8.0], (device, values)

@@ -234,3 +234,21 @@ def test_peer_access_on_plain_segments_maps_nothing():
     h.enable_peer_access(1)
     assert h.backend_calls()["set_access"] == before
     h.free(a)
+
+
+def test_arena_pages_cover_an_allocation_in_address_order():
+    # What CUDA IPC exports for a block of an expandable segment (csrc/cuda/ipc.cpp).
+    h = H(GiB, PAGES_2MIB)
+    a = h.alloc(3 * MiB)  # pages [0, 2) and [2, 4) MiB
+    b = h.alloc(3 * MiB)  # from 3 MiB: the rest of the second page, then new ones
+    sizes, offset = h.arena_pages(a)
+    assert offset == 0 and sum(sizes) >= 3 * MiB and all(s % (2 * MiB) == 0 for s in sizes)
+    sizes_b, offset_b = h.arena_pages(b)
+    assert offset_b + 3 * MiB <= sum(sizes_b)
+    assert offset_b == (b - a) % (2 * MiB)
+    plain = H(GiB, "expandable_segments:False")
+    c = plain.alloc(3 * MiB)
+    assert plain.arena_pages(c) == ([], 0)
+    for p in (a, b):
+        h.free(p)
+    plain.free(c)

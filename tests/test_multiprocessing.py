@@ -5,6 +5,7 @@ that spawn their consumers; they are skipped without a GPU."""
 from __future__ import annotations
 
 import ctypes
+import functools
 import multiprocessing
 import os
 import pickle
@@ -19,7 +20,6 @@ from cudalite.multiprocessing import _cuda_ipc
 
 needs_cuda = pytest.mark.skipif(not cudalite.cuda.is_available(), reason="needs a CUDA GPU")
 needs_two_gpus = pytest.mark.skipif(cudalite.cuda.device_count() < 2, reason="needs two CUDA GPUs")
-NO_EXPANDABLE = {"CUDALITE_ALLOC_CONF": "expandable_segments:False"}
 
 
 @pytest.fixture
@@ -226,41 +226,62 @@ def test_process_exceptions_pickle():
 # ---- CUDA IPC (§5.3) ----
 
 
-@needs_cuda
-def test_cuda_tensor_and_slice_are_shared_not_copied():
-    out, _ = helpers.run_producer("values", **NO_EXPANDABLE)
-    assert out.strip() == "ok"
+@functools.cache
+def _expandable_supported():
+    """Whether this GPU's allocator makes expandable segments (virtual memory)."""
+    if not cudalite.cuda.is_available():
+        return False
+    out, _ = helpers.run_producer("reports_expandable", **ALLOC["expandable"])
+    return out.strip() == "True"
 
 
-@needs_cuda
-def test_shared_memory_is_kept_until_the_consumer_releases_it():
-    out, _ = helpers.run_producer("hold", **NO_EXPANDABLE)
-    assert out.strip() == "ok"
+ALLOC = {
+    "cudaMalloc": {"CUDALITE_ALLOC_CONF": "expandable_segments:False"},
+    "expandable": {"CUDALITE_ALLOC_CONF": "expandable_segments:True"},
+}
 
 
-@needs_cuda
-def test_memory_released_by_the_consumer_is_freed_with_the_producers_tensor():
-    out, _ = helpers.run_producer("released_first", **NO_EXPANDABLE)
-    assert out.strip() == "ok"
+@pytest.fixture(params=sorted(ALLOC))
+def segments(request):
+    """Each CUDA IPC test runs on cudaMalloc segments and on expandable segments (pages
+    exported as file descriptors)."""
+    if not cudalite.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    if request.param == "expandable" and not _expandable_supported():
+        pytest.skip("this GPU has no virtual memory support: no expandable segments")
+    return request.param
 
 
-@needs_cuda
-def test_a_killed_consumer_leaves_the_producer_working():
-    out, err = helpers.run_producer("killed_consumer", **NO_EXPANDABLE)
-    assert out.strip() == "ok"
+def _run(name, segments):
+    out, err = helpers.run_producer(name, segments == "expandable", **ALLOC[segments])
+    assert out.strip() == "ok", out
+    return err
+
+
+def test_cuda_tensor_and_slice_are_shared_not_copied(segments):
+    _run("values", segments)
+
+
+def test_shared_memory_is_kept_until_the_consumer_releases_it(segments):
+    _run("hold", segments)
+
+
+def test_memory_released_by_the_consumer_is_freed_with_the_producers_tensor(segments):
+    _run("released_first", segments)
+
+
+def test_a_killed_consumer_leaves_the_producer_working(segments):
+    err = _run("killed_consumer", segments)
     assert err.count("Producer process has been terminated before all shared CUDA tensors") == 1
 
 
-@needs_cuda
-def test_expandable_segments_are_refused_clearly():
-    out, _ = helpers.run_producer("expandable", CUDALITE_ALLOC_CONF="expandable_segments:True")
-    assert out.strip() in ("ok", "no expandable segments on this device")
+def test_a_cuda_tensor_as_a_process_argument(segments):
+    _run("argument", segments)
 
 
 @needs_two_gpus
-def test_a_consumer_moves_a_shared_tensor_to_another_gpu():
-    out, _ = helpers.run_producer("other_gpu", **NO_EXPANDABLE)
-    assert out.strip() == "ok"
+def test_a_consumer_moves_a_shared_tensor_to_another_gpu(segments):
+    _run("other_gpu", segments)
 
 
 @needs_cuda

@@ -192,9 +192,20 @@ void bind_cuda(py::module_& m) {
       "_ipc_share",
       [](const Tensor& t, uintptr_t counter) {
         cuda::IpcShare s = cuda::ipc_share(*t->storage, reinterpret_cast<const int64_t*>(counter));
-        return py::make_tuple(py::bytes(s.handle), s.offset, s.segment_size, t->storage->nbytes);
+        py::object handle = s.fds.empty() ? py::object(py::bytes(s.handle)) : py::none();
+        return py::make_tuple(handle, s.offset, s.segment_size, t->storage->nbytes, s.fds,
+                              s.page_sizes);
       },
       py::arg("tensor"), py::arg("counter") = 0);
+  c.def(
+      "_ipc_open_pages",
+      [](const std::vector<int>& fds, const std::vector<size_t>& sizes, int device, size_t offset,
+         size_t nbytes, py::handle dtype, uintptr_t counter) {
+        return cuda::ipc_open_pages(fds, sizes, device, offset, nbytes, to_dtype(dtype),
+                                    reinterpret_cast<int64_t*>(counter));
+      },
+      py::arg("fds"), py::arg("sizes"), py::arg("device"), py::arg("offset"), py::arg("nbytes"),
+      py::arg("dtype"), py::arg("counter") = 0);
   c.def("_ipc_collect", &cuda::ipc_collect);
   c.def("_ipc_limbo_size", &cuda::ipc_limbo_size);
   c.def(

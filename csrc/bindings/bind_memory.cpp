@@ -384,6 +384,18 @@ class HostCachingAllocator {
     CL_CHECK(it != live_.end(), "invalid device pointer: ", reinterpret_cast<void*>(addr));
     alloc_->record_stream(it->second.context(), stream);
   }
+  // The pages behind an allocation (CachingAllocator::arena_pages): their sizes, and where
+  // the allocation starts in the first.
+  py::tuple arena_pages(uintptr_t addr) {
+    auto it = live_.find(addr);
+    CL_CHECK(it != live_.end(), "invalid device pointer: ", reinterpret_cast<void*>(addr));
+    size_t offset = 0;
+    std::vector<size_t> sizes;
+    for (const auto& page : alloc_->arena_pages(it->second.context(), &offset)) {
+      sizes.push_back(page.second);
+    }
+    return py::make_tuple(sizes, offset);
+  }
   CachingAllocator& allocator() { return *alloc_; }
   HostBackend& backend() { return *backend_; }
 
@@ -454,6 +466,7 @@ void bind_host_allocator(py::module_& mm) {
       .def_property_readonly("backend_used", [](H& h) { return h.backend().used(); })
       .def_property_readonly("supports_vmm", [](H& h) { return h.backend().supports_vmm(); })
       .def("enable_peer_access", [](H& h, int peer) { h.allocator().enable_peer_access(peer); })
+      .def("arena_pages", &H::arena_pages, py::arg("ptr"))
       .def_property_readonly("peers", [](H& h) { return h.backend().peers(); })
       .def(
           "backend_calls",

@@ -306,6 +306,30 @@ void CachingAllocator::enable_peer_access(int peer) {
   }
 }
 
+std::vector<std::pair<PhysHandle, size_t>> CachingAllocator::arena_pages(void* ctx,
+                                                                         size_t* offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Block* b = static_cast<const Block*>(ctx);
+  CL_CHECK(b->owner == this && b->state == detail::BlockState::kAllocated,
+           "arena_pages: the memory is not an allocation of this caching allocator");
+  std::vector<std::pair<PhysHandle, size_t>> pages;
+  if (!b->seg->is_arena) return pages;
+  const auto& extents = detail::reservation_of(b)->extents;
+  auto it = extents.upper_bound(b->ptr);
+  CL_CHECK(it != extents.begin(), "arena_pages: the block is not mapped");
+  --it;
+  *offset = size_t(b->ptr - it->first);
+  size_t total = 0;
+  for (char* next = it->first; it != extents.end() && it->first < b->ptr + b->size; ++it) {
+    CL_CHECK(it->first == next, "arena_pages: the block's pages are not contiguous");
+    pages.emplace_back(it->second.chunk->handle, it->second.size);
+    total += it->second.size;
+    next = it->first + it->second.size;
+  }
+  CL_CHECK(*offset + b->size <= total, "arena_pages: the block is not entirely mapped");
+  return pages;
+}
+
 EventHandle CachingAllocator::get_event() {
   if (event_cache_.empty()) return backend_->create_event();
   EventHandle e = event_cache_.back();

@@ -139,6 +139,10 @@ class CachingAllocator final : public Allocator, private detail::ArenaLedger {
   // Makes this device's memory usable by `peer` (Note [Peer access] in
   // csrc/cuda/peer_access.cpp): the arenas' mapped ranges now and every range mapped later.
   void enable_peer_access(int peer);
+  // The physical pages behind the allocated block `ctx` when it lives in an arena, in address
+  // order (handle, size), and where the block starts in the first (CUDA IPC of expandable
+  // segments, csrc/cuda/ipc.cpp); empty for a block of a plain segment.
+  std::vector<std::pair<PhysHandle, size_t>> arena_pages(void* ctx, size_t* offset);
 
   Device device() const { return device_; }
 

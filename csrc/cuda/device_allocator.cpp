@@ -105,6 +105,15 @@ class CudaBackend final : public AllocBackend {
     // Pages are at least 2 MiB, the size torch's expandable segments use for small pools.
     granularity_ = std::max<size_t>(g_min, size_t(2) << 20);
     vmm_ = true;
+    // Pages that can be exported as file descriptors, so that CUDA IPC can share them
+    // (csrc/cuda/ipc.cpp), as torch's expandable segments do on Linux.
+    int fd_supported = 0;
+    if (d.cuDeviceGetAttribute(&fd_supported,
+                               CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
+                               dev) == CUDA_SUCCESS &&
+        fd_supported) {
+      prop_.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    }
   }
 
   Device device() const override { return Device(DeviceType::CUDA, device_); }
@@ -152,6 +161,12 @@ class CudaBackend final : public AllocBackend {
     RelaxedCaptureGuard relaxed;  // Note [Capturing CUDA graphs]
     CUmemGenericAllocationHandle h = 0;
     CUresult r = driver().cuMemCreate(&h, nbytes, &prop_, 0);
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_OUT_OF_MEMORY && prop_.requestedHandleTypes) {
+      // Exportable pages refused (a driver or system without them): plain pages from now on;
+      // CUDA IPC then refuses to share them.
+      prop_.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
+      r = driver().cuMemCreate(&h, nbytes, &prop_, 0);
+    }
     if (r == CUDA_ERROR_OUT_OF_MEMORY) return 0;
     if (r != CUDA_SUCCESS) throw_driver_error(r, "cuMemCreate");
     return PhysHandle(h);

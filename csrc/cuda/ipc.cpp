@@ -6,9 +6,8 @@
 // storage's offset in it (torch's note of the same name). The consumer maps the segment once
 // per process (a second cudaIpcOpenMemHandle of one handle fails), so opened handles are
 // cached here with a count of the tensors over them. Memory of the allocator's arenas
-// (expandable segments) is virtual memory that cudaIpcGetMemHandle can't name: sharing it
-// raises an error that says how to turn them off, as torch refuses to share it without its
-// file-descriptor path.
+// (expandable segments) is virtual memory that cudaIpcGetMemHandle can't name: it is shared
+// page by page instead (Note [IPC of expandable segments] in ipc_pages.cpp).
 //
 // Note [Shared memory in limbo]
 // The producer keeps shared memory until every consumer has released it (torch's
@@ -115,6 +114,23 @@ void release_received(void* ctx) {
   delete r;
 }
 
+// The storage keeps its memory while `counter` is above 0 (Note [Shared memory in limbo]).
+void hold_for(StorageImpl& storage, SentData* sent, const int64_t* counter) {
+  if (!counter) return;
+  if (!sent) {
+    void* ptr = storage.data.get();
+    const Device dev = storage.data.device();
+    sent = new SentData{std::move(storage.data), {}};
+    storage.data = DataPtr(ptr, sent, &sent_delete, dev);
+  }
+  auto& cs = sent->counters;  // forget the sends already released
+  cs.erase(
+      std::remove_if(cs.begin(), cs.end(),
+                     [](const int64_t* c) { return __atomic_load_n(c, __ATOMIC_ACQUIRE) <= 0; }),
+      cs.end());
+  cs.push_back(counter);
+}
+
 }  // namespace
 
 IpcShare ipc_share(StorageImpl& storage, const int64_t* counter) {
@@ -127,15 +143,35 @@ IpcShare ipc_share(StorageImpl& storage, const int64_t* counter) {
   char* ptr = static_cast<char*>(data.get());
   char* base = nullptr;
   size_t size = 0;
+  IpcShare out;
   if (data.deleter() == &CachingAllocator::free_ctx) {
     const auto* b = static_cast<const detail::Block*>(data.context());
-    if (b->seg->is_arena) {
-      throw Error(
-          "cudalite.multiprocessing: this CUDA tensor lives in an expandable segment (virtual "
-          "memory), which CUDA IPC cannot share. Share CUDA tensors from a process started with "
-          "CUDALITE_ALLOC_CONF=expandable_segments:False, or call "
-          "cudalite.cuda.memory._set_allocator_settings('expandable_segments:False') before "
-          "allocating the tensors to share.");
+    if (b->seg->is_arena) {  // Note [IPC of expandable segments]
+      auto pages = b->owner->arena_pages(data.context(), &out.offset);
+      std::string why;
+      flush_deferred_launches();
+      {
+        DeviceGuard g(device);
+        CL_CUDA_CHECK(cudaFree(nullptr));  // the driver calls need the context current here
+        out.fds = export_pages(pages, &why);
+      }
+      if (out.fds.empty()) {
+        throw Error(
+            "cudalite.multiprocessing: this CUDA tensor lives in an expandable segment whose "
+            "memory can't be exported (" +
+            why +
+            "). Share CUDA tensors from a process started with "
+            "CUDALITE_ALLOC_CONF=expandable_segments:False, or call "
+            "cudalite.cuda.memory._set_allocator_settings('expandable_segments:False') before "
+            "allocating the tensors to share.");
+      }
+      for (const auto& page : pages) {
+        out.page_sizes.push_back(page.second);
+        out.segment_size += page.second;
+      }
+      storage.exported.store(true);
+      hold_for(storage, sent, counter);
+      return out;
     }
     base = b->seg->base;
     size = b->seg->size;
@@ -157,23 +193,10 @@ IpcShare ipc_share(StorageImpl& storage, const int64_t* counter) {
         cudaGetErrorString(err), ")"));
   }
   if (err != cudaSuccess) throw_cuda_error(err, __FILE__, __LINE__);
-  IpcShare out;
   out.handle.assign(reinterpret_cast<const char*>(&h), sizeof(h));
   out.offset = size_t(ptr - base);
   out.segment_size = size;
-  if (counter) {  // Note [Shared memory in limbo]
-    if (!sent) {
-      const Device dev = data.device();
-      sent = new SentData{std::move(storage.data), {}};
-      storage.data = DataPtr(ptr, sent, &sent_delete, dev);
-    }
-    auto& cs = sent->counters;  // forget the sends already released
-    cs.erase(
-        std::remove_if(cs.begin(), cs.end(),
-                       [](const int64_t* c) { return __atomic_load_n(c, __ATOMIC_ACQUIRE) <= 0; }),
-        cs.end());
-    cs.push_back(counter);
-  }
+  hold_for(storage, sent, counter);
   return out;
 }
 

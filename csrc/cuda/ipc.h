@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/dtype.h"
 #include "core/tensor.h"
@@ -15,10 +17,15 @@ namespace cl::cuda {
 
 // What a consumer needs to map the memory of a storage: the cudaIpcMemHandle_t (64 bytes) of
 // the cudaMalloc segment holding it, and where the storage starts in that segment.
+// For a block of an expandable segment, `handle` is empty and the pages behind it travel as
+// file descriptors instead (Note [IPC of expandable segments] in ipc_pages.cpp): `offset` is
+// then where the storage starts in the first page.
 struct IpcShare {
   std::string handle;
   size_t offset = 0;        // bytes from the segment's base to the storage's first byte
-  size_t segment_size = 0;  // bytes of the segment
+  size_t segment_size = 0;  // bytes of the segment (of the pages)
+  std::vector<int> fds;     // the pages, exported; the caller closes them
+  std::vector<size_t> page_sizes;
 };
 
 // Throws a RuntimeError for memory CUDA IPC can't share: the caching allocator's expandable
@@ -28,6 +35,15 @@ struct IpcShare {
 // not freed while it is above 0, even after the storage dies (Note [Shared memory in limbo]
 // in ipc.cpp).
 IpcShare ipc_share(StorageImpl& storage, const int64_t* counter);
+// The pages (handle, size) exported as POSIX file descriptors; empty, with `why` set, when the
+// driver refuses (pages created without an exportable handle type, say).
+std::vector<int> export_pages(const std::vector<std::pair<uint64_t, size_t>>& pages,
+                              std::string* why);
+// The consumer's side: a flat tensor of `dtype` over `nbytes` from `offset` of the pages
+// `fds` (of `sizes` bytes) mapped one after another; takes ownership of the descriptors.
+Tensor ipc_open_pages(const std::vector<int>& fds, const std::vector<size_t>& sizes, int device,
+                      size_t offset, size_t nbytes, ScalarType dtype, int64_t* counter);
+
 // Frees the memory in limbo whose consumers have all released it; returns how many storages.
 size_t ipc_collect();
 size_t ipc_limbo_size();  // storages in limbo (tests)

@@ -84,14 +84,24 @@ class _CounterFile:
 
 
 class _Sent:
-    """One send: its counter slot and the event the consumer waits on."""
+    """One send: its counter slot, the event the consumer waits on and, for pages of an
+    expandable segment, their exported descriptors (open until the consumer is done)."""
 
-    __slots__ = ("event", "file", "index")
+    __slots__ = ("event", "fds", "file", "index")
 
     def __init__(self, file, index, event):
         self.file = file
         self.index = index
         self.event = event
+        self.fds = ()
+
+    def close_fds(self):
+        for fd in self.fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.fds = ()
 
     def count(self):
         return self.file.slot(self.index).value
@@ -109,6 +119,7 @@ def _collect_locked() -> int:
     keep, freed = [], 0
     for s in _sent:
         if s.count() <= 0:
+            s.close_fds()
             s.file.live -= 1
             if s.file.live == 0 and s.file is not _current:
                 s.file.unlink()
@@ -147,6 +158,17 @@ def track(event) -> tuple[str, int, int]:
         f.slot(index).value = 1
         _sent.append(_Sent(f, index, event))
         return f.name, index, f.addr + index * _SLOT
+
+
+def keep_fds(name: str, index: int, fds) -> None:
+    """The descriptors exported for a send, closed once its consumer is done with them."""
+    with _lock:
+        for s in _sent:
+            if s.file.name == name and s.index == index:
+                s.fds = tuple(fds)
+                return
+    for fd in fds:  # the send is gone already
+        os.close(fd)
 
 
 def untrack(name: str, index: int) -> None:

@@ -2,7 +2,8 @@
 ``torch.multiprocessing.reductions``.
 
 A CUDA tensor is not copied: the receiving process maps the sender's memory with CUDA IPC
-(``csrc/cuda/ipc.cpp``; Note [CUDA IPC and the caching allocator]) and waits, on its current
+(``csrc/cuda/ipc.cpp``; Note [CUDA IPC and the caching allocator], and for expandable segments
+Note [IPC of expandable segments] in ``csrc/cuda/ipc_pages.cpp``) and waits, on its current
 stream, for an event the sender recorded after the work that produced the data. The sender
 keeps the memory until the receiver releases it (Note [IPC reference counts] in
 ``_cuda_ipc.py``). A CPU tensor is moved to shared memory (in place, as torch's) and the
@@ -11,7 +12,9 @@ receiving process maps the same memory.
 
 from __future__ import annotations
 
+import multiprocessing.context
 import multiprocessing.reduction
+import os
 import sys
 
 from cudalite import _C
@@ -40,10 +43,18 @@ def reduce_tensor(tensor):
     ref_name, ref_index, counter = _cuda_ipc.track(event)
     try:
         # The storage now keeps its memory while the counter is above 0.
-        handle, offset_bytes, _segment, nbytes = _C._cuda._ipc_share(tensor, counter)
+        share = _C._cuda._ipc_share(tensor, counter)
     except BaseException:
         _cuda_ipc.untrack(ref_name, ref_index)
         raise
+    handle, offset_bytes, _segment, nbytes, fds, page_sizes = share
+    if fds:  # an expandable segment's pages (Note [IPC of expandable segments])
+        handle = ([multiprocessing.reduction.DupFd(fd) for fd in fds], page_sizes)
+        if multiprocessing.context.get_spawning_popen() is None:
+            for fd in fds:  # DupFd holds duplicates until the receiver takes them
+                os.close(fd)
+        else:  # a Process argument: the child inherits them when it starts
+            _cuda_ipc.keep_fds(ref_name, ref_index, fds)
     event.record(cuda.current_stream(device))
     return (
         rebuild_cuda_tensor,
@@ -85,7 +96,12 @@ def rebuild_cuda_tensor(
     from cudalite.multiprocessing import _cuda_ipc
 
     counter = _cuda_ipc.counter_address(ref_name, ref_index)
-    flat = _C._cuda._ipc_open(handle, device, offset_bytes, nbytes, dtype, counter)
+    if isinstance(handle, tuple):  # pages of an expandable segment
+        dup_fds, sizes = handle
+        fds = [d.detach() for d in dup_fds]
+        flat = _C._cuda._ipc_open_pages(fds, sizes, device, offset_bytes, nbytes, dtype, counter)
+    else:
+        flat = _C._cuda._ipc_open(handle, device, offset_bytes, nbytes, dtype, counter)
     # The sender's work on the data, then ours (no host wait).
     cuda.Event.from_ipc_handle(device, event_handle).wait(cuda.current_stream(device))
     return _finish(flat, tensor_cls, size, stride, storage_offset, requires_grad)
