@@ -113,6 +113,35 @@ def test_write_snapshot_uses_protocol_4(tmp_path):
     assert set(snap) == {"segments", "device_traces", "allocator_settings", "external_annotations"}
 
 
+# The opcodes the viewer's JavaScript unpickler (torch/utils/viz/MemoryViz.js) reads; it
+# refuses protocols other than 2 to 4 and integers of more than 8 bytes.
+VIEWER_OPCODES = {
+    "PROTO", "FRAME", "STOP", "MARK", "MEMOIZE", "BINPUT", "LONG_BINPUT", "BINGET",
+    "LONG_BINGET", "EMPTY_DICT", "EMPTY_LIST", "EMPTY_TUPLE", "DICT", "LIST", "TUPLE",
+    "TUPLE1", "TUPLE2", "TUPLE3", "APPEND", "APPENDS", "SETITEM", "SETITEMS", "NONE",
+    "NEWTRUE", "NEWFALSE", "BININT", "BININT1", "BININT2", "LONG1", "BINFLOAT",
+    "SHORT_BINUNICODE", "BINUNICODE",
+}  # fmt: skip
+
+
+def test_snapshot_file_uses_only_what_the_viewer_reads(tmp_path):
+    import pickletools
+
+    h = H(64 * MiB)
+    h.record_memory_history("all", "all", "python", 1000)
+    p = make_activation(h, 40 * MiB)
+    with pytest.raises(_C.OutOfMemoryError):
+        h.alloc(50 * MiB)
+    memory._write_snapshot(h.snapshot(), tmp_path / "s.pickle")
+    raw = (tmp_path / "s.pickle").read_bytes()
+    ops = list(pickletools.genops(raw))
+    assert {op.name for op, _, _ in ops} <= VIEWER_OPCODES
+    assert ops[0][1] == 4  # PROTO 4
+    longs = [arg for op, arg, _ in ops if op.name == "LONG1"]
+    assert longs and all(-(2**63) <= v < 2**63 for v in longs)  # 8 bytes at most
+    h.free(p)
+
+
 def test_dump_snapshot_writes_protocol_4(tmp_path):
     path = tmp_path / "dump.pickle"
     if HAS_GPU:
