@@ -493,6 +493,23 @@ def test_static_plot_polygons_stay_inside_the_plot():
         h.free(w)
 
 
+def test_static_plot_writes_at_most_two_points_per_pixel_column_and_edge():
+    h, weights = recorded_host(seed=10, steps=12)
+    width = 64  # far fewer pixels than steps
+    tl = mv.timeline(h.snapshot())
+    assert tl.steps > 10 * width
+    # Some bands have more points than that bound before they are written.
+    assert max(2 * len(b["timesteps"]) for b in tl.bands) > 4 * (width + 1)
+    root = _parse(mv.static_plot(h.snapshot(), width=width))
+    ns = "{http://www.w3.org/2000/svg}"
+    (group,) = [g for g in root.iter(ns + "g") if g.get("data-bands")]
+    for poly in group.iter(ns + "polygon"):
+        xs = [int(v) for v in re.split(r"[ ,]+", poly.get("points").strip())[0::2]]
+        assert len(xs) <= 2 * 2 * (width + 1)  # both edges, first and last of each column
+    for w in weights:
+        h.free(w)
+
+
 def test_static_plot_names_allocations_by_user_frame():
     h, weights = recorded_host(seed=6)
     svg = mv.static_plot(h.snapshot())
