@@ -617,6 +617,8 @@ def test_memory_viz_commands(recorded, tmp_path):
     assert r.returncode == 0 and "reserved bytes" not in svg.read_text()
     r = _cli("cudalite.cuda._memory_viz", "nonsense")
     assert r.returncode == 2 and "invalid choice" in r.stderr
+    r = _cli("cudalite.cuda.memory")  # no sub-command
+    assert r.returncode == 2 and r.stderr.startswith("usage: python -m cudalite.cuda.memory ")
 
 
 # ---------------------------------------------------------------------------------------

@@ -1193,13 +1193,13 @@ def _write(name, text):
         f.write(text)
 
 
-def main(argv=None) -> int:
+def main(argv=None, prog="python -m cudalite.cuda._memory_viz") -> int:
     """``python -m cudalite.cuda._memory_viz``: torch's sub-commands and ``plot``."""
     import argparse
 
     source = "pickled memory statistics from cudalite.cuda.memory._snapshot()"
     parser = argparse.ArgumentParser(
-        prog="python -m cudalite.cuda._memory_viz",
+        prog=prog,
         description="Visualize memory dumps produced by cudalite.cuda.memory._snapshot()",
     )
     sub = parser.add_subparsers(dest="action", required=True)
