@@ -137,9 +137,8 @@ def test_snapshot_file_uses_only_what_the_viewer_reads(tmp_path):
     ops = list(pickletools.genops(raw))
     assert {op.name for op, _, _ in ops} <= VIEWER_OPCODES
     assert ops[0][1] == 4  # PROTO 4
-    assert all(
-        len(pickle.dumps(arg)) and abs(arg) < 2**63 for op, arg, _ in ops if op.name == "LONG1"
-    )
+    longs = [arg for op, arg, _ in ops if op.name == "LONG1"]
+    assert longs and all(-(2**63) <= v < 2**63 for v in longs)  # 8 bytes at most
     h.free(p)
 
 
@@ -494,6 +493,23 @@ def test_static_plot_polygons_stay_inside_the_plot():
         h.free(w)
 
 
+def test_static_plot_writes_at_most_two_points_per_pixel_column_and_edge():
+    h, weights = recorded_host(seed=10, steps=12)
+    width = 64  # far fewer pixels than steps
+    tl = mv.timeline(h.snapshot())
+    assert tl.steps > 10 * width
+    # Some bands have more points than that bound before they are written.
+    assert max(2 * len(b["timesteps"]) for b in tl.bands) > 4 * (width + 1)
+    root = _parse(mv.static_plot(h.snapshot(), width=width))
+    ns = "{http://www.w3.org/2000/svg}"
+    (group,) = [g for g in root.iter(ns + "g") if g.get("data-bands")]
+    for poly in group.iter(ns + "polygon"):
+        xs = [int(v) for v in re.split(r"[ ,]+", poly.get("points").strip())[0::2]]
+        assert len(xs) <= 2 * 2 * (width + 1)  # both edges, first and last of each column
+    for w in weights:
+        h.free(w)
+
+
 def test_static_plot_names_allocations_by_user_frame():
     h, weights = recorded_host(seed=6)
     svg = mv.static_plot(h.snapshot())
@@ -601,6 +617,8 @@ def test_memory_viz_commands(recorded, tmp_path):
     assert r.returncode == 0 and "reserved bytes" not in svg.read_text()
     r = _cli("cudalite.cuda._memory_viz", "nonsense")
     assert r.returncode == 2 and "invalid choice" in r.stderr
+    r = _cli("cudalite.cuda.memory")  # no sub-command
+    assert r.returncode == 2 and r.stderr.startswith("usage: python -m cudalite.cuda.memory ")
 
 
 # ---------------------------------------------------------------------------------------

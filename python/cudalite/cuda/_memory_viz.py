@@ -870,9 +870,16 @@ def _band_polygons(bands, left, base, sx, sy):
     back_at = poly_start[band_of] + lengths_a[band_of] + pos
     px[fwd_at], py[fwd_at] = x, yb
     px[back_at], py[back_at] = x[rev], yt[rev]
+    # Inside one pixel column only the first and the last point of a run matter: a band's
+    # offset only ever falls (allocations below it are freed, none are added), so its edges
+    # are monotonic and the run's ends hold its extremes. Each polygon's first and last
+    # points (its start, where its top is highest) are always kept.
+    col = px // 10
     keep = np.ones(2 * total, dtype=bool)
-    keep[1:] = (px[1:] != px[:-1]) | (py[1:] != py[:-1])
+    keep[1:-1] = (col[1:-1] != col[:-2]) | (col[1:-1] != col[2:])
+    keep[1:] &= (px[1:] != px[:-1]) | (py[1:] != py[:-1])
     keep[poly_start] = True
+    keep[poly_start + 2 * lengths_a - 1] = True
     band_idx = np.repeat(np.arange(len(kept)), 2 * lengths_a)[keep]
     flat = np.empty(2 * int(keep.sum()), dtype=np.int64)
     flat[0::2], flat[1::2] = px[keep], py[keep]
@@ -1186,13 +1193,13 @@ def _write(name, text):
         f.write(text)
 
 
-def main(argv=None) -> int:
+def main(argv=None, prog="python -m cudalite.cuda._memory_viz") -> int:
     """``python -m cudalite.cuda._memory_viz``: torch's sub-commands and ``plot``."""
     import argparse
 
     source = "pickled memory statistics from cudalite.cuda.memory._snapshot()"
     parser = argparse.ArgumentParser(
-        prog="python -m cudalite.cuda._memory_viz",
+        prog=prog,
         description="Visualize memory dumps produced by cudalite.cuda.memory._snapshot()",
     )
     sub = parser.add_subparsers(dest="action", required=True)

@@ -597,4 +597,4 @@ __path__: list = []
 if __name__ == "__main__":
     from cudalite.cuda._memory_viz import main
 
-    sys.exit(main())
+    sys.exit(main(prog="python -m cudalite.cuda.memory"))
