@@ -166,16 +166,17 @@ void CudaGraph::finish_capture() noexcept {
   capturing_ = false;
   g_captures.fetch_sub(1);
   capture_id_->store(0);
-  if (CachingAllocator* alloc = caching_allocator(device_)) {
-    try {
-      alloc->end_allocate_to_pool(pool_);
-    } catch (const std::exception&) {
-    }
+  try {
+    if (CachingAllocator* alloc = caching_allocator(device_)) alloc->end_allocate_to_pool(pool_);
+  } catch (const std::exception&) {
   }
   rng_increment_ = 0;
   if (rng_registered_) {
-    rng_increment_ = default_generator(Device(DeviceType::CUDA, device_))->graph_capture_end();
     rng_registered_ = false;
+    try {
+      rng_increment_ = default_generator(Device(DeviceType::CUDA, device_))->graph_capture_end();
+    } catch (const std::exception&) {
+    }
   }
 }
 
