@@ -511,12 +511,41 @@ def test_graph_replays_draw_torch_numbers():
 
 
 @cuda_only
-def test_host_seeded_random_ops_refuse_capture():
-    cudalite.randperm(10, device="cuda")
+def test_sampling_ops_draw_fresh_numbers_per_replay_as_eager():
+    # randperm and dropout take the generator's seed and offset from device memory inside a
+    # capture, like the other random kernels.
+    x = cudalite.ones(4096, device="cuda")
+
+    def body(outs):
+        outs[0].copy_(cudalite.randperm(300, device="cuda"))
+        outs[1].copy_(cudalite.nn.functional.dropout(x, 0.3))
+
+    def fresh():
+        return [
+            cudalite.empty(300, dtype=cudalite.int64, device="cuda"),
+            cudalite.empty(4096, device="cuda"),
+        ]
+
+    body(fresh())  # warm-up: kernels loaded, workspaces cached
+    cudalite.cuda.manual_seed(7)
+    eager = []
+    for _ in range(3):
+        outs = fresh()
+        body(outs)
+        eager.append([o.clone() for o in outs])
+    state = cudalite.cuda.get_rng_state()
+
+    cudalite.cuda.manual_seed(7)
+    outs = fresh()
     g = cudalite.cuda.CUDAGraph()
-    with pytest.raises(RuntimeError, match="can't be captured in a CUDA graph"):
-        with cudalite.cuda.graph(g):
-            cudalite.randperm(10, device="cuda")
+    with cudalite.cuda.graph(g):
+        body(outs)
+    for want in eager:
+        g.replay()
+        for a, b in zip(want, outs, strict=True):
+            assert cudalite.equal(a, b)
+    assert not cudalite.equal(eager[0][0], eager[1][0])
+    assert cudalite.equal(cudalite.cuda.get_rng_state(), state)
     assert _C._cuda._cuda_captures_underway() == 0
 
 
