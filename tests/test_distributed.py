@@ -136,3 +136,10 @@ def test_nccl_backend_without_nccl_says_so(clean_env):
     with pytest.raises(RuntimeError, match="NCCL"):
         dist.init_process_group("nccl", store=dist.HashStore(), rank=0, world_size=1)
     assert not dist.is_initialized()
+
+
+def test_one_cpu_backend_serves_every_device(clean_env):
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    pg = dist.group.WORLD
+    assert pg._backend_for("cpu") is pg._backend_for("cuda")
+    dist.destroy_process_group()

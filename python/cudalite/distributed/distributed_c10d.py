@@ -194,21 +194,27 @@ def _make_backends(name, store, rank, size, timeout, device_id):
         name = "cpu:gloo,cuda:nccl" if usable else "gloo"
     name = str(name).lower()
     backends = {}
+    made = {}  # one backend object per kind: its collectives are numbered in one sequence
     for part in name.split(","):
         dev, _, b = part.rpartition(":")
         if b not in (Backend.NCCL, Backend.GLOO):
             raise ValueError(f"Invalid backend: '{b}'")
-        devs = [dev] if dev else (["cuda"] if b == Backend.NCCL else ["cpu", "cuda"])
-        for d in devs:
+        if b not in made:
             if b == Backend.NCCL:
-                pg_timeout = timeout or default_pg_nccl_timeout
-                backends[d] = _nb.ProcessGroupNCCL(
-                    PrefixStore("nccl", store), rank, size, pg_timeout, device_id
+                made[b] = _nb.ProcessGroupNCCL(
+                    PrefixStore("nccl", store),
+                    rank,
+                    size,
+                    timeout or default_pg_nccl_timeout,
+                    device_id,
                 )
-            elif d not in backends:
-                backends[d] = ProcessGroupStore(
+            else:
+                made[b] = ProcessGroupStore(
                     PrefixStore("gloo", store), rank, size, timeout or default_pg_timeout
                 )
+        devs = [dev] if dev else (["cuda"] if b == Backend.NCCL else ["cpu", "cuda"])
+        for d in devs:
+            backends.setdefault(d, made[b])
     backend_name = name if "," in name else name.rpartition(":")[2]
     return backends, backend_name
 
