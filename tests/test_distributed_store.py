@@ -123,3 +123,14 @@ def test_client_of_torchs_tcpstore():
     c.set_timeout(timedelta(milliseconds=200))
     with pytest.raises(dist.DistStoreError, match="wait timeout after 200ms, keys: never"):
         c.get("never")
+
+
+def test_file_store_file_goes_with_its_last_user(tmp_path):
+    path = tmp_path / "f"
+    a = dist.FileStore(str(path), 2)
+    b = dist.FileStore(str(path), 2)
+    a.set("x", "1")
+    del a
+    assert path.exists() and b.get("x") == b"1"
+    del b
+    assert not path.exists()
