@@ -25,9 +25,9 @@ void* buffer(const Tensor& t) {
 // One collective on tensors: `send`/`recv` may be None where the collective has no such
 // buffer (recv of Send, send of Recv, recv of Reduce off the root). The count comes from
 // the tensors (see cuda::nccl::collective); `stream` 0 is the current stream. `event`, when
-// given, is recorded on that stream after the collective.
-void collective(int kind, uintptr_t comm, py::handle send_h, py::handle recv_h, int op, int peer,
-                uintptr_t stream, py::handle event) {
+// given, is recorded on that stream after the collective. Returns the element count.
+size_t collective(int kind, uintptr_t comm, py::handle send_h, py::handle recv_h, int op, int peer,
+                  uintptr_t stream, py::handle event) {
   Tensor send, recv;
   if (!send_h.is_none()) send = as_tensor(send_h);
   if (!recv_h.is_none()) recv = as_tensor(recv_h);
@@ -53,6 +53,7 @@ void collective(int kind, uintptr_t comm, py::handle send_h, py::handle recv_h, 
   }
   // The event that tells when it is done (the watchdog's and Work's), recorded right after.
   if (!event.is_none()) event.cast<cuda::Event&>().record(cuda::Stream(device, st));
+  return count;
 }
 
 }  // namespace

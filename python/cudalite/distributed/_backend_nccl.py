@@ -170,12 +170,12 @@ class ProcessGroupNCCL:
         if async_op:
             s = self._stream(device)
             s.wait_stream(cudalite.cuda.current_stream(device))
-            lib.collective(kind, comm, send, recv, op, peer, s.cuda_stream, ev)
+            count = lib.collective(kind, comm, send, recv, op, peer, s.cuda_stream, ev)
             for x in keep:
                 x.record_stream(s)
         else:  # on the current stream; ev is recorded there after it
-            lib.collective(kind, comm, send, recv, op, peer, 0, ev)
-        self._pending.append((ev, time.monotonic(), self._seq, kind, t.numel()))
+            count = lib.collective(kind, comm, send, recv, op, peer, 0, ev)
+        self._pending.append((ev, time.monotonic(), self._seq, kind, count))
         if async_op:
             return Work(ev, device, tuple(keep), self)
         return None

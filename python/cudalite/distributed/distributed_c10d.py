@@ -444,9 +444,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     if pg is None:
         return None
     op = _as_op(op)
-    b = pg._backend_for(tensor.device.type)
-    if isinstance(b, _nb.ProcessGroupNCCL):
-        _nb.check_tensor(tensor)
+    b = pg._backend_for("cuda" if tensor.is_cuda else "cpu")
+    if b.backend == "nccl":  # the binding checks the tensor is dense (torch's messages)
         return b.launch(_nb.ALL_REDUCE, tensor, tensor, _nb.nccl_op(op), 0, async_op, (tensor,))
     b.all_reduce(tensor, op)
     return _done(pg, async_op, (tensor,))
@@ -475,9 +474,8 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     if pg is None:
         return None
     root = _src_in_group(pg, src, group_src)
-    b = pg._backend_for(tensor.device.type)
-    if isinstance(b, _nb.ProcessGroupNCCL):
-        _nb.check_tensor(tensor)
+    b = pg._backend_for("cuda" if tensor.is_cuda else "cpu")
+    if b.backend == "nccl":  # the binding checks the tensor is dense (torch's messages)
         return b.launch(_nb.BROADCAST, tensor, tensor, 0, root, async_op, (tensor,))
     b.broadcast(tensor, root)
     return _done(pg, async_op, (tensor,))
