@@ -459,7 +459,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
         return None
     root = _src_in_group(pg, dst, group_dst, "dst")
     op = _as_op(op)
-    b = pg._backend_for(tensor.device.type)
+    b = pg._backend_for("cuda" if tensor.is_cuda else "cpu")
     if isinstance(b, _nb.ProcessGroupNCCL):
         _nb.check_tensor(tensor)
         return b.launch(_nb.REDUCE, tensor, tensor, _nb.nccl_op(op), root, async_op, (tensor,))
@@ -492,7 +492,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
         raise TypeError("output tensor must have the same type as input tensor")
     if output_tensor.numel() != input_tensor.numel() * pg.size():
         raise ValueError("output tensor size must be equal to world_size times input tensor size")
-    b = pg._backend_for(input_tensor.device.type)
+    b = pg._backend_for("cuda" if input_tensor.is_cuda else "cpu")
     if isinstance(b, _nb.ProcessGroupNCCL):
         _nb.check_tensor(input_tensor)
         _nb.check_tensor(output_tensor)
@@ -517,7 +517,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
         raise ValueError(
             f"tensor_list must have {pg.size()} tensors (the group's size), got {len(tensor_list)}"
         )
-    b = pg._backend_for(tensor.device.type)
+    b = pg._backend_for("cuda" if tensor.is_cuda else "cpu")
     if isinstance(b, _nb.ProcessGroupNCCL):
         _nb.check_tensor(tensor)
         flat = cudalite.empty(
@@ -546,7 +546,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     if input.numel() != output.numel() * pg.size():
         raise ValueError("input tensor must be the same size as output size times world size")
     op = _as_op(op)
-    b = pg._backend_for(input.device.type)
+    b = pg._backend_for("cuda" if input.is_cuda else "cpu")
     if isinstance(b, _nb.ProcessGroupNCCL):
         _nb.check_tensor(input)
         _nb.check_tensor(output)
@@ -569,7 +569,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
         raise ValueError(
             f"input_list must have {pg.size()} tensors (the group's size), got {len(input_list)}"
         )
-    b = pg._backend_for(output.device.type)
+    b = pg._backend_for("cuda" if output.is_cuda else "cpu")
     if isinstance(b, _nb.ProcessGroupNCCL):
         flat = cudalite.cat([t.reshape(-1) for t in input_list])
         return reduce_scatter_tensor(output, flat, op, group, async_op)
@@ -614,7 +614,7 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
         raise ValueError(
             "Invalid destination rank: should not be the same as the rank of the current process."
         )
-    b = pg._backend_for(tensor.device.type)
+    b = pg._backend_for("cuda" if tensor.is_cuda else "cpu")
     if isinstance(b, _nb.ProcessGroupNCCL):
         _nb.check_tensor(tensor)
         return b.launch(_nb.SEND, tensor, None, 0, peer, True, (tensor,))
@@ -646,7 +646,7 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
         raise ValueError(
             "Invalid source rank: should not be the same as the rank of the current process."
         )
-    b = pg._backend_for(tensor.device.type)
+    b = pg._backend_for("cuda" if tensor.is_cuda else "cpu")
     if isinstance(b, _nb.ProcessGroupNCCL):
         _nb.check_tensor(tensor)
         return b.launch(_nb.RECV, None, tensor, 0, peer, True, (tensor,))
