@@ -233,6 +233,11 @@ class DistributedDataParallel(Module):
             ]
             raise RuntimeError(_UNFINISHED.format(rank=self._rank, names=", ".join(missing)))
         self._reset()
+        # As torch: buffers are re-broadcast only in forwards whose backward synchronises
+        # (an evaluation under no_grad on rank 0 alone issues no collective).
+        self.require_forward_param_sync = (
+            cudalite.is_grad_enabled() and self.require_backward_grad_sync
+        )
         if self.broadcast_buffers and self.require_forward_param_sync:
             self._sync_buffers()
         if self.device_ids:
