@@ -167,3 +167,12 @@ def test_cpu_backend_bitwise_and_bool_reductions(clean_env):
     t, f = cudalite.tensor([True, False]), cudalite.tensor([False, False])
     assert reduce_tensors([t, f], R.SUM, 2).tolist() == [True, False]
     assert reduce_tensors([t, f], R.PRODUCT, 2).tolist() == [False, False]
+
+
+def test_node_local_rank(clean_env):
+    assert not dist.is_mpi_available() and not dist.is_ucc_available()
+    assert dist.get_node_local_rank(fallback_rank=3) == 3
+    with pytest.raises(RuntimeError, match="LOCAL_RANK is not in the environment"):
+        dist.get_node_local_rank()
+    clean_env.setenv("LOCAL_RANK", "1")
+    assert dist.get_node_local_rank(fallback_rank=3) == 1

@@ -36,6 +36,7 @@ __all__ = [
     "get_backend",
     "get_global_rank",
     "get_group_rank",
+    "get_node_local_rank",
     "get_process_group_ranks",
     "get_rank",
     "get_world_size",
@@ -45,8 +46,10 @@ __all__ = [
     "is_available",
     "is_gloo_available",
     "is_initialized",
+    "is_mpi_available",
     "is_nccl_available",
     "is_torchelastic_launched",
+    "is_ucc_available",
     "isend",
     "new_group",
     "recv",
@@ -168,6 +171,28 @@ def is_gloo_available() -> bool:
 
 def is_torchelastic_launched() -> bool:
     return os.environ.get("TORCHELASTIC_RUN_ID") is not None
+
+
+def is_mpi_available() -> bool:
+    return False
+
+
+def is_ucc_available() -> bool:
+    return False
+
+
+def get_node_local_rank(fallback_rank: int | None = None) -> int:
+    """This process's rank on its node: LOCAL_RANK (set by the launchers), else
+    ``fallback_rank``."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError(
+        "LOCAL_RANK is not in the environment. Consider passing fallback_rank to allow "
+        "`get_node_local_rank` to work, assuming you are not running in a multi-device "
+        "context and want the code to run locally instead."
+    )
 
 
 def is_initialized() -> bool:
