@@ -136,3 +136,43 @@ def test_nccl_backend_without_nccl_says_so(clean_env):
     with pytest.raises(RuntimeError, match="NCCL"):
         dist.init_process_group("nccl", store=dist.HashStore(), rank=0, world_size=1)
     assert not dist.is_initialized()
+
+
+def test_one_cpu_backend_serves_every_device(clean_env):
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    pg = dist.group.WORLD
+    assert pg._backend_for("cpu") is pg._backend_for("cuda")
+    dist.destroy_process_group()
+
+
+def test_nccl_argument_checks_have_torchs_messages():
+    from cudalite.distributed import _backend_nccl as nb
+
+    with pytest.raises(ValueError, match="Cannot use ReduceOp.BAND with NCCL"):
+        nb.nccl_op(dist.ReduceOp.BAND)
+    assert nb.nccl_op(dist.ReduceOp.AVG) == 4 and nb.nccl_op(dist.ReduceOp.SUM) == 0
+    with pytest.raises(ValueError, match="Tensors must be CUDA and dense"):
+        nb.check_tensor(cudalite.ones(2))
+
+
+def test_cpu_backend_bitwise_and_bool_reductions(clean_env):
+    from cudalite.distributed._backend_store import reduce_tensors
+
+    a, b = cudalite.tensor([6, 3]), cudalite.tensor([3, 5])
+    R = dist.ReduceOp
+    assert reduce_tensors([a, b], R.BAND, 2).tolist() == [2, 1]
+    assert reduce_tensors([a, b], R.BOR, 2).tolist() == [7, 7]
+    assert reduce_tensors([a, b], R.BXOR, 2).tolist() == [5, 6]
+    assert reduce_tensors([a, b], R.AVG, 2).tolist() == [4, 4]
+    t, f = cudalite.tensor([True, False]), cudalite.tensor([False, False])
+    assert reduce_tensors([t, f], R.SUM, 2).tolist() == [True, False]
+    assert reduce_tensors([t, f], R.PRODUCT, 2).tolist() == [False, False]
+
+
+def test_node_local_rank(clean_env):
+    assert not dist.is_mpi_available() and not dist.is_ucc_available()
+    assert dist.get_node_local_rank(fallback_rank=3) == 3
+    with pytest.raises(RuntimeError, match="LOCAL_RANK is not in the environment"):
+        dist.get_node_local_rank()
+    clean_env.setenv("LOCAL_RANK", "1")
+    assert dist.get_node_local_rank(fallback_rank=3) == 1

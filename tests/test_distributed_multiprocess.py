@@ -106,6 +106,59 @@ def test_cudalite_scripts_run_under_torchrun(backend, tmp_path):
     )
 
 
+def launch_nodes(scenario, backend, tmp_path, nnodes=2, node_env=None, timeout=240):
+    """Runs `nnodes` launchers of one process each on this host, as separate nodes of one
+    job (static rendezvous over TCP on a free port)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = []
+    for node in range(nnodes):
+        env = dict(os.environ)
+        env["PYTHONPATH"] = PYTHON_DIR + os.pathsep + env.get("PYTHONPATH", "")
+        env.setdefault("NCCL_NVLS_ENABLE", "0")
+        env.update((node_env or {}).get(node, {}))
+        cmd = [
+            sys.executable, "-m", "cudalite.distributed.run", f"--nnodes={nnodes}",
+            f"--node_rank={node}", "--nproc_per_node=1", "--master_addr=127.0.0.1",
+            f"--master_port={port}", os.path.join(HERE, "distributed_worker.py"), scenario,
+            backend, str(tmp_path),
+        ]  # fmt: skip
+        procs.append(subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True))
+    errs = [p.communicate(timeout=timeout)[1] for p in procs]
+    results = []
+    for r in range(nnodes):
+        path = tmp_path / f"rank{r}.json"
+        results.append(json.loads(path.read_text()) if path.exists() else None)
+    return [p.returncode for p in procs], errs, results
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_two_nodes_on_one_host(backend, tmp_path):
+    # Two launchers (--nnodes=2), one rank each; for NCCL each "node" sees its own GPU and
+    # NCCL's socket transport is forced, as between machines.
+    node_env = None
+    if backend == "nccl":
+        forced = {"NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "1"}
+        node_env = {
+            0: dict(forced, CUDA_VISIBLE_DEVICES="0"),
+            1: dict(forced, CUDA_VISIBLE_DEVICES="1"),
+        }
+    codes, errs, (r0, r1) = launch_nodes("ddp", backend, tmp_path, node_env=node_env)
+    assert codes == [0, 0], errs
+    assert r0["params"] == r1["params"]
+    assert (
+        max(
+            abs(p - q)
+            for u, v in zip(r0["params"], r0["ref"], strict=True)
+            for p, q in zip(u, v, strict=True)
+        )
+        < 1e-5
+    )
+
+
 def test_cpu_backend_timeout_names_the_missing_rank(tmp_path):
     proc, (r0, _) = launch("timeout", "gloo", tmp_path)
     assert r0["error"].startswith("DistBackendError: [Rank 0] all_reduce timed out after 2000 ms")

@@ -75,3 +75,22 @@ def test_unsupported_flags():
         run.run(run.parse_args(["--nnodes", "1:2", "x"]))
     with pytest.raises(ValueError, match="max-restarts"):
         run.run(run.parse_args(["--max-restarts", "1", "x"]))
+
+
+def test_log_dir_and_local_ranks_filter(tmp_path):
+    script = tmp_path / "p.py"
+    script.write_text(
+        "import os, sys; print('out', os.environ['RANK']); "
+        "print('err', os.environ['RANK'], file=sys.stderr)"
+    )
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR, OMP_NUM_THREADS="1")
+    logs = tmp_path / "logs"
+    cmd = [sys.executable, "-m", "cudalite.distributed.run", "--standalone",
+           "--nproc_per_node=2", f"--log_dir={logs}", "--redirects=1:3",
+           "--local_ranks_filter=1", str(script)]  # fmt: skip
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    # rank 0 is filtered out; rank 1's output goes to its log files
+    assert "out 0" not in p.stdout and "err 0" not in p.stderr
+    assert (logs / "attempt_0" / "1" / "stdout.log").read_text() == "out 1\n"
+    assert (logs / "attempt_0" / "1" / "stderr.log").read_text() == "err 1\n"

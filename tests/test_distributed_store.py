@@ -3,6 +3,7 @@ add, compare_set, check, wait, delete_key and num_keys, and timeouts as DistStor
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 import time
 from datetime import timedelta
@@ -100,3 +101,36 @@ def test_prefix_store_prefixes():
     p = dist.PrefixStore("job", base)
     p.set("k", "v")
     assert base.get("job/k") == b"v" and p.underlying_store is base
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
+def test_client_of_torchs_tcpstore():
+    # Under torchrun the ranks are clients of the store torch's agent serves.
+    import torch.distributed as tdist
+
+    from cudalite.distributed._store import _TorchAgentStore
+
+    server = tdist.TCPStore("127.0.0.1", 0, 1, True, wait_for_workers=False)
+    server.set("from_torch", b"hello")
+    c = _TorchAgentStore("127.0.0.1", server.port, timedelta(seconds=10))
+    assert c.get("from_torch") == b"hello"
+    c.set("from_cudalite", b"\x00bye")
+    assert server.get("from_cudalite") == b"\x00bye"
+    assert c.add("n", 5) == 5 and server.add("n", 2) == 7
+    assert c.check(["from_torch"]) and not c.check(["nope"])
+    assert c.compare_set("k", "", "v") == b"v" and c.compare_set("k", "x", "y") == b"v"
+    assert c.delete_key("k") and not c.delete_key("k")
+    c.set_timeout(timedelta(milliseconds=200))
+    with pytest.raises(dist.DistStoreError, match="wait timeout after 200ms, keys: never"):
+        c.get("never")
+
+
+def test_file_store_file_goes_with_its_last_user(tmp_path):
+    path = tmp_path / "f"
+    a = dist.FileStore(str(path), 2)
+    b = dist.FileStore(str(path), 2)
+    a.set("x", "1")
+    del a
+    assert path.exists() and b.get("x") == b"1"
+    del b
+    assert not path.exists()

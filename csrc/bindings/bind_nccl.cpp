@@ -1,6 +1,8 @@
 // NCCL for cudalite.cuda.nccl and cudalite.distributed (_C._nccl): conversion code only.
 #include "bindings/convert.h"
+#include "cuda/events.h"
 #include "cuda/nccl.h"
+#include "cuda/streams.h"
 
 namespace cl::bind {
 
@@ -22,9 +24,10 @@ void* buffer(const Tensor& t) {
 
 // One collective on tensors: `send`/`recv` may be None where the collective has no such
 // buffer (recv of Send, send of Recv, recv of Reduce off the root). The count comes from
-// the tensors (see cuda::nccl::collective); `stream` 0 is the current stream.
-void collective(int kind, uintptr_t comm, py::handle send_h, py::handle recv_h, int op, int peer,
-                uintptr_t stream) {
+// the tensors (see cuda::nccl::collective); `stream` 0 is the current stream. `event`, when
+// given, is recorded on that stream after the collective. Returns the element count.
+size_t collective(int kind, uintptr_t comm, py::handle send_h, py::handle recv_h, int op, int peer,
+                  uintptr_t stream, py::handle event) {
   Tensor send, recv;
   if (!send_h.is_none()) send = as_tensor(send_h);
   if (!recv_h.is_none()) recv = as_tensor(recv_h);
@@ -42,9 +45,15 @@ void collective(int kind, uintptr_t comm, py::handle send_h, py::handle recv_h, 
   size_t count = size_t(counted->numel());
   ScalarType dtype = any->dtype;
   int device = any->device().index;
-  py::gil_scoped_release nogil;
-  cuda::nccl::collective(k, s, r, count, dtype, static_cast<RedOp>(op), peer, as_comm(comm), device,
-                         reinterpret_cast<void*>(stream));
+  void* st = stream ? reinterpret_cast<void*>(stream) : cuda::current_stream(device);
+  {
+    py::gil_scoped_release nogil;
+    cuda::nccl::collective(k, s, r, count, dtype, static_cast<RedOp>(op), peer, as_comm(comm),
+                           device, st);
+  }
+  // The event that tells when it is done (the watchdog's and Work's), recorded right after.
+  if (!event.is_none()) event.cast<cuda::Event&>().record(cuda::Stream(device, st));
+  return count;
 }
 
 }  // namespace
@@ -88,7 +97,8 @@ void bind_nccl(py::module_& m) {
   c.def("group_end", &cuda::nccl::group_end, py::call_guard<py::gil_scoped_release>());
   c.def("supports", [](py::handle dtype) { return cuda::nccl::supports(to_dtype(dtype)); });
   c.def("collective", &collective, py::arg("kind"), py::arg("comm"), py::arg("send"),
-        py::arg("recv"), py::arg("op") = 0, py::arg("peer") = 0, py::arg("stream") = 0);
+        py::arg("recv"), py::arg("op") = 0, py::arg("peer") = 0, py::arg("stream") = 0,
+        py::arg("event") = py::none());
 }
 
 }  // namespace cl::bind

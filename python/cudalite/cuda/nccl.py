@@ -107,7 +107,9 @@ class _Communicator:
 
     def __del__(self):
         h, self._handle = getattr(self, "_handle", 0), 0
-        if h and _C is not None:
+        # Not at interpreter exit: the CUDA runtime may be going away (torch keeps its
+        # communicators to the end too).
+        if h and _C is not None and not sys.is_finalizing():
             try:
                 _C._nccl.comm_destroy(h)
             except Exception:

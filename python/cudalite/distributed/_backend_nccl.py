@@ -170,14 +170,12 @@ class ProcessGroupNCCL:
         if async_op:
             s = self._stream(device)
             s.wait_stream(cudalite.cuda.current_stream(device))
-            lib.collective(kind, comm, send, recv, op, peer, s.cuda_stream)
+            count = lib.collective(kind, comm, send, recv, op, peer, s.cuda_stream, ev)
             for x in keep:
                 x.record_stream(s)
-            ev.record(s)
-        else:
-            lib.collective(kind, comm, send, recv, op, peer, 0)
-            ev.record(cudalite.cuda.current_stream(device))
-        self._pending.append((ev, time.monotonic(), self._seq, kind, t.numel()))
+        else:  # on the current stream; ev is recorded there after it
+            count = lib.collective(kind, comm, send, recv, op, peer, 0, ev)
+        self._pending.append((ev, time.monotonic(), self._seq, kind, count))
         if async_op:
             return Work(ev, device, tuple(keep), self)
         return None

@@ -15,6 +15,7 @@ import socket
 import struct
 import threading
 import time
+import weakref
 from datetime import timedelta
 
 __all__ = [
@@ -598,6 +599,22 @@ class FileStore(Store):
         self._cache: dict[str, bytes] = {}
         fd = os.open(file_name, os.O_RDWR | os.O_CREAT, 0o644)
         os.close(fd)
+        # As torch's: the last of world_size users to go deletes the file, so a later job
+        # that reuses the path starts empty.
+        if world_size > 0:
+            self._add("_filestore/users", 1)
+            weakref.finalize(self, FileStore._leave, file_name, world_size)
+
+    @staticmethod
+    def _leave(path: str, world_size: int) -> None:
+        try:
+            store = FileStore.__new__(FileStore)
+            Store.__init__(store)
+            store._path, store._pos, store._cache = path, 0, {}
+            if store._add("_filestore/finished", 1) >= world_size:
+                os.remove(path)
+        except OSError:
+            pass
 
     @property
     def path(self) -> str:

@@ -36,6 +36,7 @@ __all__ = [
     "get_backend",
     "get_global_rank",
     "get_group_rank",
+    "get_node_local_rank",
     "get_process_group_ranks",
     "get_rank",
     "get_world_size",
@@ -45,8 +46,10 @@ __all__ = [
     "is_available",
     "is_gloo_available",
     "is_initialized",
+    "is_mpi_available",
     "is_nccl_available",
     "is_torchelastic_launched",
+    "is_ucc_available",
     "isend",
     "new_group",
     "recv",
@@ -170,6 +173,28 @@ def is_torchelastic_launched() -> bool:
     return os.environ.get("TORCHELASTIC_RUN_ID") is not None
 
 
+def is_mpi_available() -> bool:
+    return False
+
+
+def is_ucc_available() -> bool:
+    return False
+
+
+def get_node_local_rank(fallback_rank: int | None = None) -> int:
+    """This process's rank on its node: LOCAL_RANK (set by the launchers), else
+    ``fallback_rank``."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError(
+        "LOCAL_RANK is not in the environment. Consider passing fallback_rank to allow "
+        "`get_node_local_rank` to work, assuming you are not running in a multi-device "
+        "context and want the code to run locally instead."
+    )
+
+
 def is_initialized() -> bool:
     return _world.default_pg is not None
 
@@ -194,21 +219,27 @@ def _make_backends(name, store, rank, size, timeout, device_id):
         name = "cpu:gloo,cuda:nccl" if usable else "gloo"
     name = str(name).lower()
     backends = {}
+    made = {}  # one backend object per kind: its collectives are numbered in one sequence
     for part in name.split(","):
         dev, _, b = part.rpartition(":")
         if b not in (Backend.NCCL, Backend.GLOO):
             raise ValueError(f"Invalid backend: '{b}'")
-        devs = [dev] if dev else (["cuda"] if b == Backend.NCCL else ["cpu", "cuda"])
-        for d in devs:
+        if b not in made:
             if b == Backend.NCCL:
-                pg_timeout = timeout or default_pg_nccl_timeout
-                backends[d] = _nb.ProcessGroupNCCL(
-                    PrefixStore("nccl", store), rank, size, pg_timeout, device_id
+                made[b] = _nb.ProcessGroupNCCL(
+                    PrefixStore("nccl", store),
+                    rank,
+                    size,
+                    timeout or default_pg_nccl_timeout,
+                    device_id,
                 )
-            elif d not in backends:
-                backends[d] = ProcessGroupStore(
+            else:
+                made[b] = ProcessGroupStore(
                     PrefixStore("gloo", store), rank, size, timeout or default_pg_timeout
                 )
+        devs = [dev] if dev else (["cuda"] if b == Backend.NCCL else ["cpu", "cuda"])
+        for d in devs:
+            backends.setdefault(d, made[b])
     backend_name = name if "," in name else name.rpartition(":")[2]
     return backends, backend_name
 
@@ -438,9 +469,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     if pg is None:
         return None
     op = _as_op(op)
-    b = pg._backend_for(tensor.device.type)
-    if isinstance(b, _nb.ProcessGroupNCCL):
-        _nb.check_tensor(tensor)
+    b = pg._backend_for("cuda" if tensor.is_cuda else "cpu")
+    if b.backend == "nccl":  # the binding checks the tensor is dense (torch's messages)
         return b.launch(_nb.ALL_REDUCE, tensor, tensor, _nb.nccl_op(op), 0, async_op, (tensor,))
     b.all_reduce(tensor, op)
     return _done(pg, async_op, (tensor,))
@@ -454,7 +484,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
         return None
     root = _src_in_group(pg, dst, group_dst, "dst")
     op = _as_op(op)
-    b = pg._backend_for(tensor.device.type)
+    b = pg._backend_for("cuda" if tensor.is_cuda else "cpu")
     if isinstance(b, _nb.ProcessGroupNCCL):
         _nb.check_tensor(tensor)
         return b.launch(_nb.REDUCE, tensor, tensor, _nb.nccl_op(op), root, async_op, (tensor,))
@@ -469,9 +499,8 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     if pg is None:
         return None
     root = _src_in_group(pg, src, group_src)
-    b = pg._backend_for(tensor.device.type)
-    if isinstance(b, _nb.ProcessGroupNCCL):
-        _nb.check_tensor(tensor)
+    b = pg._backend_for("cuda" if tensor.is_cuda else "cpu")
+    if b.backend == "nccl":  # the binding checks the tensor is dense (torch's messages)
         return b.launch(_nb.BROADCAST, tensor, tensor, 0, root, async_op, (tensor,))
     b.broadcast(tensor, root)
     return _done(pg, async_op, (tensor,))
@@ -488,7 +517,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
         raise TypeError("output tensor must have the same type as input tensor")
     if output_tensor.numel() != input_tensor.numel() * pg.size():
         raise ValueError("output tensor size must be equal to world_size times input tensor size")
-    b = pg._backend_for(input_tensor.device.type)
+    b = pg._backend_for("cuda" if input_tensor.is_cuda else "cpu")
     if isinstance(b, _nb.ProcessGroupNCCL):
         _nb.check_tensor(input_tensor)
         _nb.check_tensor(output_tensor)
@@ -513,7 +542,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
         raise ValueError(
             f"tensor_list must have {pg.size()} tensors (the group's size), got {len(tensor_list)}"
         )
-    b = pg._backend_for(tensor.device.type)
+    b = pg._backend_for("cuda" if tensor.is_cuda else "cpu")
     if isinstance(b, _nb.ProcessGroupNCCL):
         _nb.check_tensor(tensor)
         flat = cudalite.empty(
@@ -542,7 +571,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     if input.numel() != output.numel() * pg.size():
         raise ValueError("input tensor must be the same size as output size times world size")
     op = _as_op(op)
-    b = pg._backend_for(input.device.type)
+    b = pg._backend_for("cuda" if input.is_cuda else "cpu")
     if isinstance(b, _nb.ProcessGroupNCCL):
         _nb.check_tensor(input)
         _nb.check_tensor(output)
@@ -565,7 +594,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
         raise ValueError(
             f"input_list must have {pg.size()} tensors (the group's size), got {len(input_list)}"
         )
-    b = pg._backend_for(output.device.type)
+    b = pg._backend_for("cuda" if output.is_cuda else "cpu")
     if isinstance(b, _nb.ProcessGroupNCCL):
         flat = cudalite.cat([t.reshape(-1) for t in input_list])
         return reduce_scatter_tensor(output, flat, op, group, async_op)
@@ -610,7 +639,7 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
         raise ValueError(
             "Invalid destination rank: should not be the same as the rank of the current process."
         )
-    b = pg._backend_for(tensor.device.type)
+    b = pg._backend_for("cuda" if tensor.is_cuda else "cpu")
     if isinstance(b, _nb.ProcessGroupNCCL):
         _nb.check_tensor(tensor)
         return b.launch(_nb.SEND, tensor, None, 0, peer, True, (tensor,))
@@ -642,7 +671,7 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
         raise ValueError(
             "Invalid source rank: should not be the same as the rank of the current process."
         )
-    b = pg._backend_for(tensor.device.type)
+    b = pg._backend_for("cuda" if tensor.is_cuda else "cpu")
     if isinstance(b, _nb.ProcessGroupNCCL):
         _nb.check_tensor(tensor)
         return b.launch(_nb.RECV, None, tensor, 0, peer, True, (tensor,))

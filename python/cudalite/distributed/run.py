@@ -56,6 +56,21 @@ def get_args_parser() -> argparse.ArgumentParser:
     _flag(p, "--rdzv_id", type=str, default="none", help="The job's id.")
     _flag(p, "--max_restarts", type=int, default=0, help="Must be 0 (no elastic restarts).")
     _flag(p, "--monitor_interval", type=float, default=0.1, help="Seconds between checks.")
+    _flag(p, "--log_dir", type=str, default=None, help="Folder for the workers' logs.")
+    p.add_argument(
+        "-r",
+        "--redirects",
+        type=str,
+        default="0",
+        help="Into --log_dir: 0 nothing, 1 stdout, 2 stderr, 3 both (N, or local_rank:N,...).",
+    )
+    _flag(
+        p,
+        "--local_ranks_filter",
+        type=str,
+        default="",
+        help="Show only these local ranks' output (comma-separated), e.g. 0.",
+    )
     p.add_argument("-m", "--module", action="store_true", help="Run the script as a module.")
     _flag(p, "--no_python", action="store_true", help="Run the script as an executable.")
     p.add_argument("training_script", type=str, help="The script (or module) to run.")
@@ -134,6 +149,34 @@ def _command(args) -> list[str]:
     return [sys.executable, "-u", args.training_script, *args.training_script_args]
 
 
+def _redirect(spec: str, local_rank: int) -> int:
+    """torchrun's --redirects: N for every rank, or "local_rank:N,..."."""
+    if ":" not in spec:
+        return int(spec)
+    for part in spec.split(","):
+        r, _, n = part.partition(":")
+        if int(r) == local_rank:
+            return int(n)
+    return 0
+
+
+def _outputs(args, local_rank, files):
+    """(stdout, stderr) of one worker: inherited, a log file, or discarded."""
+    shown = not args.local_ranks_filter or str(local_rank) in args.local_ranks_filter.split(",")
+    mode = _redirect(args.redirects, local_rank)
+    streams = []
+    for bit, name in ((1, "stdout"), (2, "stderr")):
+        if args.log_dir and mode & bit:
+            folder = os.path.join(args.log_dir, "attempt_0", str(local_rank))
+            os.makedirs(folder, exist_ok=True)
+            f = open(os.path.join(folder, f"{name}.log"), "w")  # noqa: SIM115 (closed by run)
+            files.append(f)
+            streams.append(f)
+        else:
+            streams.append(None if shown else subprocess.DEVNULL)
+    return streams[0], streams[1]
+
+
 def run(args) -> int:
     """Starts the workers and waits for them; returns the exit code."""
     if args.max_restarts:
@@ -161,9 +204,11 @@ def run(args) -> int:
         )
     run_id = args.rdzv_id if args.rdzv_id != "none" else uuid.uuid4().hex
     cmd = _command(args)
-    procs = [
-        subprocess.Popen(cmd, env=worker_env(args, i, nproc, nnodes, run_id)) for i in range(nproc)
-    ]
+    procs, files = [], []
+    for i in range(nproc):
+        out, err = _outputs(args, i, files)
+        env = worker_env(args, i, nproc, nnodes, run_id)
+        procs.append(subprocess.Popen(cmd, env=env, stdout=out, stderr=err))
 
     def forward(signum, frame):
         for p in procs:
@@ -202,6 +247,8 @@ def run(args) -> int:
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+        for f in files:
+            f.close()
 
 
 def main(argv=None) -> None:

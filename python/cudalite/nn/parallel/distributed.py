@@ -41,7 +41,7 @@ _UNFINISHED = (
 
 
 class _Bucket:
-    __slots__ = ("buffer", "index", "offsets", "params", "pending", "work")
+    __slots__ = ("buffer", "index", "offsets", "params", "pending", "views", "work")
 
     def __init__(self, index, params, device):
         self.index = index
@@ -54,10 +54,14 @@ class _Bucket:
         self.buffer = cudalite.zeros((n,), dtype=params[0].dtype, device=device)
         self.pending = len(params)
         self.work = None
+        # Each parameter's slot, made once: the hooks run for every parameter at every step.
+        self.views = [
+            self.buffer.narrow(0, o, p.numel()).view(p.shape)
+            for o, p in zip(self.offsets, params, strict=True)
+        ]
 
     def view(self, i):
-        p = self.params[i]
-        return self.buffer.narrow(0, self.offsets[i], p.numel()).view(p.shape)
+        return self.views[i]
 
 
 def _tensors_in(obj, out):
@@ -233,6 +237,11 @@ class DistributedDataParallel(Module):
             ]
             raise RuntimeError(_UNFINISHED.format(rank=self._rank, names=", ".join(missing)))
         self._reset()
+        # As torch: buffers are re-broadcast only in forwards whose backward synchronises
+        # (an evaluation under no_grad on rank 0 alone issues no collective).
+        self.require_forward_param_sync = (
+            cudalite.is_grad_enabled() and self.require_backward_grad_sync
+        )
         if self.broadcast_buffers and self.require_forward_param_sync:
             self._sync_buffers()
         if self.device_ids:
@@ -299,7 +308,7 @@ class DistributedDataParallel(Module):
         g = param.grad
         if g is None:
             view.zero_()
-        elif not (self.gradient_as_bucket_view and g.data_ptr() == view.data_ptr()):
+        elif g is not view:  # with gradient_as_bucket_view, .grad is usually the slot itself
             view.copy_(g)
             if self.gradient_as_bucket_view:
                 param.grad = view
@@ -326,7 +335,7 @@ class DistributedDataParallel(Module):
             for i, p in enumerate(b.params):
                 view = b.view(i)
                 if self.gradient_as_bucket_view:
-                    if p.grad is None or p.grad.data_ptr() != view.data_ptr():
+                    if p.grad is not view:
                         p.grad = view
                 elif p.grad is None:
                     p.grad = view.clone()
