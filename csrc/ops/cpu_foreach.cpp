@@ -59,10 +59,8 @@ void apply_depth(const std::vector<TensorList>& lists, const Op& op,
       return apply_lists<T, 3>(lists, op, scalars, steps);
     case 4:
       return apply_lists<T, 4>(lists, op, scalars, steps);
-    case 5:
-      return apply_lists<T, 5>(lists, op, scalars, steps);
     default:
-      throw Error("foreach: at most 5 lists");
+      throw Error("foreach: at most 4 lists");
   }
 }
 
@@ -115,7 +113,7 @@ void amp_unscale(const TensorList& grads, const Tensor& found_inf, const Tensor&
       ::UnscaleOp<scalar_t> op{};
     op.found_inf = reinterpret_cast<float*>(found_inf->data());
     op.inv_scale = reinterpret_cast<const float*>(inv_scale->data());
-    apply_depth<scalar_t>({grads}, op, nullptr, nullptr);
+    apply_lists<scalar_t, 1>({grads}, op, nullptr, nullptr);
   });
 }
 
@@ -139,11 +137,14 @@ void fused_adam(const std::vector<TensorList>& lists, const TensorList& steps, c
     op.weight_decay = a.weight_decay;
     op.eps = a.eps;
     op.maximize = a.maximize;
-    op.amsgrad = a.amsgrad;
     op.adamw = a.adamw;
     op.grad_scale = a.grad_scale ? reinterpret_cast<const float*>(a.grad_scale->data()) : nullptr;
     op.found_inf = a.found_inf ? reinterpret_cast<const float*>(a.found_inf->data()) : nullptr;
-    apply_depth<scalar_t>(lists, op, nullptr, &steps);
+    if (a.amsgrad) {
+      apply_lists<scalar_t, 5>(lists, op, nullptr, &steps);
+    } else {
+      apply_lists<scalar_t, 4>(lists, op, nullptr, &steps);
+    }
   });
 }
 
@@ -159,10 +160,13 @@ void fused_sgd(const std::vector<TensorList>& lists, const SgdArgs& a) {
     op.nesterov = a.nesterov;
     op.maximize = a.maximize;
     op.is_first_step = a.is_first_step;
-    op.has_momentum = lists.size() == 3;
     op.grad_scale = a.grad_scale ? reinterpret_cast<const float*>(a.grad_scale->data()) : nullptr;
     op.found_inf = a.found_inf ? reinterpret_cast<const float*>(a.found_inf->data()) : nullptr;
-    apply_depth<scalar_t>(lists, op, nullptr, nullptr);
+    if (lists.size() == 3) {
+      apply_lists<scalar_t, 3>(lists, op, nullptr, nullptr);
+    } else {
+      apply_lists<scalar_t, 2>(lists, op, nullptr, nullptr);
+    }
   });
 }
 
