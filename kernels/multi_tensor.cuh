@@ -65,8 +65,7 @@ void plan(const std::vector<TensorList>& lists, const std::vector<double>* scala
       ++nb;
       const bool tensors_full = nt + 1 == max_tensors<D>() && c == chunks - 1;
       const bool blocks_full = nb == kMaxBlocks;
-      const bool last = i == n - 1 && c == chunks - 1;
-      if (!(tensors_full || blocks_full || last)) continue;
+      if (!(tensors_full || blocks_full)) continue;
       launch(m, nb);
       nb = 0;
       if (c == chunks - 1) {
@@ -82,6 +81,7 @@ void plan(const std::vector<TensorList>& lists, const std::vector<double>* scala
     }
     ++nt;
   }
+  if (nb > 0) launch(m, nb);  // what is left (the list may end with empty tensors)
 }
 
 // The generic kernel: Op (ops/foreach_math.h) over each element of the block's chunk. Aligned

@@ -200,6 +200,10 @@ def test_many_tensors_and_chunks(device):
     for i, t in enumerate(ts):
         want = 2.5 if i == 60 else 3.5
         assert cudalite.all(t == want).item(), i
+    # a list that ends with empty tensors still gets its last launch
+    tail = [cudalite.ones(5, device=device), cudalite.ones(0, device=device)]
+    cudalite._foreach_mul_(tail, 3.0)
+    assert tail[0].tolist() == [3.0] * 5
 
 
 def test_slow_path_mixed_lists(device):
