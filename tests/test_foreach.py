@@ -14,6 +14,25 @@ from conftest import to_np
 from cudalite import _C
 
 FLOATS = ["float32", "float64", "float16", "bfloat16"]
+
+
+@pytest.fixture(autouse=True, params=["torch_path", "multi_tensor_path"])
+def path(request):
+    """Each test as it is, and on the CPU also with the multi-tensor path forced (the core's
+    CPU loop behind the Python glue that CUDA takes), so that the glue runs without a GPU."""
+    if request.param == "multi_tensor_path":
+        if "device" not in request.fixturenames or request.getfixturevalue("device") != "cpu":
+            pytest.skip("only the CPU tests change with the multi-tensor path forced")
+        from cudalite import _foreach
+
+        mp = pytest.MonkeyPatch()
+        mp.setattr(_foreach, "_multi_tensor_device", lambda t: True)
+        yield request.param
+        mp.undo()
+    else:
+        yield request.param
+
+
 # float16/bfloat16 compute in float32 in both paths; results differ by one rounding at most
 TOL = {"float32": 1e-6, "float64": 1e-12, "float16": 2e-3, "bfloat16": 1.6e-2}
 

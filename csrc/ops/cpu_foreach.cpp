@@ -90,10 +90,12 @@ void foreach_norm(const TensorList& tensors, double ord, const Tensor& out) {
     O* res = reinterpret_cast<O*>(out->data());
     for (size_t i = 0; i < tensors.size(); ++i) {
       const scalar_t* p = reinterpret_cast<const scalar_t*>(tensors[i]->data());
-      O acc = 0;
+      // one running sum in double: long tensors keep their small terms (the CUDA kernel sums
+      // 64 Ki-element chunks, then the chunks)
+      double acc = 0;
       for (int64_t e = 0; e < tensors[i]->numel(); ++e) {
-        O v = O(p[e]);
-        O a = v < O(0) ? -v : v;
+        double v = double(O(p[e]));
+        double a = v < 0 ? -v : v;
         if (ord == 2) {
           acc += v * v;
         } else if (ord == 1) {
@@ -102,7 +104,7 @@ void foreach_norm(const TensorList& tensors, double ord, const Tensor& out) {
           acc = foreach::fmaximum(acc, a);
         }
       }
-      res[i] = ord == 2 ? O(std::sqrt(acc)) : acc;
+      res[i] = O(ord == 2 ? std::sqrt(acc) : acc);
     }
   });
 }
