@@ -332,3 +332,42 @@ def test_core_pointwise_operands():
     assert not _C._foreach_fast_path_ok([[cudalite.ones(2)], [cudalite.ones(3)]])
     assert not _C._foreach_fast_path_ok([[cudalite.ones(2), cudalite.ones(2).double()]])
     assert _C._foreach_fast_path_ok([[cudalite.ones(2, 3), cudalite.ones(2)]])
+
+
+# ---- how lists are cut into launches (the host side of the CUDA kernels, run here) ----
+
+CHUNK, MAX_BLOCKS, MAX_TENSORS = _C._multi_tensor_limits
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize(
+    "numels",
+    [
+        [5],
+        [0],
+        [7, 0, 0],
+        [CHUNK, CHUNK + 1, 1, 0, 3 * CHUNK],
+        [100] * 200,  # more tensors than a launch holds
+        [CHUNK * 700 + 5],  # more chunks than a launch holds: the tensor straddles launches
+        [3, CHUNK * 319, CHUNK * 2, 0, 9] * 3,
+        [1] * 35 + [CHUNK * 400] + [2] * 80 + [0],
+        list(range(0, 40 * CHUNK, CHUNK // 3)),
+    ],
+    ids=lambda n: f"{len(n)}-tensors",
+)
+def test_multi_tensor_plan(depth, numels, path):
+    if path != "torch_path":
+        pytest.skip("no foreach op runs here")
+    launches = _C._multi_tensor_plan(numels, depth)
+    seen = []
+    for blocks in launches:
+        assert 0 < len(blocks) <= MAX_BLOCKS
+        slots = {slot for *_, slot in blocks}
+        assert max(slots) < MAX_TENSORS[depth - 1]
+        for i, chunk, numel, addresses_right, _slot in blocks:
+            assert addresses_right and numel == numels[i]
+            seen.append((i, chunk))
+    want = [(i, c) for i, n in enumerate(numels) for c in range(-(-n // CHUNK))]
+    assert seen == want  # every chunk of every tensor once, in order
+    if len(want) > MAX_BLOCKS:
+        assert len(launches) >= -(-len(want) // MAX_BLOCKS)
