@@ -208,7 +208,6 @@ void fused_adam(const std::vector<TensorList>& lists, const TensorList& steps, c
     op.weight_decay = a.weight_decay;
     op.eps = a.eps;
     op.maximize = a.maximize;
-    op.amsgrad = a.amsgrad;
     op.adamw = a.adamw;
     op.grad_scale = f32_ptr<scalar_t>(a.grad_scale);
     op.found_inf = f32_ptr<scalar_t>(a.found_inf);
@@ -232,7 +231,6 @@ void fused_sgd(const std::vector<TensorList>& lists, const SgdArgs& a) {
     op.nesterov = a.nesterov;
     op.maximize = a.maximize;
     op.is_first_step = a.is_first_step;
-    op.has_momentum = lists.size() == 3;
     op.grad_scale = f32_ptr<scalar_t>(a.grad_scale);
     op.found_inf = f32_ptr<scalar_t>(a.found_inf);
     if (lists.size() == 3) {

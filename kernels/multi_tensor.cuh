@@ -1,12 +1,8 @@
 // Multi-tensor apply: one kernel launch over many tensors. The tensors are cut into chunks of
 // kChunk elements; each block of the grid works on one chunk of one tensor, and the launch's
-// metadata (the tensors' addresses and sizes, which tensor and chunk each block takes) rides in
-// the kernel arguments, so nothing is copied to the device first. A launch holds at most
-// max_tensors<D>() tensors and kMaxBlocks blocks (the arguments stay under the 4 KiB that
-// every architecture takes); a list that needs more is split over several launches, a tensor
-// possibly straddling two. The scheme is the one of torch's MultiTensorApply.cuh (and
-// apex's); sizes are chosen for this metadata layout. Bytes moved: per element, the bytes of
-// the operands read plus those written back.
+// metadata (ops/multi_tensor_plan.h: the tensors' addresses and sizes, which tensor and chunk
+// each block takes) rides in the kernel arguments, so nothing is copied to the device first.
+// Bytes moved: per element, the bytes of the operands read plus those written back.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -17,71 +13,28 @@
 #include "core/half.h"
 #include "cuda/cuda_check.h"
 #include "ops/foreach.h"
+#include "ops/multi_tensor_plan.h"
 
 namespace cl::gpu::mta {
 
-constexpr int kChunk = 65536;
+using namespace cl::mta;  // kChunk, kMaxBlocks, max_tensors, Meta, plan_launches (host side)
+
 constexpr int kBlock = 512;
 constexpr int kILP = 4;
-constexpr int kMaxBlocks = 320;
-
-template <int D>
-constexpr int max_tensors() {
-  return D == 1 ? 72 : D == 2 ? 56 : D == 3 ? 44 : D == 4 ? 36 : 30;
-}
-
-template <int D>
-struct Meta {
-  void* addr[D][max_tensors<D>()];
-  int64_t numel[max_tensors<D>()];
-  double scalar[max_tensors<D>()];
-  const float* step[max_tensors<D>()];
-  int block_to_chunk[kMaxBlocks];
-  unsigned char block_to_tensor[kMaxBlocks];
-};
-static_assert(sizeof(Meta<1>) <= 4000 && sizeof(Meta<2>) <= 4000 && sizeof(Meta<3>) <= 4000 &&
-                  sizeof(Meta<4>) <= 4000 && sizeof(Meta<5>) <= 4000,
-              "multi-tensor metadata must fit the kernel argument space");
 
 // Calls launch(meta, blocks) as often as the D lists need. scalars/steps: one per tensor, or
 // null. Empty tensors are skipped.
 template <int D, class Launch>
 void plan(const std::vector<TensorList>& lists, const std::vector<double>* scalars,
           const TensorList* steps, Launch&& launch) {
-  Meta<D> m;
-  int nt = 0, nb = 0;
-  const size_t n = lists[0].size();
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t numel = lists[0][i]->numel();
-    if (numel == 0) continue;
-    for (int d = 0; d < D; ++d) m.addr[d][nt] = lists[d][i]->data();
-    m.numel[nt] = numel;
-    m.scalar[nt] = scalars ? (*scalars)[i] : 0.0;
-    m.step[nt] = steps ? reinterpret_cast<const float*>((*steps)[i]->data()) : nullptr;
-    const int64_t chunks = (numel + kChunk - 1) / kChunk;
-    for (int64_t c = 0; c < chunks; ++c) {
-      m.block_to_tensor[nb] = static_cast<unsigned char>(nt);
-      m.block_to_chunk[nb] = int(c);
-      ++nb;
-      const bool tensors_full = nt + 1 == max_tensors<D>() && c == chunks - 1;
-      const bool blocks_full = nb == kMaxBlocks;
-      const bool last = i == n - 1 && c == chunks - 1;
-      if (!(tensors_full || blocks_full || last)) continue;
-      launch(m, nb);
-      nb = 0;
-      if (c == chunks - 1) {
-        nt = -1;  // the tensor is done: the next launch starts empty
-      } else {
-        // the tensor goes on in the next launch, as its tensor 0
-        for (int d = 0; d < D; ++d) m.addr[d][0] = m.addr[d][nt];
-        m.numel[0] = m.numel[nt];
-        m.scalar[0] = m.scalar[nt];
-        m.step[0] = m.step[nt];
-        nt = 0;
-      }
-    }
-    ++nt;
-  }
+  plan_launches<D>(
+      lists[0].size(), [&](size_t i) { return lists[0][i]->numel(); },
+      [&](int d, size_t i) -> void* { return lists[d][i]->data(); },
+      [&](size_t i) { return scalars ? (*scalars)[i] : 0.0; },
+      [&](size_t i) {
+        return steps ? reinterpret_cast<const float*>((*steps)[i]->data()) : nullptr;
+      },
+      launch);
 }
 
 // The generic kernel: Op (ops/foreach_math.h) over each element of the block's chunk. Aligned

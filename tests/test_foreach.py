@@ -14,6 +14,25 @@ from conftest import to_np
 from cudalite import _C
 
 FLOATS = ["float32", "float64", "float16", "bfloat16"]
+
+
+@pytest.fixture(autouse=True, params=["torch_path", "multi_tensor_path"])
+def path(request):
+    """Each test as it is, and on the CPU also with the multi-tensor path forced (the core's
+    CPU loop behind the Python glue that CUDA takes), so that the glue runs without a GPU."""
+    if request.param == "multi_tensor_path":
+        if "device" not in request.fixturenames or request.getfixturevalue("device") != "cpu":
+            pytest.skip("only the CPU tests change with the multi-tensor path forced")
+        from cudalite import _foreach
+
+        mp = pytest.MonkeyPatch()
+        mp.setattr(_foreach, "_multi_tensor_device", lambda t: True)
+        yield request.param
+        mp.undo()
+    else:
+        yield request.param
+
+
 # float16/bfloat16 compute in float32 in both paths; results differ by one rounding at most
 TOL = {"float32": 1e-6, "float64": 1e-12, "float16": 2e-3, "bfloat16": 1.6e-2}
 
@@ -200,6 +219,10 @@ def test_many_tensors_and_chunks(device):
     for i, t in enumerate(ts):
         want = 2.5 if i == 60 else 3.5
         assert cudalite.all(t == want).item(), i
+    # a list that ends with empty tensors still gets its last launch
+    tail = [cudalite.ones(5, device=device), cudalite.ones(0, device=device)]
+    cudalite._foreach_mul_(tail, 3.0)
+    assert tail[0].tolist() == [3.0] * 5
 
 
 def test_slow_path_mixed_lists(device):
@@ -309,3 +332,42 @@ def test_core_pointwise_operands():
     assert not _C._foreach_fast_path_ok([[cudalite.ones(2)], [cudalite.ones(3)]])
     assert not _C._foreach_fast_path_ok([[cudalite.ones(2), cudalite.ones(2).double()]])
     assert _C._foreach_fast_path_ok([[cudalite.ones(2, 3), cudalite.ones(2)]])
+
+
+# ---- how lists are cut into launches (the host side of the CUDA kernels, run here) ----
+
+CHUNK, MAX_BLOCKS, MAX_TENSORS = _C._multi_tensor_limits
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize(
+    "numels",
+    [
+        [5],
+        [0],
+        [7, 0, 0],
+        [CHUNK, CHUNK + 1, 1, 0, 3 * CHUNK],
+        [100] * 200,  # more tensors than a launch holds
+        [CHUNK * 700 + 5],  # more chunks than a launch holds: the tensor straddles launches
+        [3, CHUNK * 319, CHUNK * 2, 0, 9] * 3,
+        [1] * 35 + [CHUNK * 400] + [2] * 80 + [0],
+        list(range(0, 40 * CHUNK, CHUNK // 3)),
+    ],
+    ids=lambda n: f"{len(n)}-tensors",
+)
+def test_multi_tensor_plan(depth, numels, path):
+    if path != "torch_path":
+        pytest.skip("no foreach op runs here")
+    launches = _C._multi_tensor_plan(numels, depth)
+    seen = []
+    for blocks in launches:
+        assert 0 < len(blocks) <= MAX_BLOCKS
+        slots = {slot for *_, slot in blocks}
+        assert max(slots) < MAX_TENSORS[depth - 1]
+        for i, chunk, numel, addresses_right, _slot in blocks:
+            assert addresses_right and numel == numels[i]
+            seen.append((i, chunk))
+    want = [(i, c) for i, n in enumerate(numels) for c in range(-(-n // CHUNK))]
+    assert seen == want  # every chunk of every tensor once, in order
+    if len(want) > MAX_BLOCKS:
+        assert len(launches) >= -(-len(want) // MAX_BLOCKS)

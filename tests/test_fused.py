@@ -66,8 +66,12 @@ def test_unscale_errors(device):
     if device == "cuda":
         with pytest.raises(RuntimeError, match="^found_inf must be a CUDA tensor.$"):
             cudalite._amp_foreach_non_finite_check_and_unscale_(g, f.cpu(), inv)
+        with pytest.raises(RuntimeError, match="^inv_scale must be a CUDA tensor.$"):
+            cudalite._amp_foreach_non_finite_check_and_unscale_(g, f, inv.cpu())
         with pytest.raises(RuntimeError, match="^one of scaled_grads was not a CUDA tensor.$"):
-            cudalite._amp_foreach_non_finite_check_and_unscale_([g[0].cpu()], f, inv)
+            cudalite._amp_foreach_non_finite_check_and_unscale_([g[0], g[0].cpu()], f, inv)
+        with pytest.raises(RuntimeError, match="^inv_scale must be a CPU tensor.$"):
+            cudalite._amp_foreach_non_finite_check_and_unscale_([g[0].cpu()], f.cpu(), inv)
 
 
 def _update_reference(scale, tracker, found, growth, backoff, interval):

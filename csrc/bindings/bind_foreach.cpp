@@ -3,6 +3,7 @@
 // get their version bumped here.
 #include "bindings/convert.h"
 #include "ops/foreach.h"
+#include "ops/multi_tensor_plan.h"
 
 namespace cl::bind {
 namespace {
@@ -11,6 +12,30 @@ Tensor opt(py::handle h) { return h.is_none() ? Tensor() : as_tensor(h); }
 
 void bump(const TensorList& l) {
   for (const Tensor& t : l) t->bump_version();
+}
+
+// The launches multi-tensor apply makes for tensors of these sizes and D lists, as
+// [[(tensor, chunk, slot numel, addresses right), ... per block], ... per launch]; the tensors'
+// fake addresses encode (list, index), so that every slot's can be checked.
+template <int D>
+py::list plan_for(const std::vector<int64_t>& numels) {
+  py::list launches;
+  auto fake = [](int d, size_t i) { return reinterpret_cast<void*>((uintptr_t(i) + 1) * 16 + d); };
+  mta::plan_launches<D>(
+      numels.size(), [&](size_t i) { return numels[i]; }, fake, [](size_t i) { return double(i); },
+      [](size_t i) { return reinterpret_cast<const float*>((uintptr_t(i) + 1) * 64); },
+      [&](const mta::Meta<D>& m, int blocks) {
+        py::list blocks_list;
+        for (int b = 0; b < blocks; ++b) {
+          const int t = m.block_to_tensor[b];
+          const size_t i = size_t(m.scalar[t]);
+          bool ok = m.step[t] == reinterpret_cast<const float*>((uintptr_t(i) + 1) * 64);
+          for (int d = 0; d < D; ++d) ok = ok && m.addr[d][t] == fake(d, i);
+          blocks_list.append(py::make_tuple(i, m.block_to_chunk[b], m.numel[t], ok, t));
+        }
+        launches.append(blocks_list);
+      });
+  return launches;
 }
 
 }  // namespace
@@ -43,6 +68,31 @@ void bind_foreach(py::module_& m) {
   for (const auto& [name, op] : names) ops[name] = int(op);
   m.attr("_foreach_op_codes") = ops;
 
+  m.def(
+      "_multi_tensor_plan",
+      [](const std::vector<int64_t>& numels, int depth) {
+        switch (depth) {
+          case 1:
+            return plan_for<1>(numels);
+          case 2:
+            return plan_for<2>(numels);
+          case 3:
+            return plan_for<3>(numels);
+          case 4:
+            return plan_for<4>(numels);
+          case 5:
+            return plan_for<5>(numels);
+          default:
+            throw ValueError("depth must be 1 to 5");
+        }
+      },
+      "the multi-tensor launches for tensors of these sizes: per launch, per block (tensor, "
+      "chunk, numel, addresses right, slot)",
+      py::arg("numels"), py::arg("depth"));
+  m.attr("_multi_tensor_limits") = py::make_tuple(
+      mta::kChunk, mta::kMaxBlocks,
+      py::make_tuple(mta::max_tensors<1>(), mta::max_tensors<2>(), mta::max_tensors<3>(),
+                     mta::max_tensors<4>(), mta::max_tensors<5>()));
   m.def("_foreach_fast_path_ok", &foreach_fast_path_ok,
         "whether the lists can take the multi-tensor path (dense, one floating dtype and "
         "device, matching layouts)");

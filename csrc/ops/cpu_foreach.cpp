@@ -59,10 +59,8 @@ void apply_depth(const std::vector<TensorList>& lists, const Op& op,
       return apply_lists<T, 3>(lists, op, scalars, steps);
     case 4:
       return apply_lists<T, 4>(lists, op, scalars, steps);
-    case 5:
-      return apply_lists<T, 5>(lists, op, scalars, steps);
     default:
-      throw Error("foreach: at most 5 lists");
+      throw Error("foreach: at most 4 lists");
   }
 }
 
@@ -92,10 +90,12 @@ void foreach_norm(const TensorList& tensors, double ord, const Tensor& out) {
     O* res = reinterpret_cast<O*>(out->data());
     for (size_t i = 0; i < tensors.size(); ++i) {
       const scalar_t* p = reinterpret_cast<const scalar_t*>(tensors[i]->data());
-      O acc = 0;
+      // one running sum in double: long tensors keep their small terms (the CUDA kernel sums
+      // 64 Ki-element chunks, then the chunks)
+      double acc = 0;
       for (int64_t e = 0; e < tensors[i]->numel(); ++e) {
-        O v = O(p[e]);
-        O a = v < O(0) ? -v : v;
+        double v = double(O(p[e]));
+        double a = v < 0 ? -v : v;
         if (ord == 2) {
           acc += v * v;
         } else if (ord == 1) {
@@ -104,7 +104,7 @@ void foreach_norm(const TensorList& tensors, double ord, const Tensor& out) {
           acc = foreach::fmaximum(acc, a);
         }
       }
-      res[i] = ord == 2 ? O(std::sqrt(acc)) : acc;
+      res[i] = O(ord == 2 ? std::sqrt(acc) : acc);
     }
   });
 }
@@ -115,7 +115,7 @@ void amp_unscale(const TensorList& grads, const Tensor& found_inf, const Tensor&
       ::UnscaleOp<scalar_t> op{};
     op.found_inf = reinterpret_cast<float*>(found_inf->data());
     op.inv_scale = reinterpret_cast<const float*>(inv_scale->data());
-    apply_depth<scalar_t>({grads}, op, nullptr, nullptr);
+    apply_lists<scalar_t, 1>({grads}, op, nullptr, nullptr);
   });
 }
 
@@ -139,11 +139,14 @@ void fused_adam(const std::vector<TensorList>& lists, const TensorList& steps, c
     op.weight_decay = a.weight_decay;
     op.eps = a.eps;
     op.maximize = a.maximize;
-    op.amsgrad = a.amsgrad;
     op.adamw = a.adamw;
     op.grad_scale = a.grad_scale ? reinterpret_cast<const float*>(a.grad_scale->data()) : nullptr;
     op.found_inf = a.found_inf ? reinterpret_cast<const float*>(a.found_inf->data()) : nullptr;
-    apply_depth<scalar_t>(lists, op, nullptr, &steps);
+    if (a.amsgrad) {
+      apply_lists<scalar_t, 5>(lists, op, nullptr, &steps);
+    } else {
+      apply_lists<scalar_t, 4>(lists, op, nullptr, &steps);
+    }
   });
 }
 
@@ -159,10 +162,13 @@ void fused_sgd(const std::vector<TensorList>& lists, const SgdArgs& a) {
     op.nesterov = a.nesterov;
     op.maximize = a.maximize;
     op.is_first_step = a.is_first_step;
-    op.has_momentum = lists.size() == 3;
     op.grad_scale = a.grad_scale ? reinterpret_cast<const float*>(a.grad_scale->data()) : nullptr;
     op.found_inf = a.found_inf ? reinterpret_cast<const float*>(a.found_inf->data()) : nullptr;
-    apply_depth<scalar_t>(lists, op, nullptr, nullptr);
+    if (lists.size() == 3) {
+      apply_lists<scalar_t, 3>(lists, op, nullptr, nullptr);
+    } else {
+      apply_lists<scalar_t, 2>(lists, op, nullptr, nullptr);
+    }
   });
 }
 

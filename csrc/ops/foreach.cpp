@@ -102,31 +102,34 @@ TensorList foreach_norm(const TensorList& tensors, double ord, ScalarType out_dt
 void amp_foreach_non_finite_check_and_unscale(const TensorList& grads, const Tensor& found_inf,
                                               const Tensor& inv_scale) {
   if (grads.empty()) return;
-  Device dev = inv_scale->device();
-  if (dev.is_cuda()) {
-    CL_CHECK(inv_scale->is_cuda(), "inv_scale must be a CUDA tensor.");
-    CL_CHECK(found_inf->is_cuda(), "found_inf must be a CUDA tensor.");
-  }
+  // torch dispatches on the gradients' device: the CUDA kernel for CUDA gradients, the loop
+  // for CPU ones, each wanting its scalars on that device.
+  const Device dev = grads[0]->device();
+  const char* kind = dev.is_cuda() ? "CUDA" : "CPU";
+  CL_CHECK(inv_scale->device().is_cuda() == dev.is_cuda(), "inv_scale must be a ", kind,
+           " tensor.");
+  CL_CHECK(found_inf->device().is_cuda() == dev.is_cuda(), "found_inf must be a ", kind,
+           " tensor.");
   CL_CHECK(inv_scale->numel() == 1, "inv_scale must be a 1-element tensor.");
   CL_CHECK(found_inf->numel() == 1, "found_inf must be a 1-element tensor.");
   CL_CHECK(inv_scale->dtype == ScalarType::Float32, "inv_scale must be a float tensor.");
   CL_CHECK(found_inf->dtype == ScalarType::Float32, "found_inf must be a float tensor.");
   for (const Tensor& g : grads) {
-    if (dev.is_cuda()) {
-      CL_CHECK(g->is_cuda(), "one of scaled_grads was not a CUDA tensor.");
-      CL_CHECK(g->device() == dev, "scaled_grads must be on the same device.");
-    }
+    CL_CHECK(g->device().is_cuda() == dev.is_cuda(), "one of scaled_grads was not a ", kind,
+             " tensor.");
+    CL_CHECK(g->device() == dev, "scaled_grads must be on the same device.");
     CL_CHECK_AS(NotImplementedError, fast_dtype(g->dtype),
                 "\"_amp_foreach_non_finite_check_and_unscale_", (dev.is_cuda() ? "cuda" : "cpu"),
                 "\" not implemented for '", dtype_short_name(g->dtype), "'");
   }
-  CL_CHECK(found_inf->device() == dev, "found_inf and inv_scale must be on the same device.");
+  CL_CHECK(inv_scale->device() == dev && found_inf->device() == dev,
+           "found_inf and inv_scale must be on the same device as scaled_grads.");
   // Dense tensors of one dtype go through one launch; the others one at a time, as torch does
   // (a non-dense tensor through a contiguous copy written back).
   std::vector<TensorList> groups;
   TensorList odd;
   for (const Tensor& g : grads) {
-    if (g->device() != dev || !is_non_overlapping_and_dense(*g)) {
+    if (!is_non_overlapping_and_dense(*g)) {
       odd.push_back(g);
       continue;
     }
@@ -137,7 +140,7 @@ void amp_foreach_non_finite_check_and_unscale(const TensorList& grads, const Ten
     group->push_back(g);
   }
   auto run = [&](const TensorList& l) {
-    if (l[0]->is_cuda()) {
+    if (dev.is_cuda()) {
       cuda::amp_unscale(l, found_inf, inv_scale);
     } else {
       cpu::amp_unscale(l, found_inf, inv_scale);
@@ -146,7 +149,6 @@ void amp_foreach_non_finite_check_and_unscale(const TensorList& grads, const Ten
   for (const TensorList& l : groups) run(l);
   for (const Tensor& g : odd) {
     Tensor c = contiguous(g);
-    if (c->device() != dev) c = to(c, dev, c->dtype, false, true);
     run({c});
     copy_(g, c);
   }

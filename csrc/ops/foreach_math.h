@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/half.h"
 #include "core/macros.h"
@@ -142,13 +143,26 @@ struct PointwiseOp {
     return c;
   }
   CL_HOST_DEVICE bool writes(int d) const { return d == (inplace ? 0 : nin); }
+  // Operands are read and written at constant indices (D = the number of lists), so that they
+  // stay in registers on the GPU.
   template <class V>
   CL_HOST_DEVICE void element(V& v, const Ctx& ctx) const {
+    constexpr int D = int(std::extent_v<V>);
     O a = v[0];
-    O b = b_kind == ForeachOperand::List && nin > 1 ? O(v[1]) : ctx.b;
-    O c = nin > 2 ? O(v[2]) : ctx.s;
-    if (op == ForeachOp::Lerp && !lerp_list) c = ctx.s;
-    v[inplace ? 0 : nin] = pointwise(op, a, b, c, ctx.s, alpha);
+    O b = ctx.b;
+    O c = ctx.s;
+    if constexpr (D > 1) {
+      if (b_kind == ForeachOperand::List && nin > 1) b = v[1];
+    }
+    if constexpr (D > 2) {
+      if (nin > 2 && (op != ForeachOp::Lerp || lerp_list)) c = v[2];
+    }
+    const O r = pointwise(op, a, b, c, ctx.s, alpha);
+    if (inplace) {
+      v[0] = r;
+    } else {
+      v[D - 1] = r;
+    }
   }
 };
 
@@ -204,7 +218,7 @@ struct AdamOp {
   double lr;
   const float* lr_device;  // lr as a tensor on the device, or null
   double beta1, beta2, weight_decay, eps;
-  bool maximize, amsgrad, adamw;
+  bool maximize, adamw;  // amsgrad: a fifth list (max_exp_avg_sq)
   const float* grad_scale;
   const float* found_inf;
   struct Ctx {
@@ -225,6 +239,7 @@ struct AdamOp {
   CL_HOST_DEVICE bool writes(int d) const { return d != 1 || grad_scale != nullptr; }
   template <class V>
   CL_HOST_DEVICE void element(V& v, const Ctx& c) const {
+    static_assert(std::extent_v<V> == 4 || std::extent_v<V> == 5, "Adam takes 4 or 5 lists");
     O param = v[0];
     O grad = v[1];
     if (grad_scale) grad = O(grad / double(*grad_scale));
@@ -243,7 +258,7 @@ struct AdamOp {
     exp_avg_sq = O(beta2 * exp_avg_sq + (1 - beta2) * grad * grad);
     const O step_size = O(c.lr / c.bias_correction1);
     O denom;
-    if (amsgrad) {
+    if constexpr (std::extent_v<V> == 5) {  // amsgrad
       O mx = v[4];
       mx = mx > exp_avg_sq ? mx : exp_avg_sq;
       v[4] = mx;
@@ -266,7 +281,7 @@ struct SgdOp {
   double lr;
   const float* lr_device;
   double weight_decay, momentum, dampening;
-  bool nesterov, maximize, is_first_step, has_momentum;
+  bool nesterov, maximize, is_first_step;
   const float* grad_scale;
   const float* found_inf;
   struct Ctx {
@@ -290,7 +305,7 @@ struct SgdOp {
     }
     if (maximize) g = O(g * -1.0);
     if (weight_decay != 0) g = O(g + weight_decay * p);
-    if (has_momentum) {
+    if constexpr (std::extent_v<V> == 3) {  // with momentum buffers
       O buf = is_first_step ? g : O(momentum * O(v[2]) + (1 - dampening) * g);
       v[2] = buf;
       g = nesterov ? O(g + momentum * buf) : buf;

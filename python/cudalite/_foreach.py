@@ -98,10 +98,15 @@ def _is_scalar_list(x):
     )
 
 
+def _multi_tensor_device(t):
+    """Whether ``t``'s device runs the multi-tensor kernels (CUDA; the CPU takes torch's
+    per-tensor path, which the tests also swap for the core's CPU loop)."""
+    return t.is_cuda
+
+
 def _fast(lists):
     """Whether the lists take the multi-tensor path: CUDA tensors that the core accepts."""
-    first = lists[0][0]
-    return first.is_cuda and _C._foreach_fast_path_ok([list(x) for x in lists])
+    return _multi_tensor_device(lists[0][0]) and _C._foreach_fast_path_ok([list(x) for x in lists])
 
 
 def _empty_like_all(tensors):
@@ -123,7 +128,7 @@ def _scalar_tensor_operand(tensors, other):
             f"{other.numel()} elements."
         )
     first = tensors[0]
-    if other.device == first.device and first.is_cuda:
+    if other.device == first.device and _multi_tensor_device(first):
         return other.to(dtype=_opmath(first))
     return None
 
@@ -526,7 +531,7 @@ def _foreach_norm(self, ord=2, dtype=None):
         )
     first = self[0]
     if (
-        first.is_cuda
+        _multi_tensor_device(first)
         and ord in (1, 2, math.inf)
         and (dtype is None or dtype.is_floating_point)
         and _C._foreach_fast_path_ok([self])

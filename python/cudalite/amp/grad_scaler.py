@@ -191,12 +191,10 @@ class GradScaler:
         if state["stage"] is OptState.READY:
             self._check_inf_per_device(optimizer)
         scaler = self._scale
-        flags = [
+        # (torch's sum: 0 when no parameter had a gradient)
+        found_inf = sum(
             t.to(scaler.device, non_blocking=True) for t in state["found_inf_per_device"].values()
-        ]
-        found_inf = flags[0]
-        for f in flags[1:]:
-            found_inf = found_inf + f
+        )
         optimizer.grad_scale = (
             getattr(optimizer, "grad_scale", None)
             if state["stage"] is OptState.UNSCALED
