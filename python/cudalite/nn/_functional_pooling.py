@@ -160,7 +160,14 @@ def _max_pool_raw(x, k, s, p, d, out):
     return vals, r * w + q, h
 
 
-def _max_pool2d(fname, input, kernel_size, stride, padding, dilation, ceil_mode):
+def _max_values(x, k, s, p, d, out):
+    """The maxima alone: one reduction over the windows' view, no copy (inference)."""
+    pads = [(p[i], _ends(x.shape[2 + i], out[i], k[i], s[i], p[i], d[i])) for i in range(2)]
+    xp = ic.pad_input(x, pads, _lowest(x.dtype))
+    return ic.windows(xp, k, s, d, out).amax((-2, -1))
+
+
+def _max_pool2d(fname, input, kernel_size, stride, padding, dilation, ceil_mode, indices=True):
     _check_tensor(fname, input)
     k = _pair(kernel_size, None, fname, "kernel_size")
     s = _pair(stride if stride not in (None, []) else None, k, fname, "stride")
@@ -174,6 +181,9 @@ def _max_pool2d(fname, input, kernel_size, stride, padding, dilation, ceil_mode)
     _pool_shape_check(x, k, s, p, d, out, ceil_mode)
     if input.dtype is _C.bool:
         raise RuntimeError(f"\"max_pool2d\" not implemented for '{input.dtype._short_name}'")
+    if not indices and not (_grad_on() and x._rg):
+        vals = _max_values(x, k, s, p, d, out)
+        return (vals.squeeze(0) if unb else vals), None
     vals, idx, _ = ic.no_grad_call(_max_pool_raw, x.contiguous(), k, s, p, d, out)
     if _grad_on() and x._rg:
         node = MaxPool2DWithIndicesBackward0((edge(x),))
@@ -196,7 +206,9 @@ def max_pool2d(
 ):
     """2-D max pooling over ``(N, C, H, W)`` (or ``(C, H, W)``); ``stride`` defaults to the
     kernel size; pads with -inf; ``return_indices`` also returns the argmax positions."""
-    r = _max_pool2d("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
+    r = _max_pool2d(
+        "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
     return r if return_indices else r[0]
 
 
@@ -212,7 +224,14 @@ def _one(v, name):
 
 
 def max_pool1d_with_indices(
-    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode=False,
+    return_indices=False,
+    _indices=True,
 ):
     """1-D max pooling; returns ``(output, indices)``."""
     _check_tensor("max_pool1d", input)
@@ -225,15 +244,17 @@ def max_pool1d_with_indices(
     s = k if stride is None or stride == [] else _one(stride, "stride")
     p, d = _one(padding, "padding"), _one(dilation, "dilation")
     x = input.unsqueeze(-2)
-    v, i = _max_pool2d("max_pool2d", x, [1, k], [1, s], [0, p], [1, d], ceil_mode)
-    return v.squeeze(-2), i.squeeze(-2)
+    v, i = _max_pool2d("max_pool2d", x, [1, k], [1, s], [0, p], [1, d], ceil_mode, _indices)
+    return v.squeeze(-2), (i.squeeze(-2) if i is not None else None)
 
 
 def max_pool1d(
     input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
 ):
     """1-D max pooling over ``(N, C, L)`` (or ``(C, L)``)."""
-    r = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    r = max_pool1d_with_indices(
+        input, kernel_size, stride, padding, dilation, ceil_mode, _indices=return_indices
+    )
     return r if return_indices else r[0]
 
 
