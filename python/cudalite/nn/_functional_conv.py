@@ -337,7 +337,7 @@ class ConvolutionBackward0(Node):
 
 def _convolution(x, w, bias, stride, pads, dilation, groups, transposed, op):
     """Runs the forward (grad mode off) on cuDNN or im2col and records the node."""
-    cudnn = x.is_cuda and _cudnn_conv.usable(x, pads)
+    cudnn = _cudnn_conv.usable(x, pads)
     if cudnn:
         fwd, args = (
             _cudnn_conv.forward,
