@@ -262,7 +262,10 @@ def test_cudnn_path_can_be_given_in_the_environment():
     import subprocess
     import sys
 
-    folder = os.path.dirname(os.path.realpath(torch._C._cuda._cudnn_library_path()))
+    loaded = torch._C._cuda._cudnn_library_path()
+    if not os.path.isabs(loaded):
+        pytest.skip("cuDNN was found by the loader's own search, not in a known folder")
+    folder = os.path.dirname(loaded)
     code = (
         "import cudalite as t; print(t.backends.cudnn.version(), t._C._cuda._cudnn_library_path())"
     )
