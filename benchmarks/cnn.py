@@ -6,7 +6,10 @@
    basic blocks (conv3x3-BN-ReLU-conv3x3-BN + identity, ReLU; the second with stride 2 and a
    1x1 projection), adaptive average pool and a Linear head; SGD with momentum and weight
    decay, label smoothing.
-3. The single ops: conv2d 3x3 forward and forward + backward, max_pool2d, batch_norm.
+3. torchvision's ResNet-18 (run_cnn_tutorial.resnet18) on 32x32 inputs: one SGD step
+   (nesterov momentum, weight decay, label smoothing), the issue's ResNet-18 figure at
+   batch 256 on the GPU.
+4. The single ops: conv2d 3x3 forward and forward + backward, max_pool2d, batch_norm.
 
     python benchmarks/cnn.py [--device cpu|cuda] [--batch N] [--width C]
 
@@ -24,6 +27,7 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 import cudalite  # noqa: E402
 from _harness import Table, optional, per_call  # noqa: E402
+from run_cnn_tutorial import resnet18  # noqa: E402
 
 torch = optional("torch")
 
@@ -161,6 +165,12 @@ def main():
                 weight_decay=5e-4,
             ),
         ),
+        (
+            "ResNet-18: one SGD step",
+            lambda lib: train_step(
+                lib, resnet18, batch, momentum=0.9, nesterov=True, weight_decay=5e-4
+            ),
+        ),
         ("conv2d 3x3 forward", lambda lib: op_case(lib, "conv_f", batch, width)),
         ("conv2d 3x3 forward + backward", lambda lib: op_case(lib, "conv_fb", batch, width)),
         ("max_pool2d 2x2", lambda lib: op_case(lib, "pool", batch, width)),
@@ -174,7 +184,7 @@ def main():
         table.add(name, **row)
     print(table.render())
     if "torch" in libs:
-        print("\nratio = torch time / cudalite time; goal on the GPU: ResNet step >= 0.95x")
+        print("\nratio = torch time / cudalite time; goal on the GPU: ResNet-18 step >= 0.95x")
 
 
 if __name__ == "__main__":

@@ -132,3 +132,19 @@ def test_matmul_allow_tf32():
 
 def test_backends_names():
     assert {"cuda", "cudnn", "mps"} <= set(cudalite.backends.__all__)
+
+
+def test_python_m_cudalite_reports_cudnn():
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "cudalite", "--json"], capture_output=True, text=True, check=True
+    )
+    info = json.loads(out.stdout)
+    if cudnn.is_available():
+        assert info["cudnn"]["version"] == cudnn.version()
+        assert "libcudnn" in info["cudnn"]["path"]
+    else:
+        assert info["cudnn"] is None

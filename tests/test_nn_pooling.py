@@ -94,3 +94,21 @@ def test_flatten_after_pooling_views(device):
     x = torch.randn(4, 16, 10, 10, device=device)
     assert F.max_pool2d(x, 2, 2).view(-1, 16 * 5 * 5).shape == (4, 400)
     assert F.adaptive_avg_pool2d(x, (5, 5)).view(4, -1).shape == (4, 400)
+
+
+@pytest.mark.parametrize(
+    "args", [(3, 2, 1), (2,), (3, 1, 1, 2, True), ((2, 3), (1, 2), (1, 0), (2, 1))]
+)
+def test_max_pool_without_indices_or_grad_gives_the_same_maxima(args, device):
+    # without a graph or indices the maxima come from one reduction over the windows
+    x = torch.randn(2, 3, 9, 8, device=device)
+    x[0, 0, 0, 0] = float("nan")
+    x[1, 1] = float("-inf")
+    with_grad = F.max_pool2d(x.clone().requires_grad_(), *args).detach()
+    plain = F.max_pool2d(x, *args)
+    np.testing.assert_array_equal(plain.cpu().numpy(), with_grad.cpu().numpy())  # nan == nan
+    x1 = x[:, :, 0]
+    np.testing.assert_array_equal(
+        F.max_pool1d(x1, 3, 2, 1).cpu().numpy(),
+        F.max_pool1d(x1.clone().requires_grad_(), 3, 2, 1).detach().cpu().numpy(),
+    )

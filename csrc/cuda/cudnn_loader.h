@@ -63,7 +63,7 @@ struct Cudnn {
   S (*set_filter_nd)(cudnn_api::FilterDesc, int, int, int, const int*) = nullptr;
   S (*destroy_filter_desc)(cudnn_api::FilterDesc) = nullptr;
   S (*create_conv_desc)(cudnn_api::ConvDesc*) = nullptr;
-  S (*set_conv_nd)
+  S(*set_conv_nd)
   (cudnn_api::ConvDesc, int, const int*, const int*, const int*, int, int) = nullptr;
   S (*set_conv_group_count)(cudnn_api::ConvDesc, int) = nullptr;
   S (*set_conv_math_type)(cudnn_api::ConvDesc, int) = nullptr;

@@ -29,7 +29,13 @@ def report():
         "cuda_archs": _C._cuda.compiled_archs() or None,
         "devices": [],
         "cuda_unusable_reason": None,
+        "cudnn": None,  # {"version": 91900, "path": ...} where cuDNN loads (convolutions)
     }
+    if info["cuda_compiled"] and cudalite.backends.cudnn.is_available():
+        info["cudnn"] = {
+            "version": cudalite.backends.cudnn.version(),
+            "path": _C._cuda._cudnn_library_path(),
+        }
     if not info["cuda_compiled"]:
         info["cuda_unusable_reason"] = "cudalite was built without the CUDA toolkit (CPU only)"
     elif cudalite.cuda.device_count() == 0:
@@ -93,6 +99,12 @@ def main(argv=None):
     print(f"cudalite {info['cudalite']} (Python {info['python']}, NumPy {info['numpy']})")
     if info["cuda_compiled"]:
         print(f"built with CUDA {info['cuda_version']} for architectures {info['cuda_archs']}")
+        cudnn = info["cudnn"]
+        if cudnn:
+            v = cudnn["version"]
+            print(f"cuDNN {v // 10000}.{v // 100 % 100}.{v % 100} ({cudnn['path']})")
+        else:
+            print("cuDNN not found: convolutions on the GPU run on cuBLAS")
     else:
         print("built without CUDA (CPU only)")
     if info["devices"]:

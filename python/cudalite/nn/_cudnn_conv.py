@@ -36,6 +36,11 @@ def _opts():
     return bool(_flags.benchmark), det, bool(_flags.allow_tf32)
 
 
+def _lib():
+    """The bound cuDNN entry points (csrc/cuda/cudnn_conv.cpp)."""
+    return _C._cuda
+
+
 def _as2d(t):
     """(N, C, L) -> (N, C, 1, L): cuDNN's descriptors want 4 or more dims."""
     return t.unsqueeze(2)
@@ -73,11 +78,11 @@ def forward(x, w, bias, stride, pads, dilation, groups, transposed, output_paddi
             for i in range(nd)
         ]
         shape = [n, wc.shape[1] * groups] + out
-        y = _C._cuda._cudnn_convolution_backward_input(
+        y = _lib()._cudnn_convolution_backward_input(
             shape, xc, wc, p, s, d, groups, bench, det, tf32
         )
     else:
-        y = _C._cuda._cudnn_convolution(xc, wc, p, s, d, groups, bench, det, tf32)
+        y = _lib()._cudnn_convolution(xc, wc, p, s, d, groups, bench, det, tf32)
     if one_d:
         y = y.squeeze(2)
     if bias is not None:
@@ -101,7 +106,7 @@ def backward(node, g, x, w, need):
         gc, xc, wc = _as2d(gc), _as2d(xc), _as2d(wc)
     bench, det, tf32 = _opts()
     gx = gw = gb = None
-    cu = _C._cuda
+    cu = _lib()
     if node.transposed:
         # y = conv^T(x, w): dx = conv(dy, w), dw = the filter gradient of conv(dy) -> x
         if need[0]:

@@ -250,7 +250,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     dt = input.dtype
     low = dt in (_C.float16, _C.bfloat16)
     x = input.float() if low else input
-    xg = x.reshape(n, num_groups, -1)
+    xg = x.reshape(n, num_groups, x.numel() // max(n * num_groups, 1))
     mean = xg.mean(-1, keepdim=True)
     centered = xg - mean
     var = (centered * centered).mean(-1, keepdim=True)

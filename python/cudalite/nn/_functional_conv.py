@@ -105,6 +105,11 @@ def _check_shape(x, w, bias, stride, padding, dilation, groups, transposed, tota
     c = x.shape[1]
     if not transposed:
         o = w.shape[0]
+        if o < 1:
+            raise RuntimeError(
+                f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, "
+                f"but got weight of size {_sizes(w)} instead"
+            )
         if o % groups:
             raise RuntimeError(
                 f"Given groups={groups}, expected weight to be divisible by {groups} at "
@@ -200,11 +205,10 @@ def _gmm(a, b):
 def _conv_fwd(x, w, bias, s, pads, d, g):
     n = x.shape[0]
     k = list(w.shape[2:])
-    o = w.shape[0]
     xp = ic.pad_input(x, pads)
     out = [ic.out_size(xp.shape[2 + i], k[i], s[i], d[i], 0) for i in range(len(k))]
     cols = ic.im2col(xp, g, k, s, d, out)  # (g, N*L, CgK)
-    wm = w.reshape(g, o // g, -1).transpose(1, 2)  # (g, CgK, Og)
+    wm = _wmat(w, g).transpose(1, 2)  # (g, CgK, Og)
     y = _gmm(cols, wm)  # (g, N*L, Og)
     y = _from_group_rows(y, n, out)
     if bias is not None:
@@ -224,19 +228,24 @@ def _from_group_rows(y, n, out):
 def _to_group_rows(t, g):
     """(N, g*Cg, *sp) -> a contiguous (g, N*L, Cg)."""
     n, c = t.shape[0], t.shape[1]
-    return t.reshape(n, g, c // g, -1).permute(1, 0, 3, 2).reshape(g, -1, c // g)
+    n_l = math.prod(t.shape[2:])
+    return t.reshape(n, g, c // g, n_l).permute(1, 0, 3, 2).reshape(g, n * n_l, c // g)
+
+
+def _wmat(w, g):
+    """The weight (O, Cg, *k) as (g, O/g, Cg*K)."""
+    return w.reshape(g, w.shape[0] // g, math.prod(w.shape[1:]))
 
 
 def _conv_bwd(gy, x, w, s, pads, d, g, need):
     n, c = x.shape[0], x.shape[1]
     k = list(w.shape[2:])
-    o = w.shape[0]
     nd = len(k)
     out = list(gy.shape[2:])
     gr = _to_group_rows(gy, g)  # (g, N*L, Og)
     gx = gw = gb = None
     if need[0]:
-        gcols = _gmm(gr, w.reshape(g, o // g, -1))  # (g, N*L, CgK)
+        gcols = _gmm(gr, _wmat(w, g))  # (g, N*L, CgK)
         src = ic.cols_as_windows(gcols, g, n, out, k)  # (N, g, Cg, *out, *k)
         padded = [x.shape[2 + i] + pads[i][0] + pads[i][1] for i in range(nd)]
         gxp = ic.col2im(src, padded, k, s, d, out).view([n, c] + padded)
@@ -257,10 +266,9 @@ def _convt_fwd(x, w, bias, s, p, op, d, g):
     n = x.shape[0]
     k = list(w.shape[2:])
     nd = len(k)
-    cin = w.shape[0]
     ins = list(x.shape[2:])
     xr = _to_group_rows(x, g)  # (g, N*Lin, Cig)
-    cols = _gmm(xr, w.reshape(g, cin // g, -1))  # (g, N*Lin, CogK)
+    cols = _gmm(xr, _wmat(w, g))  # (g, N*Lin, CogK)
     src = ic.cols_as_windows(cols, g, n, ins, k)  # (N, g, Cog, *in, *k)
     full = [(ins[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 + op[i] for i in range(nd)]
     y = ic.col2im(src, full, k, s, d, ins)
@@ -277,13 +285,12 @@ def _convt_bwd(gy, x, w, s, p, op, d, g, need):
     n = x.shape[0]
     k = list(w.shape[2:])
     nd = len(k)
-    cin = w.shape[0]
     ins = list(x.shape[2:])
     gyp = ic.pad_input(gy, [(p[i], p[i]) for i in range(nd)])
     cols = ic.im2col(gyp, g, k, s, d, ins)  # (g, N*Lin, CogK)
     gx = gw = gb = None
     if need[0]:
-        r = _gmm(cols, w.reshape(g, cin // g, -1).transpose(1, 2))  # (g, N*Lin, Cig)
+        r = _gmm(cols, _wmat(w, g).transpose(1, 2))  # (g, N*Lin, Cig)
         gx = _from_group_rows(r, n, ins)
     if need[1]:
         gw = _gmm(_to_group_rows(x, g).transpose(1, 2), cols).reshape(w.shape)
@@ -330,7 +337,7 @@ class ConvolutionBackward0(Node):
 
 def _convolution(x, w, bias, stride, pads, dilation, groups, transposed, op):
     """Runs the forward (grad mode off) on cuDNN or im2col and records the node."""
-    cudnn = x.is_cuda and _cudnn_conv.usable(x, pads)
+    cudnn = _cudnn_conv.usable(x, pads)
     if cudnn:
         fwd, args = (
             _cudnn_conv.forward,

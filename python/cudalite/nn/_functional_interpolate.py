@@ -126,6 +126,14 @@ def interpolate(
             f"nearest-exact (got {mode})"
         )
     out, scales = _out_sizes(input, nd, size, scale_factor)
+    if any(o <= 0 for o in out) or any(n <= 0 for n in input.shape[2:]):
+        names = ["D", "H", "W"][3 - nd :]
+        ins = ", ".join(f"{a}: {b}" for a, b in zip(names, input.shape[2:], strict=True))
+        outs = ", ".join(f"{a}: {b}" for a, b in zip(names, out, strict=True))
+        raise RuntimeError(
+            f"Input and output sizes should be greater than 0, but got input ({ins}) output "
+            f"({outs})"
+        )
     if recompute_scale_factor:
         scales = None
     ac = bool(align_corners)

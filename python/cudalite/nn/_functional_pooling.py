@@ -33,12 +33,23 @@ __all__ = [
 _grad_on = _C._is_grad_enabled
 
 
-def _pair(v, default=None):
+_PAIR_MSG = {
+    "kernel_size": "kernel_size must either be a single int, or a tuple of two ints",
+    "stride": "stride must either be omitted, a single int, or a tuple of two ints",
+    "padding": "padding must either be a single int, or a tuple of two ints",
+    "dilation": "dilation must be either a single int, or a tuple of two ints",
+}
+
+
+def _pair(v, default=None, fname=None, name=None):
+    """An int or 1 or 2 ints as two ints (``default`` for None); torch's error otherwise."""
     if v is None:
         v = default
     if isinstance(v, int):
         return [v, v]
     v = [int(i) for i in v]
+    if len(v) not in (1, 2) and fname is not None:
+        raise RuntimeError(f"{fname}: {_PAIR_MSG[name]}")
     return v * 2 if len(v) == 1 else v
 
 
@@ -120,7 +131,8 @@ def _max_unpool_grad(g, idx, shape):
     """Adds each output's gradient at its input position (``idx``: flat in the plane)."""
     n, c = shape[0], shape[1]
     res = _C._full([n, c, shape[2] * shape[3]], 0, g.dtype, g.device)
-    res.scatter_add_(2, idx.reshape(n, c, -1), g.reshape(n, c, -1))
+    m = g.numel() // max(n * c, 1)
+    res.scatter_add_(2, idx.reshape(n, c, m), g.reshape(n, c, m))
     return res.view(shape)
 
 
@@ -148,11 +160,19 @@ def _max_pool_raw(x, k, s, p, d, out):
     return vals, r * w + q, h
 
 
-def _max_pool2d(fname, input, kernel_size, stride, padding, dilation, ceil_mode):
+def _max_values(x, k, s, p, d, out):
+    """The maxima alone: one reduction over the windows' view, no copy (inference)."""
+    pads = [(p[i], _ends(x.shape[2 + i], out[i], k[i], s[i], p[i], d[i])) for i in range(2)]
+    xp = ic.pad_input(x, pads, _lowest(x.dtype))
+    return ic.windows(xp, k, s, d, out).amax((-2, -1))
+
+
+def _max_pool2d(fname, input, kernel_size, stride, padding, dilation, ceil_mode, indices=True):
     _check_tensor(fname, input)
-    k = _pair(kernel_size)
-    s = _pair(stride if stride not in (None, []) else None, k)
-    p, d = _pair(padding), _pair(dilation)
+    k = _pair(kernel_size, None, fname, "kernel_size")
+    s = _pair(stride if stride not in (None, []) else None, k, fname, "stride")
+    p = _pair(padding, None, fname, "padding")
+    d = _pair(dilation, None, fname, "dilation")
     _check_params(k, s, d)
     if input.dim() not in (3, 4) or input.numel() == 0 and input.shape[-1] == 0:
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
@@ -161,6 +181,9 @@ def _max_pool2d(fname, input, kernel_size, stride, padding, dilation, ceil_mode)
     _pool_shape_check(x, k, s, p, d, out, ceil_mode)
     if input.dtype is _C.bool:
         raise RuntimeError(f"\"max_pool2d\" not implemented for '{input.dtype._short_name}'")
+    if not indices and not (_grad_on() and x._rg):
+        vals = _max_values(x, k, s, p, d, out)
+        return (vals.squeeze(0) if unb else vals), None
     vals, idx, _ = ic.no_grad_call(_max_pool_raw, x.contiguous(), k, s, p, d, out)
     if _grad_on() and x._rg:
         node = MaxPool2DWithIndicesBackward0((edge(x),))
@@ -183,7 +206,9 @@ def max_pool2d(
 ):
     """2-D max pooling over ``(N, C, H, W)`` (or ``(C, H, W)``); ``stride`` defaults to the
     kernel size; pads with -inf; ``return_indices`` also returns the argmax positions."""
-    r = _max_pool2d("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
+    r = _max_pool2d(
+        "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
     return r if return_indices else r[0]
 
 
@@ -199,7 +224,14 @@ def _one(v, name):
 
 
 def max_pool1d_with_indices(
-    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode=False,
+    return_indices=False,
+    _indices=True,
 ):
     """1-D max pooling; returns ``(output, indices)``."""
     _check_tensor("max_pool1d", input)
@@ -212,15 +244,17 @@ def max_pool1d_with_indices(
     s = k if stride is None or stride == [] else _one(stride, "stride")
     p, d = _one(padding, "padding"), _one(dilation, "dilation")
     x = input.unsqueeze(-2)
-    v, i = _max_pool2d("max_pool2d", x, [1, k], [1, s], [0, p], [1, d], ceil_mode)
-    return v.squeeze(-2), i.squeeze(-2)
+    v, i = _max_pool2d("max_pool2d", x, [1, k], [1, s], [0, p], [1, d], ceil_mode, _indices)
+    return v.squeeze(-2), (i.squeeze(-2) if i is not None else None)
 
 
 def max_pool1d(
     input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
 ):
     """1-D max pooling over ``(N, C, L)`` (or ``(C, L)``)."""
-    r = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    r = max_pool1d_with_indices(
+        input, kernel_size, stride, padding, dilation, ceil_mode, _indices=return_indices
+    )
     return r if return_indices else r[0]
 
 
@@ -272,9 +306,9 @@ def _avg_divisor(x, k, s, p, out, count_include_pad, divisor_override):
 
 def _avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, div_over):
     _check_tensor("avg_pool2d", input)
-    k = _pair(kernel_size)
-    s = _pair(stride if stride not in (None, []) else None, k)
-    p = _pair(padding)
+    k = _pair(kernel_size, None, "avg_pool2d", "kernel_size")
+    s = _pair(stride if stride not in (None, []) else None, k, "avg_pool2d", "stride")
+    p = _pair(padding, None, "avg_pool2d", "padding")
     _check_params(k, s, None)
     if div_over is not None and div_over == 0:
         raise RuntimeError("divisor must be not zero")
@@ -400,6 +434,9 @@ def adaptive_avg_pool2d(input, output_size):
     if out == [1, 1] and input.numel():
         return input.mean([-1, -2], keepdim=True)
     x, unb = _batched(input)
+    if 0 in out:
+        y = _C._full(list(x.shape[:2]) + out, 0, x.dtype, x.device)
+        return y.squeeze(0) if unb else y
     h, w = x.shape[2], x.shape[3]
     regular = all(o > 0 and n % o == 0 for n, o in zip((h, w), out, strict=True))
     k = [h // out[0], w // out[1]] if regular else None
@@ -458,13 +495,17 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
         )
     out = _adaptive_size(output_size, input, 2)
     x, unb = _batched(input)
-    if any(o <= 0 for o in out) or x.numel() == 0:
-        raise RuntimeError(
-            "adaptive_max_pool2d(): Expected input to have non-zero size for non-batch "
-            f"dimensions, but input has sizes {_sizes(input)} with dimension "
-            f"{[i for i, v in enumerate(input.shape) if v == 0][0] if input.numel() == 0 else 0}"
-            " being empty"
-        )
+    for i in range(1, input.dim()) if input.dim() == 4 else range(input.dim()):
+        if input.shape[i] == 0:
+            raise RuntimeError(
+                "adaptive_max_pool2d(): Expected input to have non-zero size for non-batch "
+                f"dimensions, but input has sizes {_sizes(input)} with dimension {i} being "
+                "empty"
+            )
+    if 0 in out:
+        v = _C._full(list(x.shape[:2]) + out, 0, x.dtype, x.device)
+        idx = _C._full(list(x.shape[:2]) + out, 0, _C.int64, x.device)
+        return (v.squeeze(0), idx.squeeze(0)) if unb else (v, idx)
     v, idx = ic.no_grad_call(_adaptive_max_raw, x.contiguous(), out)
     if _grad_on() and x._rg:
         node = AdaptiveMaxPool2DBackward0((edge(x),))

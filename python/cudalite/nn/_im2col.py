@@ -115,6 +115,7 @@ def cols_as_windows(cols, groups, n, out, k):
     """``cols`` ``(groups, N * L, C / groups * K)`` seen as ``(N, groups, C / groups, *out,
     *k)``, the layout :func:`col2im` adds back."""
     nd = len(k)
-    g6 = cols.view([groups, n] + list(out) + [-1] + list(k))
+    cg = cols.shape[2] // max(math.prod(k), 1)
+    g6 = cols.view([groups, n] + list(out) + [cg] + list(k))
     perm = [1, 0, 2 + nd] + [2 + i for i in range(nd)] + [3 + nd + i for i in range(nd)]
     return g6.permute(perm)
