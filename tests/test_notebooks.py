@@ -76,3 +76,25 @@ def test_notebook_runs_in_a_kernel(path, tmp_path, monkeypatch):
 
 def test_all_tutorials_are_here():
     assert len(BOOKS) >= 5
+
+
+def test_saving_outputs_without_a_kernel(tmp_path, monkeypatch):
+    # scripts/run_notebooks.py --in-process (for a GPU machine without Jupyter) records what a
+    # kernel would: printed text as streams, a last expression's value as an execute_result.
+    import cudalite
+
+    paths = [str(pathlib.Path(cudalite.__file__).parents[1])]
+    paths += [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
+    book = tmp_path / BOOKS[0].name
+    book.write_text(BOOKS[0].read_text())
+    script = pathlib.Path(__file__).parent.parent / "scripts" / "run_notebooks.py"
+    out = subprocess.run([sys.executable, str(script), "--in-process", str(book)],
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    cells = _code_cells(book)
+    assert [c["execution_count"] for c in cells] == list(range(1, len(cells) + 1))
+    kinds = {o["output_type"] for c in cells for o in c["outputs"]}
+    assert kinds == {"stream", "execute_result"}
+    results = [o for c in cells for o in c["outputs"] if o["output_type"] == "execute_result"]
+    assert "device(type=" in "".join(results[0]["data"]["text/plain"])

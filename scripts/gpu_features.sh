@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# One device-machine call for several features at once (on a 2-GPU kind, nvidia-h100-x2, the
+# multi-GPU, IPC and NCCL tests of the suite run too):
+#   1. the build (scripts/gpu_ensure_built.sh);
+#   2. torch's CUDA random streams recorded on this GPU (tests/gen_cuda_random_torch.py), so
+#      the suite compares cudalite with them; the data file comes back in $OUT;
+#   3. `python -m cudalite` and the whole suite (scripts/gpu_check.sh);
+#   4. the tutorials' outputs saved from this machine (copies in $OUT/notebooks);
+#   5. each benchmark given, while time is left (DEADLINE seconds from the start, default 570).
+# Usage: bash scripts/gpu_features.sh "cuda_graphs.py --quick" "multi_gpu_copy.py" ...
+set -uo pipefail
+OUT=${OUT:-/tmp/cudalite-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
+deadline=${DEADLINE:-570}
+bash scripts/gpu_ensure_built.sh || exit 1
+timeout 120 python3 tests/gen_cuda_random_torch.py > "$OUT/gen_cuda_random.log" 2>&1
+echo "torch's CUDA random streams recorded (rc=$?)"
+cp tests/data/cuda_random_torch.json "$OUT/" 2>/dev/null
+bash scripts/gpu_check.sh | tail -45
+mkdir -p "$OUT/notebooks"
+cp docs/notebooks/*.ipynb "$OUT/notebooks/"
+timeout 180 python3 scripts/run_notebooks.py "$OUT"/notebooks/*.ipynb 2>&1 | tail -6
+for b in "$@"; do
+  left=$((deadline - SECONDS))
+  if [ "$left" -lt 20 ]; then
+    echo "### skipped, no time left: $b"
+    continue
+  fi
+  log="$OUT/bench_$(echo "$b" | tr ' /' '__').log"
+  echo "### $b"
+  # shellcheck disable=SC2086
+  timeout "$left" python3 benchmarks/$b > "$log" 2>&1
+  echo "(rc=$?)"
+  grep -v "^$" "$log" | tail -30
+done
