@@ -12,9 +12,10 @@
 // after another in a reserved range of its own address space and makes them accessible to
 // its device and to the devices that already have peer access to it (asking others would
 // create their contexts; a GPU that enables peer access later can't copy into this memory
-// directly), and its tensor starts where the block starts in the first page. The mapping is undone when the tensor dies (after the consumer's
-// stream has finished with it), and the producer's reference count is decremented as for
-// cudaIpcGetMemHandle memory (Note [Shared memory in limbo] in ipc.cpp).
+// directly), and its tensor starts where the block starts in the first page. The mapping is undone
+// when the tensor dies (after the consumer's stream has finished with it), and the producer's
+// reference count is decremented as for cudaIpcGetMemHandle memory (Note [Shared memory in limbo]
+// in ipc.cpp).
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <unistd.h>
