@@ -6,6 +6,7 @@ the host backend, in test_caching_allocator_graphs.py.
 """
 
 import gc
+import pathlib
 import subprocess
 import sys
 import threading
@@ -587,8 +588,7 @@ def _other_thread_synchronizes():
     return errors
 
 
-@cuda_only
-def test_thread_local_mode_lets_another_thread_synchronize():
+def _thread_local_body():
     x = cudalite.ones(8, device="cuda")
     g = cudalite.cuda.CUDAGraph()
     with cudalite.cuda.graph(g, capture_error_mode="thread_local"):
@@ -600,8 +600,7 @@ def test_thread_local_mode_lets_another_thread_synchronize():
     assert x.tolist() == [3.0] * 8
 
 
-@cuda_only
-def test_global_mode_makes_another_threads_synchronize_fail():
+def _global_body():
     x = cudalite.ones(8, device="cuda")
     g = cudalite.cuda.CUDAGraph()
     errors = []
@@ -615,6 +614,27 @@ def test_global_mode_makes_another_threads_synchronize_fail():
     assert "capturing" in str(errors[0]) or "capture" in str(errors[0])
     assert _C._cuda._cuda_captures_underway() == 0
     cudalite.cuda.synchronize()  # works again after the capture
+
+
+def _run_isolated(name):
+    """Runs the function `name` of this module in a fresh interpreter: a capture that another
+    thread disturbs must not leave the device unusable for the tests after it."""
+    code = (
+        f"import sys; sys.path.insert(0, {str(pathlib.Path(__file__).parent)!r}); "
+        f"import test_cuda_graphs as m; m.{name}()"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@cuda_only
+def test_thread_local_mode_lets_another_thread_synchronize():
+    _run_isolated("_thread_local_body")
+
+
+@cuda_only
+def test_global_mode_makes_another_threads_synchronize_fail():
+    _run_isolated("_global_body")
 
 
 @cuda_only

@@ -196,10 +196,11 @@ def test_conv_module_rejects_unknown_padding_strings_and_modes():
         torch.nn.Conv2d(3, 6, 3, padding_mode="foo")
 
 
-@pytest.mark.parametrize("benchmark", [False, True])
+# Not named `benchmark`: pytest-benchmark, where installed, owns that fixture name.
+@pytest.mark.parametrize("cudnn_benchmark", [False, True])
 @pytest.mark.parametrize("deterministic", [False, True])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
-def test_cuda_convolutions_under_each_cudnn_setting(benchmark, deterministic, dtype, device):
+def test_cuda_convolutions_under_each_cudnn_setting(cudnn_benchmark, deterministic, dtype, device):
     if device != "cuda":
         pytest.skip("cuDNN's settings apply to CUDA tensors")
     g = np.random.default_rng(2)
@@ -208,7 +209,7 @@ def test_cuda_convolutions_under_each_cudnn_setting(benchmark, deterministic, dt
     x = x64.to(dtype).requires_grad_()
     w = w64.to(dtype).requires_grad_()
     with torch.backends.cudnn.flags(
-        enabled=True, benchmark=benchmark, deterministic=deterministic, allow_tf32=False
+        enabled=True, benchmark=cudnn_benchmark, deterministic=deterministic, allow_tf32=False
     ):
         y = F.conv2d(x, w, stride=(2, 1), padding=1, dilation=(1, 2), groups=2)
         gx, gw = torch.autograd.grad(y.float().square().sum(), (x, w))
