@@ -182,7 +182,16 @@ void CudaGraph::finish_capture() noexcept {
 
 size_t CudaGraph::capture_end() {
   CL_CHECK(capturing_, "capture_end() called before capture_begin().");
-  void* stream = current_stream(device_);  // launches the batch queued during the capture
+  void* stream = nullptr;
+  try {
+    stream = current_stream(device_);  // launches the batch queued during the capture
+  } catch (...) {
+    // The batch could not join the capture (CUDA invalidated it, e.g. after another thread's
+    // illegal call): end the capture, drop what it holds and release its pool now, or the
+    // allocator and the generator would stay in capture mode until this object dies.
+    abort_capture();
+    throw;
+  }
   CL_CHECK(stream == capture_stream_, "Capture must end on the same stream it began on.");
   cudaGraph_t graph = nullptr;
   cudaError_t err;
