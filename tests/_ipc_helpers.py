@@ -10,8 +10,11 @@ import signal
 import subprocess
 import sys
 
+import cudalite
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-PYTHON_DIR = os.path.join(HERE, "..", "python")
+# The folder holding the cudalite under test (the source tree, or site-packages when installed).
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(cudalite.__file__)))
 TIMEOUT = 120
 
 

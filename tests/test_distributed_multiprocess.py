@@ -15,7 +15,8 @@ import pytest
 import cudalite
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PYTHON_DIR = os.path.join(os.path.dirname(HERE), "python")
+# The folder holding the cudalite under test (the source tree, or site-packages when installed).
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(cudalite.__file__)))
 
 
 def two_gpus() -> bool:

@@ -9,9 +9,11 @@ import sys
 
 import pytest
 
+import cudalite
 from cudalite.distributed import run
 
-PYTHON_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python")
+# The folder holding the cudalite under test (the source tree, or site-packages when installed).
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(cudalite.__file__)))
 
 SCRIPT = """
 import json, os, sys
