@@ -474,6 +474,42 @@ def test_linspace_vs_numpy(start, end, steps, dtype, device):
     np.testing.assert_allclose(to_np(t), expected, rtol=1e-6, atol=1e-7)
 
 
+# torch 2.11's values (CPU), as float.hex: linspace rounds per element in the result's type
+# (Note [linspace's rounding] in csrc/ops/factory.cpp), so the middle of linspace(-1, 1, 15)
+# is -2**-25 in float32 and 2**-54 in float64, not 0.
+F16 = ["-0x1.25p-2", "-0x1.25p-3", "0x0.0p+0", "0x1.25p-3", "0x1.25p-2"]
+BF16 = ["-0x1.28p-2", "-0x1.28p-3", "0x0.0p+0", "0x1.28p-3", "0x1.28p-2"]
+LINSPACE_TORCH = [
+    ((-1, 1, 15, "float32"), slice(5, 10),
+     ["-0x1.249248p-2", "-0x1.249244p-3", "-0x1.8p-25", "0x1.249244p-3", "0x1.249248p-2"]),
+    ((-1, 1, 15, "float64"), slice(5, 10),
+     ["-0x1.2492492492493p-2", "-0x1.2492492492494p-3", "0x1.0p-54", "0x1.2492492492494p-3",
+      "0x1.2492492492493p-2"]),
+    ((-1, 1, 15, "float16"), slice(5, 10), F16),
+    ((-1, 1, 15, "bfloat16"), slice(5, 10), BF16),
+    ((0.1, 0.7, 7, "float64"), slice(0, 7),
+     ["0x1.999999999999ap-4", "0x1.999999999999ap-3", "0x1.3333333333333p-2",
+      "0x1.9999999999999p-2", "0x1.0p-1", "0x1.3333333333333p-1", "0x1.6666666666666p-1"]),
+    ((-3.3, 7.1, 9, "float32"), slice(0, 9),
+     ["-0x1.a66666p+1", "-0x1.0p+1", "-0x1.666668p-1", "0x1.33333p-1", "0x1.e66668p+0",
+      "0x1.99999ap+1", "0x1.2p+2", "0x1.733334p+2", "0x1.c66666p+2"]),
+    ((-69.96005418590963, 63.26762076381513, 2005, "int64"), slice(1502, 1505),
+     ["0x1.dp+4", "0x1.dp+4", "0x1.ep+4"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("args, where, want", LINSPACE_TORCH, ids=lambda v: str(v)[:40])
+def test_linspace_rounds_as_torch(args, where, want, device):
+    start, end, steps, dtype = args
+    t = C.linspace(start, end, steps, dtype=getattr(C, dtype), device=device)
+    got = (
+        [float(v).hex() for v in t[where].float().tolist()]
+        if dtype == "bfloat16"
+        else [float(v).hex() for v in t[where].tolist()]
+    )
+    assert got == [float.fromhex(w).hex() for w in want]
+
+
 def test_linspace_negative_steps():
     with pytest.raises(RuntimeError, match="^number of steps must be non-negative$"):
         C.linspace(0, 1, -1)
