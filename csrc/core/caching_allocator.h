@@ -105,7 +105,7 @@ class CachingAllocator final : public Allocator, private detail::ArenaLedger {
   void record_stream(void* ctx, StreamId stream);
   static void free_ctx(void* ctx);
 
-  // CUDA graphs (Note [Private pools] in caching_allocator.cpp). While a capture runs,
+  // CUDA graphs (Note [Private pools] in caching_allocator_graphs.cpp). While a capture runs,
   // allocations on the streams `filter` accepts come from the private pool `id` (created on
   // first use, else its use count grows). end_allocate_to_pool stops the diversion;
   // release_pool drops one use, and a pool without uses is returned to the backend by

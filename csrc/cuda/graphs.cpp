@@ -3,7 +3,7 @@
 // Note [Capturing CUDA graphs]
 // capture_begin makes the current stream capture (cudaStreamBeginCapture in the requested
 // mode) and tells the device's caching allocator to serve that capture's allocations from a
-// private pool (Note [Private pools] in core/caching_allocator.cpp): the filter accepts the
+// private pool (Note [Private pools] in core/caching_allocator_graphs.cpp): the filter accepts the
 // streams whose capture id is this capture's, so streams forked into the capture through
 // events allocate from the pool too, and other threads' streams do not.
 // What cudalite does lazily must not break a capture:

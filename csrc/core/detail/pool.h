@@ -22,7 +22,7 @@ struct Pool {
   StreamId stream = 0;
   bool small = false;
   // {0, 0} for the default pools; a CUDA graph's private pool otherwise (Note [Private
-  // pools] in caching_allocator.cpp). Private pools use plain segments only.
+  // pools] in caching_allocator_graphs.cpp). Private pools use plain segments only.
   std::pair<uint64_t, uint64_t> pool_id{0, 0};
   bool is_private() const { return pool_id.first != 0 || pool_id.second != 0; }
   FreeBins plain_bins;                             // free blocks of plain segments
