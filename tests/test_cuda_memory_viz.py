@@ -654,10 +654,12 @@ def test_gpt_training_snapshot_plots_its_peak(tmp_path):
         memory._record_memory_history(None)
     assert path.read_bytes()[:2] == b"\x80\x04"
     snap = pickle.loads(path.read_bytes())
-    tl = mv.timeline(snap)
+    # Earlier tests may have left histories on other GPUs: plot this one's.
+    dev = cudalite.cuda.current_device()
+    tl = mv.timeline(snap, device=dev)
     # The stack counts requested bytes; its peak is the allocator's requested peak.
     assert tl.peak_bytes == memory.memory_stats()["requested_bytes.all.peak"]
-    memory.plot_timeline(tmp_path / "gpt.svg", str(path))
+    memory.plot_timeline(tmp_path / "gpt.svg", str(path), device=dev)
     root = _parse((tmp_path / "gpt.svg").read_text())
     assert int(root.get("data-peak-bytes")) == tl.peak_bytes
     assert tl.reserved[-1][1] == memory.memory_reserved()

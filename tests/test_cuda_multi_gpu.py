@@ -84,7 +84,10 @@ def _run(code, **env):
 
     full_env = dict(os.environ, **env)
     full_env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.join(os.path.dirname(__file__), "..", "python"), full_env.get("PYTHONPATH", "")]
+        [
+            os.path.dirname(os.path.dirname(os.path.abspath(cudalite.__file__))),
+            full_env.get("PYTHONPATH", ""),
+        ]
     )
     r = subprocess.run(
         [sys.executable, "-c", code], env=full_env, capture_output=True, text=True, timeout=300

@@ -64,3 +64,19 @@ def test_scatter_gather_nested():
     assert parts[1]["a"].device == cudalite.device("cuda:1")
     back = gather([p["a"] for p in parts], "cpu")
     assert back.tolist() == x.tolist()
+
+
+def test_replica_with_plain_attribute_parameters_runs_forward(device):
+    """A DataParallel replica keeps its parameters as plain attributes, not in _parameters
+    (torch's _replicate_for_data_parallel): Linear and Conv2d still find them."""
+    cudalite.manual_seed(0)
+    lin, conv = nn.Linear(6, 3).to(device), nn.Conv2d(2, 4, 3).to(device)
+    x, img = cudalite.randn(2, 6, device=device), cudalite.randn(1, 2, 5, 5, device=device)
+    want_lin, want_conv = lin(x), conv(img)
+    for m in (lin, conv):
+        w, b = m.weight, m.bias
+        del m.weight, m.bias
+        m.weight, m.bias = w * 1, b * 1  # non-leaf tensors, as replicate() sets them
+        assert "weight" not in m._parameters
+    assert cudalite.equal(lin(x), want_lin)
+    assert cudalite.equal(conv(img), want_conv)

@@ -859,3 +859,15 @@ def test_muon_checks():
     opt = optim.Muon(m, ns_coefficients=(1.0, 2.0))
     with pytest.raises(ValueError, match="Coefficients must be a tuple of exactly 3 values"):
         opt.step()
+
+
+@pytest.mark.parametrize("mode", [{}, {"foreach": True}, {"foreach": False}])
+def test_sgd_without_momentum_keeps_no_state(mode, device):
+    """torch stores no state for SGD without momentum, on every path (foreach included,
+    the default on CUDA): state_dict()["state"] is empty."""
+    p = nn.Parameter(torch.ones(3, device=device))
+    opt = optim.SGD([p], lr=0.1, **mode)
+    p.grad = torch.ones(3, device=device)
+    opt.step()
+    assert opt.state_dict()["state"] == {}
+    assert p.detach().cpu().tolist() == pytest.approx([0.9, 0.9, 0.9])

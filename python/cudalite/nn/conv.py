@@ -172,7 +172,10 @@ class _Conv(_ConvNd):
 
     def forward(self, input):
         p = self._parameters
-        return self._conv_forward(input, p["weight"], p["bias"])
+        if "weight" in p:
+            return self._conv_forward(input, p["weight"], p["bias"])
+        # a DataParallel replica or a reparametrised module holds plain attributes
+        return self._conv_forward(input, self.weight, self.bias)
 
 
 class Conv1d(_Conv):

@@ -45,7 +45,10 @@ class Linear(Module):
 
     def forward(self, input):
         p = self._parameters  # one dict read instead of two __getattr__ fallbacks
-        return linear(input, p["weight"], p["bias"])
+        if "weight" in p:
+            return linear(input, p["weight"], p["bias"])
+        # a DataParallel replica or a reparametrised module holds plain attributes
+        return linear(input, self.weight, self.bias)
 
     def extra_repr(self):
         return (

@@ -87,10 +87,14 @@ class SGD(Optimizer):
             return False
         if fused:
             for p in params:
-                if not self.state[p]:
+                if not self.state.get(p):
                     MT.check_fused_param(p)
         momentum = group["momentum"]
-        bufs = [self.state[p].get("momentum_buffer") for p in params]
+        # torch keeps no state for a parameter without momentum (state_dict()["state"] is empty)
+        if momentum != 0:
+            bufs = [self.state[p].get("momentum_buffer") for p in params]
+        else:
+            bufs = [None] * len(params)
         hyper = dict(
             weight_decay=group["weight_decay"],
             momentum=momentum,
