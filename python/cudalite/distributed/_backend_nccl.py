@@ -229,8 +229,9 @@ class ProcessGroupNCCL:
         self._error = err
         self._pending.clear()
         print(err, file=sys.stderr, flush=True)
-        self.abort()
         if os.environ.get("TORCH_NCCL_ASYNC_ERROR_HANDLING", "3") not in ("0", "2"):
+            # Down before the communicators are aborted: the abort would release the main
+            # thread's hung wait, which could then end the process with status 0.
             print(
                 f"[Rank {self._rank}] To avoid data inconsistency, we are taking the entire "
                 "process down.",
@@ -238,6 +239,7 @@ class ProcessGroupNCCL:
                 flush=True,
             )
             os._exit(1)
+        self.abort()
 
     def abort(self) -> None:
         lib = _nccl._C._nccl

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -83,6 +84,18 @@ def parse_args(argv=None):
 
 
 def _free_port() -> int:
+    """A port free now, below Linux's ephemeral range (32768-60999): the workers bind it only
+    later, and a port the kernel hands out as ephemeral (to NCCL's bootstrap sockets, say)
+    could be taken by then."""
+    rng = random.Random()
+    for _ in range(64):
+        port = rng.randrange(20000, 32000)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
