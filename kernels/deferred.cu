@@ -148,8 +148,7 @@ struct DeferLaunch {
           op.scalar_mask |= 1u << k;
         }
       }
-      cuda::defer(device, cuda::current_stream_unflushed(device), op);
-      *queued = true;
+      *queued = cuda::defer(device, cuda::current_stream_unflushed(device), op);
     }
   }
 };
@@ -244,8 +243,7 @@ bool defer_reduce(ReduceOp op, const Tensor& in, int64_t inner, const Tensor& ou
   d.in[0] = static_cast<const char*>(in->data());
   d.in[1] = idx ? static_cast<const char*>(idx->data()) : nullptr;
   d.n = int32_t(inner);
-  defer(device, current_stream_unflushed(device), d);
-  return true;
+  return defer(device, current_stream_unflushed(device), d);
 }
 
 }  // namespace cl::cuda

@@ -25,18 +25,24 @@
 // regular loops: the batch runs the same functors on the same compute types, and a
 // reduction the same one-block walk and tree as reduce.cu's block_rows.
 // One batch for the process, behind a mutex (any thread may flush it); an atomic flag keeps
-// the check in current_stream() to one load. CUDALITE_DEFER_LAUNCHES=0 turns deferral off,
-// and so do CUDA_LAUNCH_BLOCKING=1 and CUDALITE_NO_CUDA_MEMORY_CACHING=1 (memory checkers
-// want every op as its own kernel).
+// the check in current_stream() to one load. While a CUDA graph is being captured, a batch
+// belongs to the thread that queued it: another thread neither launches it (its launch would
+// go into the capturing stream from a thread that is not capturing, which invalidates the
+// capture) nor adds to it (its ops are launched directly). The capturing thread launches it
+// at its next stream use, at the latest when the capture ends. CUDALITE_DEFER_LAUNCHES=0 turns
+// deferral off, and so do CUDA_LAUNCH_BLOCKING=1 and CUDALITE_NO_CUDA_MEMORY_CACHING=1 (memory
+// checkers want every op as its own kernel).
 #include "cuda/deferred.h"
 
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "core/cuda_api.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_allocator.h"
+#include "cuda/graphs.h"
 
 namespace cl::cuda {
 
@@ -50,8 +56,15 @@ struct Pending {
   std::mutex mu;
   int device = -1;
   void* stream = nullptr;
+  std::thread::id owner;  // the thread that queued the batch during a capture, else none
   DeferredBatch batch;
 };
+
+// With p.mu held: whether the pending batch belongs to another thread's capture.
+bool owned_elsewhere(const Pending& p) {
+  return p.batch.count && p.owner != std::thread::id() && p.owner != std::this_thread::get_id() &&
+         captures_underway() > 0;
+}
 
 Pending& pending() {
   static Pending* p = new Pending();  // never destroyed: flushes may come during exit
@@ -82,6 +95,7 @@ void launch_locked(Pending& p) {
 void deferred_detail::flush_slow() {
   Pending& p = pending();
   std::lock_guard<std::mutex> lock(p.mu);
+  if (owned_elsewhere(p)) return;
   launch_locked(p);
 }
 
@@ -100,17 +114,20 @@ bool set_deferred_launches(bool on) {
   return deferral_switch().exchange(on);
 }
 
-void defer(int device, void* stream, const DeferredOp& op) {
+bool defer(int device, void* stream, const DeferredOp& op) {
   Pending& p = pending();
   std::lock_guard<std::mutex> lock(p.mu);
+  if (owned_elsewhere(p)) return false;
   if (p.batch.count &&
       (p.device != device || p.stream != stream || p.batch.count == kDeferredMaxOps)) {
     launch_locked(p);
   }
   p.device = device;
   p.stream = stream;
+  p.owner = captures_underway() > 0 ? std::this_thread::get_id() : std::thread::id();
   p.batch.ops[p.batch.count++] = op;
   deferred_detail::g_pending.store(true, std::memory_order_release);
+  return true;
 }
 
 void flush_deferred_launches() { flush_deferred(); }

@@ -49,8 +49,9 @@ inline void flush_deferred() {
 bool deferral_enabled();
 
 // Appends `op` to the pending batch of (device, stream), launching the batch first when it
-// belongs to another stream or is full.
-void defer(int device, void* stream, const DeferredOp& op);
+// belongs to another stream or is full. False (nothing queued: launch the op directly) when
+// the pending batch belongs to another thread's capture (Note [Deferred launches]).
+bool defer(int device, void* stream, const DeferredOp& op);
 
 // The batch kernel's launch (kernels/deferred.cu), on the current device.
 void launch_deferred_batch(const DeferredBatch& batch, void* stream);

@@ -29,6 +29,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/deferred.h"
 #include "cuda/driver.h"
+#include "cuda/graphs.h"
 #include "cuda/host_allocator.h"
 #include "cuda/staged_copy.h"
 
@@ -332,7 +333,10 @@ void memcpy_h2d(void* dst, const void* src, size_t n, int device, bool non_block
   if (n == 0) return;
   DeviceGuard g(device);
   cudaStream_t s = static_cast<cudaStream_t>(current_stream(device));
-  if (!non_blocking && n <= kSlotBytes) {  // Note [Pinned slot for small copies]
+  // The slot is allocated on first use, which a capture forbids: a copy during a capture
+  // takes the plain path and fails there with CUDA's "not permitted when capturing".
+  if (!non_blocking && n <= kSlotBytes &&
+      captures_underway() == 0) {          // Note [Pinned slot for small copies]
     if (!h2d_as_memset(dst, src, n, s)) {  // Note [One-element copies as memsets]
       void* slot = pinned_slot();
       std::memcpy(slot, src, n);
@@ -353,7 +357,8 @@ void memcpy_d2h(void* dst, const void* src, size_t n, int device, bool non_block
   if (n == 0) return;
   DeviceGuard g(device);
   cudaStream_t s = static_cast<cudaStream_t>(current_stream(device));
-  if (!non_blocking && n <= kSlotBytes) {  // Note [Pinned slot for small copies]
+  if (!non_blocking && n <= kSlotBytes &&
+      captures_underway() == 0) {  // Note [Pinned slot for small copies]; see memcpy_h2d
     void* slot = pinned_slot();
     CL_CUDA_CHECK(cudaMemcpyAsync(slot, src, n, cudaMemcpyDeviceToHost, s));
     CL_CUDA_CHECK(cudaStreamSynchronize(s));
