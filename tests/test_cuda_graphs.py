@@ -717,14 +717,16 @@ def test_make_graphed_callables_functions_and_tuples():
     xi = cudalite.randn(4, 8, device="cuda", requires_grad=True)
     s, d = gh(gf(xi))
     (s.sum() + d.sum()).backward()
-    gx, gw = xi.grad.clone(), w.grad.clone()
+    # A function's graph inputs are its arguments only: a tensor it closes over gets no
+    # gradient from the graphed backward (torch 2.11 on the H200: w.grad stays None).
+    assert w.grad is None
+    gx = xi.grad.clone()
     xi.grad = None
-    w.grad = None
     s2, d2 = h(f(xi))
     (s2.sum() + d2.sum()).backward()
     assert cudalite.allclose(s, s2, atol=1e-6)
+    assert cudalite.allclose(d, d2, atol=1e-6)
     assert cudalite.allclose(gx, xi.grad, atol=1e-6)
-    assert cudalite.allclose(gw, w.grad, atol=1e-6)
 
 
 @cuda_only
