@@ -48,6 +48,10 @@ def worker(lib, out, max_bytes, reps):
         sync()
         est = max(time.perf_counter() - t0, 1e-6)
         iters = int(min(max(0.1 / est, 5), 2000))
+        # every rank must run the same number of collectives: rank 0's count for all
+        agreed = torch.tensor([float(iters)], device=dev)
+        dist.broadcast(agreed, 0)
+        iters = int(agreed.item())
         times = []
         for _ in range(reps):
             dist.barrier()
