@@ -5,7 +5,7 @@
 #   2. torch's CUDA random streams recorded on this GPU (tests/gen_cuda_random_torch.py), so
 #      the suite compares cudalite with them; the data file comes back in $OUT;
 #   3. `python -m cudalite` and the whole suite (scripts/gpu_check.sh);
-#   4. the tutorials' outputs saved from this machine (copies in $OUT/notebooks);
+#   4. the tutorials' outputs saved from this machine ($OUT/notebooks.tar.gz);
 #   5. each benchmark given, while time is left (DEADLINE seconds from the start, default 570).
 # Usage: bash scripts/gpu_features.sh "cuda_graphs.py --quick" "multi_gpu_copy.py" ...
 set -uo pipefail
@@ -18,9 +18,11 @@ timeout 120 python3 tests/gen_cuda_random_torch.py > "$OUT/gen_cuda_random.log" 
 echo "torch's CUDA random streams recorded (rc=$?)"
 cp tests/data/cuda_random_torch.json "$OUT/" 2>/dev/null
 bash scripts/gpu_check.sh | tail -45
-mkdir -p "$OUT/notebooks"
-cp docs/notebooks/*.ipynb "$OUT/notebooks/"
-timeout 180 python3 scripts/run_notebooks.py "$OUT"/notebooks/*.ipynb 2>&1 | tail -6
+# The notebooks with their outputs come back as one archive ($OUT returns at most 8 files).
+nb=$(mktemp -d)
+cp docs/notebooks/*.ipynb "$nb/"
+timeout 180 python3 scripts/run_notebooks.py "$nb"/*.ipynb 2>&1 | tail -6
+tar -C "$nb" -czf "$OUT/notebooks.tar.gz" .
 for b in "$@"; do
   left=$((deadline - SECONDS))
   if [ "$left" -lt 20 ]; then
