@@ -16,6 +16,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/deferred.h"
+#include "cuda/graphs.h"
 #include "cuda/streams.h"
 #include "kernels/deferred.cuh"
 #include "kernels/launch.cuh"
@@ -88,12 +89,16 @@ cudaStream_t symbol_stream(int device) {
   return s;
 }
 
-// F's address on `device` (the current one), read once; nullptr if it can't be.
+// F's address on `device` (the current one), read once; nullptr if it can't be. Not read
+// while a CUDA graph is being captured: the read waits for a stream, which the global and
+// thread_local capture modes forbid (the capture would be invalidated); the op is launched
+// directly instead, and its address read at its first use outside a capture.
 template <auto F>
 const void* loop_address(int device) {
   static std::array<std::atomic<const void*>, kDeferDevices> cache{};
   const void* p = cache[size_t(device)].load(std::memory_order_acquire);
   if (!p) {
+    if (cuda::captures_underway() > 0) return nullptr;
     DeferredFn fn = nullptr;
     cudaStream_t s = symbol_stream(device);
     if (!s ||
