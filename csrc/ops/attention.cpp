@@ -66,7 +66,10 @@ void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v) {
   const int device = resolve_device(q->device()).index;
   CL_CHECK(flash_attention_supported(device, q->sizes[3]), "flash attention: head dim ",
            q->sizes[3], " is not supported on this device");
+  // grid: x batch * heads, y tiles of 64 queries (forward) or keys (backward)
   CL_CHECK(q->sizes[0] * q->sizes[1] <= INT32_MAX, "flash attention: batch * heads too large");
+  CL_CHECK(q->sizes[2] <= int64_t(65535) * 64 && k->sizes[2] <= int64_t(65535) * 64,
+           "flash attention: sequence too long");
 }
 
 }  // namespace
