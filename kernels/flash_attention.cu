@@ -7,8 +7,10 @@
 // query rows 16w .. 16w + 15 of the tile: it computes its 16 x 64 block of scores S = Q K^T
 // with WMMA (float32 accumulators stored to shared memory), then two lanes per row keep the
 // online softmax (running max m and sum l, in log2 units: exp(x) = exp2(x * log2 e)), write
-// P = exp2(S - m) in the input dtype, rescale the row's float32 output accumulator by
-// exp2(m_old - m_new), and add P V with WMMA. At the end O = acc / l and lse = (m + log2 l) ln 2.
+// P = exp2(S - m) in the input dtype and add P V to the warp's float32 output accumulators,
+// which stay in registers. A row's m moves only when a tile's max passes it by more than
+// kSlack; only then are the accumulators rescaled by exp2(m_old - m_new), through shared
+// memory (WMMA's element order is opaque). At the end O = acc / l, lse = (m + log2 l) ln 2.
 // With is_causal, query i sees keys j <= i: key tiles past the tile's last query are skipped,
 // and inside a tile the masked scores are -inf.
 //
@@ -16,11 +18,13 @@
 // its keys. Per query tile it recomputes S and P = exp(S * scale - lse) (warp w: query rows
 // 16w..), dP = dO V^T, dS = P (dP - delta) with delta = rowsum(dO * O) (a first kernel), then
 // dQ += dS K * scale through float32 atomics (a separate dQ buffer, converted afterwards), and
-// (warp w: key rows 16w..) dV += P^T dO and dK += dS^T Q in float32 shared memory, written
-// once at the end (dK times scale).
+// (warp w: key rows 16w..) dV += P^T dO and dK += dS^T Q in float32 (registers up to head
+// dim 64, shared memory above), written once at the end (dK times scale).
 //
-// Memory: the forward reads q, k, v once per query tile (k and v ceil(L / 64) times) and writes
-// out and lse; the backward reads q and dO once per key tile.
+// tests/flash_attention_model.py is a NumPy model of both, tile for tile.
+//
+// Memory: the forward reads q once and k, v ceil(L / 64) times (half that when causal) and
+// writes out and lse; the backward reads k, v once and q, dO ceil(S / 64) times.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -76,11 +80,17 @@ struct Layout {
   static constexpr int kScore = kBQ * kLdS * 4;
   static constexpr int kP = kBQ * kLdP * 2;
   static constexpr int kAcc = kBQ * kLdO * 4;
-  // forward: Q, K, V, S, P, O
+  // forward: Q, K, V, S, P, O (the output accumulators live in registers; O is where they
+  // are rescaled and where the result is staged for the store)
   static constexpr int kFwdBytes = 3 * kTile16 + kScore + kP + kAcc;
-  // backward: K, V, Q, dO, S, dP, P, dS, dK, dV, one 16 x 16 float scratch per warp, lse, delta
-  static constexpr int kBwdBytes =
-      4 * kTile16 + 2 * kScore + 2 * kP + 2 * kAcc + kWarps * 256 * 4 + 2 * kBQ * 4;
+  // backward: dK and dV accumulate in registers (WMMA fragments) up to head dim 64, in
+  // shared memory above (8 fragments each would be 128 registers a thread)
+  static constexpr bool kBwdRegAcc = D <= 64;
+  static_assert(!kBwdRegAcc || kLdO <= kLdS, "dK / dV are staged in the S / dP regions");
+  // backward: K, V, Q, dO, S, dP, P, dS, [dK, dV], one 16 x 16 float scratch per warp, lse,
+  // delta
+  static constexpr int kBwdBytes = 4 * kTile16 + 2 * kScore + 2 * kP + (kBwdRegAcc ? 0 : 2 * kAcc) +
+                                   kWarps * 256 * 4 + 2 * kBQ * 4;
 };
 
 // Copies rows [r0, r0 + 64) of a (n, D) matrix `g` (row stride `ld`, unit column stride)
@@ -120,53 +130,76 @@ template <class T, int D>
 __device__ __forceinline__ void mm_abt(float* out, int ldo, const T* a, int lda, const T* b,
                                        int ldb) {
 #ifdef CL_FLASH_BODY
+  Acc acc[kBK / 16];
 #pragma unroll
-  for (int n = 0; n < kBK / 16; ++n) {
-    Acc acc;
-    wmma::fill_fragment(acc, 0.0f);
+  for (int n = 0; n < kBK / 16; ++n) wmma::fill_fragment(acc[n], 0.0f);
 #pragma unroll
-    for (int kk = 0; kk < D; kk += 16) {
-      FragA<T, wmma::row_major> fa;
+  for (int kk = 0; kk < D; kk += 16) {
+    FragA<T, wmma::row_major> fa;
+    wmma::load_matrix_sync(fa, a + kk, lda);
+#pragma unroll
+    for (int n = 0; n < kBK / 16; ++n) {
       FragB<T, wmma::col_major> fb;
-      wmma::load_matrix_sync(fa, a + kk, lda);
       // element (r = d, c = key) of B^T is b[(n * 16 + c) * ldb + kk + r]: column-major
       wmma::load_matrix_sync(fb, b + n * 16 * ldb + kk, ldb);
-      wmma::mma_sync(acc, fa, fb, acc);
+      wmma::mma_sync(acc[n], fa, fb, acc[n]);
     }
-    wmma::store_matrix_sync(out + n * 16, acc, ldo, wmma::mem_row_major);
+  }
+#pragma unroll
+  for (int n = 0; n < kBK / 16; ++n) {
+    wmma::store_matrix_sync(out + n * 16, acc[n], ldo, wmma::mem_row_major);
   }
 #endif
 }
 
-// acc[16 x D] (float in shared memory, pitch ldc) += A[16 x 64] times B[64 x D] (row-major,
-// pitch ldb). A is row-major at `a` (pitch lda), or, with ATrans, the transpose of a
-// row-major [64 x 16] block at `a` (read as a column-major matrix_a): P^T dO and dS^T Q.
+// acc[16 x D] (D / 16 fragments) += A[16 x 64] times B[64 x D] (row-major, pitch ldb). A is
+// row-major at `a` (pitch lda), or, with ATrans, the transpose of a row-major [64 x 16] block
+// at `a` (read as a column-major matrix_a): P V, dS K, P^T dO and dS^T Q.
 template <class T, int D, bool ATrans>
-__device__ __forceinline__ void mm_acc(float* c, int ldc, const T* a, int lda, const T* b,
+__device__ __forceinline__ void mm_acc(Acc (&acc)[D / 16], const T* a, int lda, const T* b,
                                        int ldb) {
 #ifdef CL_FLASH_BODY
   using AL = std::conditional_t<ATrans, wmma::col_major, wmma::row_major>;
 #pragma unroll
-  for (int n = 0; n < D / 16; ++n) {
-    Acc acc;
-    wmma::load_matrix_sync(acc, c + n * 16, ldc, wmma::mem_row_major);
+  for (int kk = 0; kk < kBK; kk += 16) {
+    FragA<T, AL> fa;
+    // row-major: element (r, c = kk + j) at a[r * lda + kk + j]; transposed: element
+    // (r, c = kk + j) is a[(kk + j) * lda + r], column-major from a + kk * lda
+    wmma::load_matrix_sync(fa, ATrans ? a + kk * lda : a + kk, lda);
 #pragma unroll
-    for (int kk = 0; kk < kBK; kk += 16) {
-      FragA<T, AL> fa;
+    for (int n = 0; n < D / 16; ++n) {
       FragB<T, wmma::row_major> fb;
-      // row-major: element (r, c = kk + j) at a[r * lda + kk + j]; transposed: element
-      // (r, c = kk + j) is a[(kk + j) * lda + r], column-major from a + kk * lda
-      wmma::load_matrix_sync(fa, ATrans ? a + kk * lda : a + kk, lda);
       wmma::load_matrix_sync(fb, b + kk * ldb + n * 16, ldb);
-      wmma::mma_sync(acc, fa, fb, acc);
+      wmma::mma_sync(acc[n], fa, fb, acc[n]);
     }
-    wmma::store_matrix_sync(c + n * 16, acc, ldc, wmma::mem_row_major);
   }
 #endif
 }
 
+template <int N>
+__device__ __forceinline__ void store_frags(float* c, int ldc, Acc (&acc)[N]) {
+#ifdef CL_FLASH_BODY
+#pragma unroll
+  for (int n = 0; n < N; ++n) wmma::store_matrix_sync(c + n * 16, acc[n], ldc, wmma::mem_row_major);
+#endif
+}
+
+template <int N>
+__device__ __forceinline__ void load_frags(Acc (&acc)[N], const float* c, int ldc) {
+#ifdef CL_FLASH_BODY
+#pragma unroll
+  for (int n = 0; n < N; ++n) wmma::load_matrix_sync(acc[n], c + n * 16, ldc, wmma::mem_row_major);
+#endif
+}
+
+// The exponents of a row stay relative to its running max m until a tile's max exceeds m by
+// more than kSlack (log2 units), so the output accumulators are rescaled only then (almost
+// only on the first tile); P = exp2(s - m) is then at most 2^8, well inside float16's range.
+// out = acc / l and lse = m + log2 l hold for any such m.
+constexpr float kSlack = 8.0f;
+
 template <class T, int D>
-__global__ void __launch_bounds__(kThreads) flash_fwd_kernel(FlashParams p) {
+__global__ void __launch_bounds__(kThreads, 3) flash_fwd_kernel(FlashParams p) {
 #ifdef CL_FLASH_BODY
   using Ly = Layout<D>;
   extern __shared__ __align__(128) unsigned char smem[];
@@ -184,16 +217,20 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(FlashParams p) {
   const T* v = static_cast<const T*>(p.v) + b * p.v_sb + h * p.v_sh;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wr = warp * 16;  // this warp's first row in the tile
-  // Softmax bookkeeping: lanes 2r and 2r + 1 share the tile row wr + r, each over half of the
-  // 64 key columns (and half of the D output columns).
+  // Softmax bookkeeping: lanes 2r and 2r + 1 share the tile row wr + r; lane `half` takes the
+  // columns 2c + half (interleaved, so the pair reads neighbouring words, not one bank).
   const int row = wr + lane / 2, half = lane % 2;
   const int64_t qi = q0 + row;
   const float sl2 = p.scale * 1.4426950408889634f;  // scale * log2(e)
 
   load_tile<T, D, Ly::kLd>(sQ, q, p.q_sl, q0, p.L, p.vec);
-  float* orow = sO + row * Ly::kLdO + half * (D / 2);
-  for (int c = 0; c < D / 2; ++c) orow[c] = 0.0f;
+  Acc o[D / 16];  // this warp's 16 x D output accumulators
+#pragma unroll
+  for (int n = 0; n < D / 16; ++n) wmma::fill_fragment(o[n], 0.0f);
   float m = -INFINITY, l = 0.0f;  // running max (log2 units) and sum of this row
+  const float* srow = sS + row * Ly::kLdS;
+  T* prow = sP + row * Ly::kLdP;
+  float* orow = sO + row * Ly::kLdO;
 
   // Keys past the tile's last query are masked for every row of it.
   const int64_t kv_end = p.causal && q0 + kBQ < p.S ? q0 + kBQ : p.S;
@@ -204,46 +241,58 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(FlashParams p) {
     __syncthreads();
     mm_abt<T, D>(sS + wr * Ly::kLdS, Ly::kLdS, sQ + wr * Ly::kLd, Ly::kLd, sK, Ly::kLd);
     __syncwarp();
-    float* srow = sS + row * Ly::kLdS + half * 32;
+    float s[kBK / 2];
     float mx = -INFINITY;
-    for (int c = 0; c < 32; ++c) {
-      const int64_t kj = k0 + half * 32 + c;
-      float s = srow[c] * sl2;
-      if (kj >= p.S || (p.causal && kj > qi)) s = -INFINITY;
-      srow[c] = s;
-      mx = fmaxf(mx, s);
+#pragma unroll
+    for (int c = 0; c < kBK / 2; ++c) {
+      const int col = 2 * c + half;
+      const int64_t kj = k0 + col;
+      s[c] = kj >= p.S || (p.causal && kj > qi) ? -INFINITY : srow[col] * sl2;
+      mx = fmaxf(mx, s[c]);
     }
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-    const float m_new = fmaxf(m, mx);
-    // a row with no key yet keeps m = -inf: exponents relative to 0 then (all zero anyway)
-    const float base = m_new == -INFINITY ? 0.0f : m_new;
-    const float alpha = exp2f(m - base);  // 0 on the first tile (m = -inf)
-    T* prow = sP + row * Ly::kLdP + half * 32;
+    // grow: false while the row has no visible key (-inf > -inf is false), true on its first
+    // tile with one (m = -inf), then only when the max moves past m + kSlack
+    const bool grow = mx > m + kSlack;
+    float alpha = 1.0f;
+    if (grow) {
+      alpha = exp2f(m - mx);  // 0 on the first tile
+      m = mx;
+    }
+    const float base = m == -INFINITY ? 0.0f : m;
     float sum = 0.0f;
-    for (int c = 0; c < 32; ++c) {
-      const float e = exp2f(srow[c] - base);
+#pragma unroll
+    for (int c = 0; c < kBK / 2; ++c) {
+      const float e = exp2f(s[c] - base);
       sum += e;
-      prow[c] = from_float<T>(e);
+      prow[2 * c + half] = from_float<T>(e);
     }
     sum += __shfl_xor_sync(0xffffffffu, sum, 1);
     l = l * alpha + sum;
-    m = m_new;
-    for (int c = 0; c < D / 2; ++c) orow[c] *= alpha;
-    __syncwarp();
-    mm_acc<T, D, false>(sO + wr * Ly::kLdO, Ly::kLdO, sP + wr * Ly::kLdP, Ly::kLdP, sV, Ly::kLd);
-    __syncwarp();
+    if (__any_sync(0xffffffffu, grow)) {
+      // the fragments' element order is opaque: rescale rows through shared memory
+      store_frags(sO + wr * Ly::kLdO, Ly::kLdO, o);
+      __syncwarp();
+      for (int c = half; c < D; c += 2) orow[c] *= alpha;
+      __syncwarp();
+      load_frags(o, sO + wr * Ly::kLdO, Ly::kLdO);
+    }
+    __syncwarp();  // the warp's P rows are written
+    mm_acc<T, D, false>(o, sP + wr * Ly::kLdP, Ly::kLdP, sV, Ly::kLd);
   }
+  store_frags(sO + wr * Ly::kLdO, Ly::kLdO, o);
+  __syncwarp();
   const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-  for (int c = 0; c < D / 2; ++c) orow[c] *= inv;
+  for (int c = half; c < D; c += 2) orow[c] *= inv;
   if (half == 0 && qi < p.L) {
     p.lse[bh * p.L + qi] = l > 0.0f ? (m + log2f(l)) * 0.6931471805599453f : -INFINITY;
   }
   __syncthreads();
   // out is contiguous (B, H, L, D): consecutive threads write consecutive elements of a row
-  T* o = static_cast<T*>(p.out) + (bh * p.L + q0) * D;
+  T* out = static_cast<T*>(p.out) + (bh * p.L + q0) * D;
   for (int i = threadIdx.x; i < kBQ * D; i += kThreads) {
     const int r = i / D, c = i % D;
-    if (q0 + r < p.L) o[int64_t(r) * D + c] = from_float<T>(sO[r * Ly::kLdO + c]);
+    if (q0 + r < p.L) out[int64_t(r) * D + c] = from_float<T>(sO[r * Ly::kLdO + c]);
   }
 #endif
 }
@@ -265,7 +314,7 @@ __global__ void flash_bwd_delta_kernel(FlashParams p) {
 }
 
 template <class T, int D>
-__global__ void __launch_bounds__(kThreads) flash_bwd_kernel(FlashParams p) {
+__global__ void __launch_bounds__(kThreads, 2) flash_bwd_kernel(FlashParams p) {
 #ifdef CL_FLASH_BODY
   using Ly = Layout<D>;
   extern __shared__ __align__(128) unsigned char smem[];
@@ -277,11 +326,13 @@ __global__ void __launch_bounds__(kThreads) flash_bwd_kernel(FlashParams p) {
   float* sdP = sS + kBQ * Ly::kLdS;
   T* sP = reinterpret_cast<T*>(sdP + kBQ * Ly::kLdS);
   T* sdS = sP + kBQ * Ly::kLdP;
+  // dK, dV in shared memory (large head dims) or staged for the store in the S, dP regions
   float* sdK = reinterpret_cast<float*>(sdS + kBQ * Ly::kLdP);
   float* sdV = sdK + kBK * Ly::kLdO;
-  float* sScr = sdV + kBK * Ly::kLdO;  // kWarps x 256
-  float* sLse = sScr + kWarps * 256;   // kBQ, in log2 units
-  float* sDelta = sLse + kBQ;          // kBQ
+  float* sScr = Ly::kBwdRegAcc ? sdK : sdV + kBK * Ly::kLdO;  // kWarps x 256
+  float* sLse = sScr + kWarps * 256;                          // kBQ, in log2 units
+  float* sDelta = sLse + kBQ;                                 // kBQ
+  if (Ly::kBwdRegAcc) sdK = sS, sdV = sdP;
 
   const int64_t k0 = int64_t(blockIdx.y) * kBK;  // first key of this tile
   const int64_t bh = blockIdx.x, b = bh / p.H, h = bh % p.H;
@@ -300,7 +351,16 @@ __global__ void __launch_bounds__(kThreads) flash_bwd_kernel(FlashParams p) {
 
   load_tile<T, D, Ly::kLd>(sK, k, p.k_sl, k0, p.S, p.vec);
   load_tile<T, D, Ly::kLd>(sV, v, p.v_sl, k0, p.S, p.vec);
-  for (int i = threadIdx.x; i < kBK * Ly::kLdO; i += kThreads) sdK[i] = sdV[i] = 0.0f;
+  Acc dk_acc[D / 16], dv_acc[D / 16];  // key rows wr.. of dK, dV (register variant)
+  if constexpr (Ly::kBwdRegAcc) {
+#pragma unroll
+    for (int n = 0; n < D / 16; ++n) {
+      wmma::fill_fragment(dk_acc[n], 0.0f);
+      wmma::fill_fragment(dv_acc[n], 0.0f);
+    }
+  } else {
+    for (int i = threadIdx.x; i < kBK * Ly::kLdO; i += kThreads) sdK[i] = sdV[i] = 0.0f;
+  }
 
   // Causal: a query q sees key k0 only when q >= k0; the tiles before k0's hold none.
   const int64_t q_begin = p.causal ? k0 : 0;
@@ -321,8 +381,8 @@ __global__ void __launch_bounds__(kThreads) flash_bwd_kernel(FlashParams p) {
     {
       const int64_t qi = q0 + row;
       const float lse_i = sLse[row], delta_i = sDelta[row];
-      for (int c0 = 0; c0 < 32; ++c0) {
-        const int c = half * 32 + c0;
+#pragma unroll 4
+      for (int c = half; c < kBK; c += 2) {
         const int64_t kj = k0 + c;
         const bool keep = qi < p.L && kj < p.S && !(p.causal && kj > qi);
         const float pv = keep ? exp2f(sS[row * Ly::kLdS + c] * sl2 - lse_i) : 0.0f;
@@ -335,9 +395,10 @@ __global__ void __launch_bounds__(kThreads) flash_bwd_kernel(FlashParams p) {
     // dQ rows wr.. += dS K * scale, one 16 x 16 block at a time through the warp's scratch.
 #pragma unroll 1
     for (int n = 0; n < D / 16; ++n) {
-      for (int i = lane; i < 256; i += 32) scr[i] = 0.0f;
-      __syncwarp();
-      mm_acc<T, 16, false>(scr, 16, sdS + wr * Ly::kLdP, Ly::kLdP, sK + n * 16, Ly::kLd);
+      Acc dq_part[1];
+      wmma::fill_fragment(dq_part[0], 0.0f);
+      mm_acc<T, 16, false>(dq_part, sdS + wr * Ly::kLdP, Ly::kLdP, sK + n * 16, Ly::kLd);
+      store_frags(scr, 16, dq_part);
       __syncwarp();
       for (int i = lane; i < 256; i += 32) {
         const int r = i / 16, c = i % 16;
@@ -348,10 +409,25 @@ __global__ void __launch_bounds__(kThreads) flash_bwd_kernel(FlashParams p) {
     }
     __syncthreads();  // every warp's P and dS rows are written
     // Warp w, key rows wr..: dV += P^T dO, dK += dS^T Q.
-    mm_acc<T, D, true>(sdV + wr * Ly::kLdO, Ly::kLdO, sP + wr, Ly::kLdP, sdO, Ly::kLd);
-    mm_acc<T, D, true>(sdK + wr * Ly::kLdO, Ly::kLdO, sdS + wr, Ly::kLdP, sQ, Ly::kLd);
+    if constexpr (Ly::kBwdRegAcc) {
+      mm_acc<T, D, true>(dv_acc, sP + wr, Ly::kLdP, sdO, Ly::kLd);
+      mm_acc<T, D, true>(dk_acc, sdS + wr, Ly::kLdP, sQ, Ly::kLd);
+    } else {
+      Acc acc[D / 16];
+      load_frags(acc, sdV + wr * Ly::kLdO, Ly::kLdO);
+      mm_acc<T, D, true>(acc, sP + wr, Ly::kLdP, sdO, Ly::kLd);
+      store_frags(sdV + wr * Ly::kLdO, Ly::kLdO, acc);
+      load_frags(acc, sdK + wr * Ly::kLdO, Ly::kLdO);
+      mm_acc<T, D, true>(acc, sdS + wr, Ly::kLdP, sQ, Ly::kLd);
+      store_frags(sdK + wr * Ly::kLdO, Ly::kLdO, acc);
+    }
   }
-  __syncthreads();
+  __syncthreads();  // S, dP, P, dS are no longer read
+  if constexpr (Ly::kBwdRegAcc) {
+    store_frags(sdK + wr * Ly::kLdO, Ly::kLdO, dk_acc);
+    store_frags(sdV + wr * Ly::kLdO, Ly::kLdO, dv_acc);
+    __syncthreads();
+  }
   // dk, dv are contiguous (B, H, S, D)
   T* dk = static_cast<T*>(p.dk) + (bh * p.S + k0) * D;
   T* dv = static_cast<T*>(p.dv) + (bh * p.S + k0) * D;

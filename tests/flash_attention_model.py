@@ -13,6 +13,7 @@ BQ = 64  # queries per tile (kBQ)
 BK = 64  # keys per tile (kBK)
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
+SLACK = 8.0  # kSlack: how far (log2 units) a tile's max may pass a row's m before rescaling
 
 
 def round_bf16(x):
@@ -60,9 +61,10 @@ def q_tiles(k0, L, causal):
     return range(k0 if causal else 0, L, BQ)
 
 
-def forward_head(q, k, v, causal, scale, dtype):
+def forward_head(q, k, v, causal, scale, dtype, stats=None):
     """One (batch, head): q (L, D), k and v (S, D), already in the input dtype's values.
-    Returns out (L, D) rounded to the dtype and lse (L,) float32."""
+    Returns out (L, D) rounded to the dtype and lse (L,) float32. ``stats["rescales"]``
+    counts the tiles after a row's first on which its accumulator was rescaled."""
     rnd = rounder(dtype)
     L, D = q.shape
     S = k.shape[0]
@@ -78,12 +80,17 @@ def forward_head(q, k, v, causal, scale, dtype):
             kt, vt = _tile(k, k0, S), _tile(v, k0, S)
             s = (qt @ kt.T) * sl2  # WMMA, float32 accumulators
             s = np.where(_mask(q0, k0, L, S, causal), s, -np.inf).astype(np.float32)
-            m_new = np.maximum(m, s.max(axis=1))
-            base = np.where(m_new == -np.inf, 0.0, m_new).astype(np.float32)
-            alpha = np.exp2(m - base)
+            # lazy rescaling: a row's m moves only when the tile's max passes m + SLACK
+            mx = s.max(axis=1)
+            grow = mx > m + SLACK
+            with np.errstate(invalid="ignore"):
+                alpha = np.where(grow, np.exp2(m - mx), 1.0).astype(np.float32)
+            if stats is not None:
+                stats["rescales"] = stats.get("rescales", 0) + int((grow & (m > -np.inf)).sum())
+            m = np.where(grow, mx, m).astype(np.float32)
+            base = np.where(m == -np.inf, 0.0, m).astype(np.float32)
             p = np.exp2(s - base[:, None])
             l = l * alpha + p.sum(axis=1)
-            m = m_new
             acc = acc * alpha[:, None] + rnd(p) @ vt  # P stored in the input dtype
         with np.errstate(divide="ignore"):
             inv = np.where(l > 0, 1.0 / l, 0.0).astype(np.float32)

@@ -95,6 +95,26 @@ def test_model_of_the_kernels_matches_the_composition(shape, dtype):
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol * scale_of, err_msg=name)
 
 
+def _growing_inputs(dtype, S=512):
+    """Keys whose norms grow along the sequence: later tiles' scores pass a row's running max
+    by far more than the slack, so the accumulators are rescaled on later tiles too."""
+    q, k, v, do = _inputs(1, 2, 64, S, 64, dtype, seed=7)
+    ramp = np.linspace(0.5, 8.0, S, dtype=np.float32)[None, None, :, None]
+    return q, model.rounder(dtype)(k * ramp), v, do
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_model_rescales_when_later_tiles_have_larger_scores(dtype):
+    q, k, v, do = _growing_inputs(dtype)
+    stats = {}
+    out, lse = model.forward_head(q[0, 0], k[0, 0], v[0, 0], False, 0.125, dtype, stats)
+    assert stats["rescales"] > 64  # rows rescaled after their first tile
+    r_out, r_lse, *_ = _ref(q[:, :1], k[:, :1], v[:, :1], do[:, :1], False, 0.125)
+    tol = MODEL_TOL[dtype]
+    np.testing.assert_allclose(lse, r_lse[0, 0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out, r_out[0, 0], rtol=tol, atol=tol * np.abs(r_out).max())
+
+
 def test_model_takes_the_given_scale():
     q, k, v, do = _inputs(1, 1, 70, 90, 32, "float32", seed=3)
     out, lse = model.forward(q, k, v, True, 0.3, "float32")
@@ -272,6 +292,15 @@ def test_fused_takes_an_unaligned_row_stride():
     v = torch.randn(1, 2, 70, 64, device="cuda", dtype=torch.bfloat16)
     do = torch.randn(1, 2, 50, 64, device="cuda", dtype=torch.bfloat16)
     _check_against_composition(q, k, v, do, True)
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_fused_rescales_when_later_tiles_have_larger_scores(dtype):
+    name = "bfloat16" if dtype is torch.bfloat16 else "float16"
+    q, k, v, do = (torch.tensor(x, device="cuda").to(dtype) for x in _growing_inputs(name))
+    _check_against_composition(q, k, v, do, False, scale=0.125)
+    _check_against_composition(q, k, v, do, True, scale=0.125)
 
 
 @requires_cuda
