@@ -210,7 +210,9 @@ __global__ void __launch_bounds__(kThreads, 3) flash_fwd_kernel(FlashParams p) {
   T* sP = reinterpret_cast<T*>(sS + kBQ * Ly::kLdS);
   float* sO = reinterpret_cast<float*>(sP + kBQ * Ly::kLdP);
 
-  const int64_t q0 = int64_t(blockIdx.y) * kBQ;  // first query of this tile
+  // first query of this tile: the last tiles first, as blocks start in index order and with
+  // is_causal the last tiles read the most keys (the short ones then fill the tail)
+  const int64_t q0 = int64_t(gridDim.y - 1 - blockIdx.y) * kBQ;
   const int64_t bh = blockIdx.x, b = bh / p.H, h = bh % p.H;
   const T* q = static_cast<const T*>(p.q) + b * p.q_sb + h * p.q_sh;
   const T* k = static_cast<const T*>(p.k) + b * p.k_sb + h * p.k_sh;
@@ -334,7 +336,9 @@ __global__ void __launch_bounds__(kThreads, 2) flash_bwd_kernel(FlashParams p) {
   float* sDelta = sLse + kBQ;                                 // kBQ
   if (Ly::kBwdRegAcc) sdK = sS, sdV = sdP;
 
-  const int64_t k0 = int64_t(blockIdx.y) * kBK;  // first key of this tile
+  // first key of this tile (with is_causal the first tiles see the most queries: they start
+  // first)
+  const int64_t k0 = int64_t(blockIdx.y) * kBK;
   const int64_t bh = blockIdx.x, b = bh / p.H, h = bh % p.H;
   const T* q = static_cast<const T*>(p.q) + b * p.q_sb + h * p.q_sh;
   const T* k = static_cast<const T*>(p.k) + b * p.k_sb + h * p.k_sh;
