@@ -91,6 +91,10 @@ struct Layout {
   // delta
   static constexpr int kBwdBytes = 4 * kTile16 + 2 * kScore + 2 * kP + (kBwdRegAcc ? 0 : 2 * kAcc) +
                                    kWarps * 256 * 4 + 2 * kBQ * 4;
+  // CTAs per SM that the shared memory allows on sm_90 (227 KiB): the register budget
+  // (__launch_bounds__) is set so that registers allow as many
+  static constexpr int kFwdBlocks = D <= 64 ? 3 : 2;
+  static constexpr int kBwdBlocks = D <= 64 ? 2 : 1;
 };
 
 // Copies rows [r0, r0 + 64) of a (n, D) matrix `g` (row stride `ld`, unit column stride)
@@ -199,7 +203,7 @@ __device__ __forceinline__ void load_frags(Acc (&acc)[N], const float* c, int ld
 constexpr float kSlack = 8.0f;
 
 template <class T, int D>
-__global__ void __launch_bounds__(kThreads, 3) flash_fwd_kernel(FlashParams p) {
+__global__ void __launch_bounds__(kThreads, Layout<D>::kFwdBlocks) flash_fwd_kernel(FlashParams p) {
 #ifdef CL_FLASH_BODY
   using Ly = Layout<D>;
   extern __shared__ __align__(128) unsigned char smem[];
@@ -316,7 +320,7 @@ __global__ void flash_bwd_delta_kernel(FlashParams p) {
 }
 
 template <class T, int D>
-__global__ void __launch_bounds__(kThreads, 2) flash_bwd_kernel(FlashParams p) {
+__global__ void __launch_bounds__(kThreads, Layout<D>::kBwdBlocks) flash_bwd_kernel(FlashParams p) {
 #ifdef CL_FLASH_BODY
   using Ly = Layout<D>;
   extern __shared__ __align__(128) unsigned char smem[];
