@@ -403,3 +403,55 @@ def test_fused_under_autocast():
     assert out.grad_fn.name() == "ScaledDotProductFlashAttentionBackward0"
     out.float().sum().backward()
     assert q.grad.dtype is torch.float32 and q.grad.shape == q.shape
+
+
+# ---- the op's checks (reached through _C: the dispatch never passes such inputs) ----
+
+
+def test_flash_supported_only_for_its_head_dims():
+    from cudalite import _C
+
+    for d in (16, 48, 80, 160, 256):
+        assert _C._flash_attention_supported(0, d) is False
+    assert _C._flash_attention_supported(-1, 64) is False
+    assert _C._flash_attention_supported(1 << 20, 64) is False
+
+
+def test_flash_op_rejects_bad_operands_on_the_cpu():
+    from cudalite import _C
+
+    q4 = torch.randn(1, 1, 4, 64, dtype=torch.float16)
+    with pytest.raises(RuntimeError, match="expected query of 4 dims"):
+        _C._flash_attention_forward(q4[0], q4, q4, False, 0.125)
+    with pytest.raises(RuntimeError, match="expected CUDA tensors, got query on cpu"):
+        _C._flash_attention_forward(q4, q4, q4, False, 0.125)
+
+
+@requires_cuda
+def test_flash_op_rejects_bad_operands_on_cuda():
+    from cudalite import _C
+
+    def t(*shape, dtype=torch.float16):
+        return torch.randn(*shape, device="cuda", dtype=dtype)
+
+    q = t(1, 2, 4, 64)
+    cases = [
+        ((t(1, 2, 4, 64, dtype=torch.float32), q, q), "float16 or bfloat16 tensors of one dtype"),
+        ((q, t(1, 2, 4, 64, dtype=torch.bfloat16), q), "float16 or bfloat16 tensors of one dtype"),
+        ((q, t(1, 3, 4, 64), q), "key has another batch, head count or head dim"),
+        ((q, q, t(1, 2, 4, 32)), "value has another batch, head count or head dim"),
+        ((q, t(1, 2, 5, 64), q), "key and value have different lengths \\(5 and 4\\)"),
+        ((t(1, 2, 4, 48),) * 3, "head dim 48 is not supported"),
+    ]
+    for args, msg in cases:
+        with pytest.raises(RuntimeError, match=msg):
+            _C._flash_attention_forward(*args, False, 0.125)
+    out, lse = _C._flash_attention_forward(q, q, q, True, 0.125)
+    assert out.shape == q.shape and out.dtype is q.dtype
+    assert lse.shape == (1, 2, 4) and lse.dtype is torch.float32
+    with pytest.raises(RuntimeError, match="grad_output and out must have query's shape"):
+        _C._flash_attention_backward(t(1, 2, 3, 64), q, q, q, out, lse, True, 0.125)
+    with pytest.raises(RuntimeError, match="contiguous float32 \\(B, H, L\\) logsumexp"):
+        _C._flash_attention_backward(q, q, q, q, out, lse.half(), True, 0.125)
+    dq, dk, dv = _C._flash_attention_backward(q, q, q, q, out, lse, True, 0.125)
+    assert dq.shape == dk.shape == dv.shape == q.shape
