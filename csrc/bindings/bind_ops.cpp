@@ -5,6 +5,7 @@
 #include "core/cuda_api.h"
 #include "core/error.h"
 #include "core/mem_overlap.h"
+#include "ops/attention.h"
 #include "ops/generator.h"
 #include "ops/im2col.h"
 #include "ops/sort.h"
@@ -382,6 +383,14 @@ void bind_ops(py::module_& m) {
       .def("set_cpu_state",
            [](Generator& g, const py::bytes& b) { g.set_cpu_state(std::string(b)); });
   m.def("_cuda_matmul", &cuda_matmul);
+  // ---- fused attention (ops/attention.h, nn/_functional_attention.py) ----
+  m.def("_flash_attention_supported", &flash_attention_supported, py::arg("device"),
+        py::arg("head_dim"));
+  m.def("_flash_attention_forward", &flash_attention_forward, py::arg("query"), py::arg("key"),
+        py::arg("value"), py::arg("is_causal"), py::arg("scale"));
+  m.def("_flash_attention_backward", &flash_attention_backward, py::arg("grad_out"),
+        py::arg("query"), py::arg("key"), py::arg("value"), py::arg("out"), py::arg("lse"),
+        py::arg("is_causal"), py::arg("scale"));
   // ---- im2col / col2im on the host (nn/_im2col.py): large copies, without the GIL ----
   m.def("_im2col", &cpu_im2col, py::call_guard<py::gil_scoped_release>());
   m.def("_col2im", &cpu_col2im, py::call_guard<py::gil_scoped_release>());

@@ -3,7 +3,7 @@ like ``torch.nn``. See docs/nn.md."""
 
 from __future__ import annotations
 
-from cudalite.nn import functional, init, parallel, utils  # noqa: F401  (torch.nn.parallel)
+from cudalite.nn import attention, functional, init, parallel, utils  # noqa: F401  (torch.nn.parallel)
 from cudalite.nn.activation import (
     ELU,
     GELU,

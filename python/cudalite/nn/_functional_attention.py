@@ -1,6 +1,9 @@
-"""``nn.functional.scaled_dot_product_attention``, composed as torch's math reference:
-``softmax(q @ k.T * scale + bias) @ v`` with a causal or given mask folded into ``bias``.
-As torch's math kernel, a query row whose every key is masked gives zeros (not nan)."""
+"""``nn.functional.scaled_dot_product_attention``: on CUDA, float16 / bfloat16 inputs without a
+mask or dropout run the fused kernel (FlashAttention-2, kernels/flash_attention.cu), recorded
+as one ``ScaledDotProductFlashAttentionBackward0`` node; anything else is composed as torch's
+math reference: ``softmax(q @ k.T * scale + bias) @ v`` with a causal or given mask folded
+into ``bias``. As torch's math kernel, a query row whose every key is masked gives zeros (not
+nan). docs/attention.md says which path runs when."""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ import math
 
 from cudalite import _C, _arg_parser
 from cudalite._C import Tensor
+from cudalite.autograd.graph import Node, edge, mark
+from cudalite.backends.cuda import _sdp
 
 __all__ = ["scaled_dot_product_attention"]
 
@@ -85,6 +90,65 @@ def _causal_mask(L, S, device):
     return rows >= arange(S, device=device)
 
 
+# ---- the fused kernel ----
+
+_FLASH_DTYPES = (_C.float16, _C.bfloat16)
+
+
+def _use_flash(query, key, value, attn_mask, dropout_p):
+    """Whether the fused kernel computes this call: CUDA float16 / bfloat16 (B, H, L, D)
+    queries over (B, H, S, D) keys and values of the same head dim, no mask, no dropout, a
+    head dim the kernel has (32, 64, 96, 128) and the flash backend enabled."""
+    if attn_mask is not None or dropout_p > 0.0 or not query.is_cuda:
+        return False
+    if not _sdp._enabled["flash"] or query.dtype not in _FLASH_DTYPES:
+        return False
+    if query.dim() != 4 or key.dim() != 4 or value.dim() != 4:
+        return False
+    qs, ks = query.shape, key.shape
+    if ks[:2] != qs[:2] or value.shape != ks or ks[3] != qs[3] or qs[2] == 0 or ks[2] == 0:
+        return False
+    if not (key.is_cuda and value.is_cuda and key.device == query.device == value.device):
+        return False
+    return _C._flash_attention_supported(query.device.index, qs[3])
+
+
+class ScaledDotProductFlashAttentionBackward0(Node):
+    """The gradients of the three inputs from the fused backward kernel, which recomputes the
+    attention weights from the saved log-sum-exp of each row."""
+
+    __slots__ = ("query", "key", "value", "_result", "lse", "is_causal", "scale")
+    _saved = ("query", "key", "value", "_result", "lse")
+
+    def apply(self, g):
+        dq, dk, dv = _C._flash_attention_backward(
+            g, self.query, self.key, self.value, self._result, self.lse, self.is_causal, self.scale
+        )
+        n = self._next
+        return (
+            dq if n[0] is not None else None,
+            dk if n[1] is not None else None,
+            dv if n[2] is not None else None,
+        )
+
+
+def _flash(query, key, value, is_causal, scale):
+    out, lse = _C._flash_attention_forward(query, key, value, is_causal, scale)
+    if _C._is_grad_enabled() and (query._rg or key._rg or value._rg):
+        node = ScaledDotProductFlashAttentionBackward0((edge(query), edge(key), edge(value)))
+        node.query, node.key, node.value = query, key, value
+        node.lse, node.is_causal, node.scale = lse, is_causal, scale
+        node.result = out
+        mark(out, node)
+    return out
+
+
+def _no_backend():
+    """Every backend switched off (torch raises then); while any is on and the fused kernel
+    does not apply, the composition runs."""
+    return not any(_sdp._enabled.values())
+
+
 def scaled_dot_product_attention(
     query,
     key,
@@ -109,6 +173,13 @@ def scaled_dot_product_attention(
             key = _repeat_heads(key, hq // hk)
             value = _repeat_heads(value, hq // value.size(-3))
     scale_factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else scale
+    if _use_flash(query, key, value, attn_mask, dropout_p):
+        return _flash(query, key, value, bool(is_causal), float(scale_factor))
+    if _no_backend():
+        raise RuntimeError(
+            "No viable backend for scaled_dot_product_attention was found. This is likely due "
+            "to turning off both the math kernel and the fused kernels."
+        )
     scores = query.matmul(key.transpose(-2, -1)) * scale_factor
     keep = None
     if is_causal:

@@ -1,8 +1,37 @@
-"""cudalite.backends.cuda: cuBLAS settings (torch.backends.cuda.matmul)."""
+"""cudalite.backends.cuda: cuBLAS settings (torch.backends.cuda.matmul) and the switches of
+scaled_dot_product_attention's backends."""
+
+import contextlib
+import warnings
 
 from cudalite import _C
 
-__all__ = ["cuBLASModule", "is_built", "matmul"]
+# ---- scaled_dot_product_attention's backends ----
+from cudalite.backends.cuda._sdp import (
+    cudnn_sdp_enabled,
+    enable_cudnn_sdp,
+    enable_flash_sdp,
+    enable_math_sdp,
+    enable_mem_efficient_sdp,
+    flash_sdp_enabled,
+    math_sdp_enabled,
+    mem_efficient_sdp_enabled,
+)
+
+__all__ = [
+    "cuBLASModule",
+    "cudnn_sdp_enabled",
+    "enable_cudnn_sdp",
+    "enable_flash_sdp",
+    "enable_math_sdp",
+    "enable_mem_efficient_sdp",
+    "flash_sdp_enabled",
+    "is_built",
+    "math_sdp_enabled",
+    "matmul",
+    "mem_efficient_sdp_enabled",
+    "sdp_kernel",
+]
 
 # torch.get_float32_matmul_precision's value while TF32 is allowed ("highest" otherwise).
 _precision_with_tf32 = "high"
@@ -162,3 +191,35 @@ class cuBLASModule:
 
 
 matmul = cuBLASModule()
+
+
+@contextlib.contextmanager
+def sdp_kernel(
+    enable_flash: bool = True,
+    enable_math: bool = True,
+    enable_mem_efficient: bool = True,
+    enable_cudnn: bool = True,
+):
+    r"""Temporarily enables or disables the backends of scaled dot product attention; the
+    previous flags come back on exit. Deprecated as in torch: use
+    ``cudalite.nn.attention.sdpa_kernel``."""
+    warnings.warn(
+        "`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager "
+        "will be removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context "
+        "manager, with updated signature.",
+        FutureWarning,
+        stacklevel=3,
+    )
+    from cudalite.nn.attention import SDPBackend, sdpa_kernel
+
+    backends = []
+    if enable_flash:
+        backends.append(SDPBackend.FLASH_ATTENTION)
+    if enable_mem_efficient:
+        backends.append(SDPBackend.EFFICIENT_ATTENTION)
+    if enable_math:
+        backends.append(SDPBackend.MATH)
+    if enable_cudnn:
+        backends.append(SDPBackend.CUDNN_ATTENTION)
+    with sdpa_kernel(backends) as context:
+        yield context
