@@ -177,7 +177,7 @@ def _index_reduce_into(self, dim, index, source, reduce, include_self):
     src = source if source.dim() else source.reshape([1])
     shape = [-1 if d == dim else 1 for d in range(x.dim())]
     idx = flat.long().reshape(shape).expand(list(src.shape))  # the same index for every slice
-    _scatter_reduce_into(x, dim, idx, src, reduce, include_self)
+    x.scatter_reduce_(dim, idx, src, reduce, include_self=include_self)  # (recorded)
     return self
 
 

@@ -44,7 +44,7 @@ def _slice_scatter(self, src, dim=0, start=None, end=None, step=1):
     n = self.shape[dim] if self.dim() else 1
     s = _bound(start, n, 0)
     e = max(_bound(end, n, n), s)
-    return _embed(out, out._slice(dim, s, e, step), src)
+    return _embed(out, out[(slice(None),) * dim + (slice(s, e, step),)], src)
 
 
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):

@@ -2,7 +2,7 @@
 ``tensor_split`` (sections or indices), ``hsplit`` / ``vsplit`` / ``dsplit``,
 ``split_with_sizes`` and the ``unsafe_`` forms, with torch's errors.
 
-Every piece is a view of the tensor (``_slice``); autograd records them through the views.
+Every piece is a view of the tensor (``narrow``); autograd records them through the views.
 The ``unsafe_`` forms share the memory too but are not views (torch's, which autograd does
 not track as views, so an in-place change of one piece is not checked against the others).
 """
@@ -41,7 +41,7 @@ def _pieces_at(t, dim, indices):
     for i in [*indices, n]:
         end = _slice_bounds(i, n) if i is not n else n
         s = min(start, n)
-        out.append(t._slice(dim, s, max(end, s), 1))
+        out.append(t.narrow(dim, s, max(end, s) - s))
         start = end
     return tuple(out)
 
@@ -54,7 +54,7 @@ def _sections(t, dim, sections):
     out, start = [], 0
     for k in range(sections):
         size = small + (1 if k < extra else 0)
-        out.append(t._slice(dim, start, start + size, 1))
+        out.append(t.narrow(dim, start, size))
         start += size
     return tuple(out)
 
