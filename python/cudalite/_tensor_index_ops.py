@@ -351,8 +351,8 @@ def _take_along_dim(self, indices, dim=None):
             f"dimensions, but got {self.dim()} dimensions for input, and {indices.dim()} "
             "dimensions for indices"
         )
-    if self.dim() == 0:
-        return self.gather(0, indices)
+    if self.dim() == 0:  # (torch reads indices.size(dim))
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     sizes = list(self.shape)
     sizes[dim] = indices.shape[dim]
     shape = list(_C._broadcast_shapes(tuple(sizes), tuple(indices.shape)))

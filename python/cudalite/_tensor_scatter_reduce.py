@@ -166,7 +166,8 @@ def _index_reduce_into(self, dim, index, source, reduce, include_self):
     except (RuntimeError, IndexError) as e:  # the same checks, under index_reduce_'s name
         raise type(e)(str(e).replace("index_add_()", "index_reduce_()")) from None
     if self.dtype == _C.bool:
-        raise NotImplementedError("\"index_func_\" not implemented for 'Bool'")
+        kernel = "index_func_" if include_self else "index_reduce_func_exclude_input_init"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     if index.numel() == 0:
         return self
     flat = index.reshape(-1)

@@ -76,6 +76,8 @@ def _unique_flat(t, consecutive):
 
 
 def _unique_dim(t, dim, consecutive):
+    if t.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     dim = _C._wrap_dim(dim, t.dim())
     shape = list(t.shape)
     if any(s == 0 for d, s in enumerate(shape) if d != dim):
