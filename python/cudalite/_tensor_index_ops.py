@@ -343,7 +343,7 @@ def _take_along_dim(self, indices, dim=None):
             f"{_name(indices.dtype)}"
         )
     if dim is None:
-        return self.reshape(-1).gather(0, indices.reshape(-1))
+        return self.view(-1).gather(0, indices.view(-1))  # (views, as torch: no copies)
     dim = _C._wrap_dim(dim, self.dim())
     if self.dim() != indices.dim():
         raise RuntimeError(
