@@ -27,6 +27,9 @@ __all__ = [
 ]
 
 
+_MAX_PIECES = 1 << 24
+
+
 def _slice_bounds(i, n):
     """A Python slice bound: negative counts from the end, then clamped to [0, n]."""
     if i < 0:
@@ -49,6 +52,12 @@ def _pieces_at(t, dim, indices):
 def _sections(t, dim, sections):
     if sections <= 0:
         raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+    if sections >= 1 << 63:
+        raise RuntimeError("Overflow when unpacking long")
+    if sections > _MAX_PIECES:  # (torch runs out of memory making them)
+        raise RuntimeError(
+            f"tensor_split: {sections} sections would make more tensors than memory can hold"
+        )
     n = t.shape[dim]
     small, extra = divmod(n, sections)
     out, start = [], 0
