@@ -85,6 +85,11 @@ UNARY = {
         C.ones(2, dtype=F64, device=d), (2,), (2,)
     ),
     "resize": lambda x, d: x.resize(3, 2),
+    "diag": lambda x, d: x.diag(1),
+    "diag_vector": lambda x, d: x[0].diag(-1),
+    "diag_embed": lambda x, d: x.diag_embed(1, 0, 2),
+    "diagflat": lambda x, d: x.diagflat(),
+    "H": lambda x, d: x.H,
     "scatter_reduce_sum": lambda x, d: x.scatter_reduce(
         1, _i([[0, 0], [2, 0]], d), x[:, 1:] * 3, "sum"
     ),
@@ -142,9 +147,11 @@ SOURCE = {
 
 
 @pytest.mark.parametrize("name", sorted(SOURCE))
+@pytest.mark.parametrize("self_grad", [True, False])
 @pytest.mark.filterwarnings("ignore:index_reduce:UserWarning")
-def test_gradcheck_source(name, device):
+def test_gradcheck_source(name, self_grad, device):
     x, s = _x(2, 3, device=device), _x(2, 2, device=device, seed=1)
+    x.requires_grad_(self_grad)  # (the source's gradient also when self needs none)
     assert gradcheck(lambda a, b: SOURCE[name](a, b, device), (x, s))
 
 

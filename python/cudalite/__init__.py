@@ -58,6 +58,8 @@ from cudalite._tensor_scatter_views import *  # noqa: F403
 from cudalite._tensor_unique import *  # noqa: F403
 from cudalite._tensor_set import *  # noqa: F403
 from cudalite._tensor_predicates import *  # noqa: F403
+from cudalite._tensor_diag import *  # noqa: F403
+from cudalite import _tensor_apply  # noqa: F401 - Tensor.apply_, map_, map2_
 from cudalite.random import (
     Generator,
     default_generator,

@@ -135,3 +135,14 @@ def resize(self, *sizes):
             "preserving the number of elements. "
         )
     return self.contiguous().view(*sizes)
+
+
+@method
+def resize_as(self, tensor):
+    """Deprecated: ``resize`` to ``tensor``'s sizes."""
+    import warnings
+
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return self.resize(*tensor.shape)

@@ -285,3 +285,99 @@ def _dim_order(self, *, ambiguity_check=False):
     if ambiguous:
         raise RuntimeError("The tensor does not have unique dim order.")
     return tuple(perm)
+
+
+# ---- sparse, named and legacy queries of a dense tensor ----
+
+
+def _imag(self):
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
+_methods["imag"] = property(_imag, doc="Refused: a real tensor has no imaginary part.")
+
+
+def _volatile(self):
+    import warnings
+
+    warnings.warn(
+        "volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2
+    )
+    return False
+
+
+_methods["volatile"] = property(_volatile, doc="False (removed from torch; warns).")
+_methods["name"] = property(lambda self: None, doc="None: cudalite's tensors have no names.")
+
+
+@method(name="to_dense")
+def _to_dense(self, dtype=None, *, masked_grad=None):
+    """``self`` (already dense), or a copy of another ``dtype``."""
+    return self if dtype is None or dtype == self.dtype else self.to(dtype)
+
+
+@method(name="dense_dim")
+def _dense_dim(self):
+    """The number of dense dims: all of them."""
+    return self.dim()
+
+
+@method(name="sparse_dim")
+def _sparse_dim(self):
+    """The number of sparse dims: none."""
+    return 0
+
+
+@method(name="is_coalesced")
+def _is_coalesced(self):
+    raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got Strided")
+
+
+@method(name="values")
+def _values(self):
+    raise RuntimeError("values expected sparse tensor layout but got Strided")
+
+
+@method(name="indices")
+def _indices(self):
+    raise RuntimeError("indices expected sparse coordinate tensor layout but got Strided")
+
+
+@method(name="rename")
+def _rename(self, *names, **rename_map):
+    """Names for the dims: only None (no names) is supported, which gives a view of
+    ``self``."""
+    if rename_map or any(n is not None for n in names):
+        raise RuntimeError("cudalite has no named tensors: rename() takes only None")
+    return self.view(list(self.shape))
+
+
+@method(name="rename_")
+def _rename_(self, *names, **rename_map):
+    """``rename`` in place: only None (no names) is supported; returns ``self``."""
+    if rename_map or any(n is not None for n in names):
+        raise RuntimeError("cudalite has no named tensors: rename_() takes only None")
+    return self
+
+
+def _unnamed(self):
+    dims = ", ".join(["None"] * self.dim())
+    return RuntimeError(
+        f"align_to: All input dims must be named. Found unnamed dim at index 0 of Tensor[{dims}]"
+    )
+
+
+@method(name="align_to")
+def _align_to(self, *names):
+    """Refused as torch refuses it for a tensor without names (every cudalite tensor)."""
+    if self.dim() == 0:
+        return self
+    raise _unnamed(self)
+
+
+@method(name="align_as")
+def _align_as(self, other):
+    """Refused as torch refuses it for a tensor without names (every cudalite tensor)."""
+    if self.dim() == 0:
+        return self
+    raise _unnamed(self)

@@ -68,14 +68,15 @@ def _extreme(x, dim, idx, src, reduce, include_self):
     dests, best = d_sorted[last], v_sorted[last]
     if negate:
         best = -best
-    work = x.contiguous()
-    flat = work.view(-1)
+    parts, step = [], 1  # the row-major positions as one index per dim of x
+    for n in reversed(list(x.shape)):
+        parts.append((dests // step).remainder(n) if n != 1 else dests * 0)
+        step *= n
+    parts = tuple(reversed(parts))
     if include_self:
-        cur = flat[dests]
+        cur = x[parts]
         best = cur.maximum(best) if reduce == "amax" else cur.minimum(best)
-    flat[dests] = best
-    if work is not x:
-        x.copy_(work)
+    x[parts] = best
 
 
 def _scatter_reduce_into(self, dim, index, src, reduce, include_self):
