@@ -8,7 +8,12 @@ slices, None, Ellipsis, boolean masks, integer tensors and lists, and mixes of t
 and shape ops (view, reshape, permute, transpose, squeeze, unsqueeze, flatten, expand, narrow,
 select, chunk, split, unbind, flip, repeat, index_select, masked_fill, nonzero, stack), the
 ops along a dim (gather, scatter, scatter_add, index_add, cumsum, cumprod, tril, triu, roll,
-repeat_interleave) and the factories with inferred dtypes. Results must agree in the
+repeat_interleave), the splits, shape, index, scatter and set ops (tensor_split, hsplit,
+vsplit, dsplit, split_with_sizes, unsafe_split, tile, ravel, rot90, fliplr, flipud,
+narrow_copy, index_copy, index_fill, masked_select, masked_scatter, take, put,
+take_along_dim, scatter_reduce, index_reduce, slice/select/diagonal_scatter, fill_diagonal_,
+argwhere, nonzero_static, unique, unique_consecutive, dim_order, is_nonzero) and the
+factories with inferred dtypes. Results must agree in the
 exception raised (its type), dtype, shape, strides and storage offset of views, and values.
 On CUDA, whether torch raises is decided by the same case on the CPU (its CUDA kernels assert
 on bad indices). Exits non-zero on any mismatch.
@@ -218,7 +223,9 @@ def _sum_to_size_arg(rng, shape):
 
 
 def _case(rng, device):
-    kind = rng.choice(["get", "get", "set", "view", "view", "misc", "factory", "dim_op"])
+    kind = rng.choice(
+        ["get", "get", "set", "view", "view", "misc", "factory", "dim_op", "shape_op", "shape_op"]
+    )
     dt = str(rng.choice(DTYPES))
     shape = _shape(rng)
     if kind == "factory":
@@ -227,6 +234,8 @@ def _case(rng, device):
     desc = f"{dt}{list(a.t.shape)}"
     if kind == "dim_op":
         return _dim_op_case(rng, a, desc, device)
+    if kind == "shape_op":
+        return _shape_op_case(rng, a, desc, device)
     if kind == "get":
         ti, ci, text = _index(rng, tuple(a.t.shape), device)
         basic = "[" not in text  # no list, tensor or mask: the result is a view
@@ -436,6 +445,256 @@ def _dim_op_case(rng, a, desc, device):
         lambda M, x: x.repeat_interleave(rt if M is torch else rc, dim=rdim),
         False,
     )
+
+
+# ---- splits, shape, index / scatter and set ops ----
+
+_SHAPE_OPS = ["tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split"]
+_SHAPE_OPS += ["tile", "ravel", "rot90", "fliplr", "flipud", "narrow_copy", "index_copy"]
+_SHAPE_OPS += ["index_fill", "masked_select", "masked_scatter", "take", "put", "take_along_dim"]
+_SHAPE_OPS += ["scatter_reduce", "index_reduce", "slice_scatter", "select_scatter"]
+_SHAPE_OPS += ["diagonal_scatter", "fill_diagonal_", "argwhere", "nonzero_static", "unique"]
+_SHAPE_OPS += ["unique_consecutive", "dim_order", "is_nonzero"]
+
+
+def _shape_op_case(rng, a, desc, device):
+    nd = a.t.dim()
+    shape = tuple(a.t.shape)
+    dt = desc.split("[")[0]
+    d = int(rng.integers(-nd, nd)) if nd else int(rng.integers(-1, 1))
+    dw = d % max(nd, 1)
+    size = shape[dw] if nd and dw < nd else 1
+    numel = int(np.prod(shape)) if shape else 1
+    which = str(rng.choice(_SHAPE_OPS))
+
+    def tensors(v, dtype="int64"):
+        return (
+            torch.tensor(v, dtype=getattr(torch, dtype), device=device),
+            cudalite.tensor(v, dtype=getattr(cudalite, dtype), device=device),
+        )
+
+    def pick(M, t, c):
+        return t if M is torch else c
+
+    if which in ("tensor_split", "hsplit", "vsplit", "dsplit"):
+        if rng.random() < 0.5:
+            arg = int(rng.integers(-1, 4))
+        else:
+            arg = sorted(int(x) for x in rng.integers(-2, size + 2, int(rng.integers(0, 3))))
+        if which != "tensor_split":
+            return f"{desc}.{which}({arg})", [a], lambda M, x: getattr(x, which)(arg), True
+        return f"{desc}.tensor_split({arg}, {d})", [a], lambda M, x: x.tensor_split(arg, d), True
+    if which in ("split_with_sizes", "unsafe_split"):
+        cut = int(rng.integers(0, size + 1))
+        sizes = [cut, size - cut] if rng.random() < 0.9 else [cut, size]
+        if which == "unsafe_split":
+            k = int(rng.integers(1, 4))
+            return f"{desc}.unsafe_split({k}, {d})", [a], lambda M, x: x.unsafe_split(k, d), False
+        return (
+            f"{desc}.split_with_sizes({sizes}, {d})",
+            [a],
+            lambda M, x: x.split_with_sizes(sizes, d),
+            True,
+        )
+    if which == "tile":
+        reps = [int(x) for x in rng.integers(0, 3, int(rng.integers(0, 4)))]
+        return f"{desc}.tile({reps})", [a], lambda M, x: x.tile(reps), False
+    if which == "ravel":
+        return f"{desc}.ravel()", [a], lambda M, x: x.ravel(), True
+    if which == "rot90":
+        k = int(rng.integers(-5, 6))
+        dims = [int(x) for x in rng.integers(-nd - 1, nd + 1, 2)] if nd else [0, 1]
+        return f"{desc}.rot90({k}, {dims})", [a], lambda M, x: x.rot90(k, dims), False
+    if which in ("fliplr", "flipud"):
+        return f"{desc}.{which}()", [a], lambda M, x: getattr(x, which)(), False
+    if which == "narrow_copy":
+        start = int(rng.integers(-size, size + 1))
+        n = int(rng.integers(0, size + 1))
+        return (
+            f"{desc}.narrow_copy({d}, {start}, {n})",
+            [a],
+            lambda M, x: x.narrow_copy(d, start, n),
+            False,
+        )
+    if which == "index_copy":
+        n = int(rng.integers(0, size + 1))
+        idx = [int(x) for x in rng.permutation(size)[:n]]  # distinct: any write order
+        if rng.random() < 0.05:
+            idx = idx + [size]
+        sshape = list(shape)
+        if nd:
+            sshape[dw] = len(idx)
+        src = Pair(rng, dt, tuple(sshape), device)
+        it, ic = tensors(idx)
+        return (
+            f"{desc}.index_copy({d}, {idx}, {sshape})",
+            [a, src],
+            lambda M, x, s: x.index_copy(d, pick(M, it, ic), s),
+            False,
+        )
+    if which == "index_fill":
+        idx = [int(x) for x in rng.integers(-size, max(size, 1) + (rng.random() < 0.05), 3)]
+        v = [2, -1.5, True][int(rng.integers(0, 3))]
+        it, ic = tensors(idx)
+        return (
+            f"{desc}.index_fill({d}, {idx}, {v})",
+            [a],
+            lambda M, x: x.index_fill(d, pick(M, it, ic), v),
+            False,
+        )
+    if which in ("masked_select", "masked_scatter"):
+        mshape = list(shape)
+        if mshape and rng.random() < 0.4:
+            mshape[int(rng.integers(0, len(mshape)))] = 1
+        m = Pair(rng, "bool", tuple(mshape), device)
+        if which == "masked_select":
+            return (
+                f"{desc}.masked_select(bool{mshape})",
+                [a, m],
+                lambda M, x, mm: x.masked_select(mm),
+                False,
+            )
+        src = Pair(rng, dt, (max(numel + int(rng.integers(-1, 2)), 0),), device)
+        return (
+            f"{desc}.masked_scatter(bool{mshape}, src)",
+            [a, m, src],
+            lambda M, x, mm, s: x.masked_scatter(mm, s),
+            False,
+        )
+    if which in ("take", "put"):
+        n = int(rng.integers(0, 4))
+        lo = -numel - (rng.random() < 0.05)
+        idx = [int(x) for x in rng.integers(lo, max(numel, 1), n)] if numel else []
+        it, ic = tensors(idx)
+        if which == "take":
+            return f"{desc}.take({idx})", [a], lambda M, x: x.take(pick(M, it, ic)), False
+        acc = bool(rng.random() < 0.5)
+        if not acc:  # distinct positions: any write order
+            idx = sorted({i % max(numel, 1) for i in idx})
+            it, ic = tensors(idx)
+        src = Pair(rng, dt, (len(idx),), device)
+        return (
+            f"{desc}.put({idx}, src, accumulate={acc})",
+            [a, src],
+            lambda M, x, s: x.put(pick(M, it, ic), s, accumulate=acc),
+            False,
+        )
+    if which == "take_along_dim":
+        ishape = tuple(
+            int(rng.choice([1, s])) if k != dw else int(rng.integers(0, 4))
+            for k, s in enumerate(shape)
+        )
+        # In range: torch does not check the indices along a dim (it reads them modulo the
+        # size, or past the tensor), where cudalite raises gather's error.
+        v = rng.integers(0, max(size, 1), size=ishape) if ishape else np.array(0)
+        it, ic = tensors(v.tolist())
+        text = f"int64{v.tolist()}"
+        dim = None if rng.random() < 0.2 else d
+        return (
+            f"{desc}.take_along_dim({text}, {dim})",
+            [a],
+            lambda M, x: x.take_along_dim(pick(M, it, ic), dim),
+            False,
+        )
+    if which in ("scatter_reduce", "index_reduce"):
+        red = str(rng.choice(["sum", "prod", "mean", "amax", "amin"]))
+        inc = bool(rng.random() < 0.5)
+        if which == "scatter_reduce":
+            ishape = tuple(
+                int(rng.integers(0, s + 1)) if k != dw else int(rng.integers(0, 4))
+                for k, s in enumerate(shape)
+            )
+            it, ic, text = _index_pair(rng, ishape, size, device)
+            src = Pair(rng, dt, ishape, device)
+        else:
+            # (not bool: torch's CPU kernel takes some bool cases along the last dim and
+            # refuses the others; cudalite refuses them all)
+            if dt == "bool":
+                return f"{desc}.argwhere()", [a], lambda M, x: x.argwhere(), False
+            red = str(rng.choice(["prod", "mean", "amax", "amin"]))
+            n = int(rng.integers(0, 4))
+            it, ic, text = _index_pair(rng, (n,), size, device)
+            sshape = list(shape)
+            if nd:
+                sshape[dw] = n
+            src = Pair(rng, dt, tuple(sshape), device)
+        return (
+            f"{desc}.{which}({d}, {text}, src, {red!r}, include_self={inc})",
+            [a, src],
+            lambda M, x, s: getattr(x, which)(d, pick(M, it, ic), s, red, include_self=inc),
+            False,
+        )
+    if which == "slice_scatter":
+        start, end = int(rng.integers(-size - 1, size + 1)), int(rng.integers(-size, size + 2))
+        step = int(rng.integers(1, 3))
+        view = a.t.cpu()[(slice(None),) * dw + (slice(start, end, step),)] if nd else a.t.cpu()
+        src = Pair(rng, dt, tuple(view.shape), device)
+        return (
+            f"{desc}.slice_scatter(src, {d}, {start}, {end}, {step})",
+            [a, src],
+            lambda M, x, s: x.slice_scatter(s, d, start, end, step),
+            False,
+        )
+    if which == "select_scatter":
+        i = int(rng.integers(-size, size + (rng.random() < 0.05)))
+        sshape = tuple(s for k, s in enumerate(shape) if k != dw)
+        src = Pair(rng, dt, sshape, device)
+        return (
+            f"{desc}.select_scatter(src, {d}, {i})",
+            [a, src],
+            lambda M, x, s: x.select_scatter(s, d, i),
+            False,
+        )
+    if which == "diagonal_scatter":
+        off = int(rng.integers(-2, 3))
+        try:
+            dshape = tuple(a.t.cpu().diagonal(off).shape)
+        except Exception:  # noqa: BLE001 - fewer than 2 dims: any source will do
+            dshape = (1,)
+        src = Pair(rng, dt, dshape, device)
+        return (
+            f"{desc}.diagonal_scatter(src, {off})",
+            [a, src],
+            lambda M, x, s: x.diagonal_scatter(s, off),
+            False,
+        )
+    if which == "fill_diagonal_":
+        v, wrap = [3, -1.5, True][int(rng.integers(0, 3))], bool(rng.random() < 0.5)
+        return (
+            f"{desc}.clone().fill_diagonal_({v}, {wrap})",
+            [a],
+            lambda M, x: x.clone().fill_diagonal_(v, wrap=wrap),
+            False,
+        )
+    if which == "argwhere":
+        return f"{desc}.argwhere()", [a], lambda M, x: x.argwhere(), False
+    if which == "nonzero_static":
+        k = int(rng.integers(0, numel + 3))
+        return (
+            f"{desc}.nonzero_static(size={k})",
+            [a],
+            lambda M, x: x.nonzero_static(size=k, fill_value=-3),
+            False,
+        )
+    if which in ("unique", "unique_consecutive"):
+        inv, cnt = bool(rng.random() < 0.5), bool(rng.random() < 0.5)
+        dim = None if rng.random() < 0.5 else d
+        if which == "unique":
+            return (
+                f"{desc}.unique(return_inverse={inv}, return_counts={cnt}, dim={dim})",
+                [a],
+                lambda M, x: x.unique(return_inverse=inv, return_counts=cnt, dim=dim),
+                False,
+            )
+        return (
+            f"{desc}.unique_consecutive(return_inverse={inv}, return_counts={cnt}, dim={dim})",
+            [a],
+            lambda M, x: x.unique_consecutive(return_inverse=inv, return_counts=cnt, dim=dim),
+            False,
+        )
+    if which == "dim_order":
+        return f"{desc}.dim_order()", [a], lambda M, x: list(x.dim_order()), False
+    return f"{desc}.is_nonzero()", [a], lambda M, x: x.is_nonzero(), False
 
 
 def _listed(v):

@@ -49,6 +49,17 @@ from cudalite._tensor_scatter import *  # noqa: F403
 from cudalite._tensor_scan import *  # noqa: F403
 from cudalite._tensor_triangular import *  # noqa: F403
 from cudalite._tensor_rearrange import *  # noqa: F403
+
+# ---- split, index/scatter, unique, set_ and predicate ops ----
+from cudalite._tensor_split import *  # noqa: F403
+from cudalite._tensor_index_ops import *  # noqa: F403
+from cudalite._tensor_scatter_reduce import *  # noqa: F403
+from cudalite._tensor_scatter_views import *  # noqa: F403
+from cudalite._tensor_unique import *  # noqa: F403
+from cudalite._tensor_set import *  # noqa: F403
+from cudalite._tensor_predicates import *  # noqa: F403
+from cudalite._tensor_diag import *  # noqa: F403
+from cudalite import _tensor_apply  # noqa: F401 - Tensor.apply_, map_, map2_
 from cudalite.random import (
     Generator,
     default_generator,

@@ -115,3 +115,34 @@ def _resize_as_method(self, *args, memory_format=None, **kwargs):
 def resize_as_(input, the_template, *, memory_format=None):
     """``input.resize_as_(the_template, memory_format=...)``."""
     return input.resize_as_(the_template, memory_format=memory_format)
+
+
+@method
+def resize(self, *sizes):
+    """Deprecated: ``self``'s elements with new sizes of the same number of elements (a view
+    when ``self`` is contiguous); use ``reshape``."""
+    import functools
+    import operator
+    import warnings
+
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    numel = functools.reduce(operator.mul, sizes, 1)
+    if self.numel() != numel:
+        raise RuntimeError(
+            f"requested resize to {'x'.join(map(str, sizes))} ({numel} elements in total), but "
+            f"the given tensor has a size of {'x'.join(map(str, self.shape))} ({self.numel()} "
+            "elements). autograd's resize can only change the shape of a given tensor, while "
+            "preserving the number of elements. "
+        )
+    return self.contiguous().view(*sizes)
+
+
+@method
+def resize_as(self, tensor):
+    """Deprecated: ``resize`` to ``tensor``'s sizes."""
+    import warnings
+
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return self.resize(*tensor.shape)

@@ -554,6 +554,20 @@ def repeat(self, *sizes):
     return out
 
 
+def _dense_order(t):
+    """The dims of a non-contiguous tensor whose elements fill a block of memory, outermost
+    first (None when contiguous, or when some overlap or leave gaps)."""
+    if t.is_contiguous():
+        return None
+    order = sorted(range(t.dim()), key=lambda d: -t.stride(d))
+    step = 1
+    for d in reversed(order):
+        if t.shape[d] != 1 and t.stride(d) != step:
+            return None
+        step *= t.shape[d]
+    return order
+
+
 @method
 def flip(self, *dims):
     if not dims:
@@ -567,6 +581,10 @@ def flip(self, *dims):
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     if self.dim() == 0:
         return self.clone()
+    order = _dense_order(self)
+    if order is not None:  # flipped in memory order: the result keeps self's layout
+        back = [order.index(d) for d in range(self.dim())]
+        return self.permute(order).flip([back[d] for d in dims]).permute(back)._alias()
     idx = [slice(None)] * self.dim()
     for d in dims:
         n = self.shape[d]

@@ -1,4 +1,5 @@
-"""roll and repeat_interleave: copies that move or repeat slices along a dimension.
+"""roll, repeat_interleave, tile, rot90, fliplr / flipud, ravel and narrow_copy: copies that
+move, repeat or flatten slices along dimensions.
 
 roll is one ``cat`` of two narrowed views per rolled dim; repeat_interleave with an int is a
 broadcast (``expand``) made dense, and with a tensor of repeats an ``index_select`` of the
@@ -14,9 +15,10 @@ from cudalite import _C
 from cudalite._arg_parser import tp_name
 from cudalite._C import Tensor
 from cudalite._lazy import numpy
+from cudalite._memory_format import contiguous_format
 from cudalite._tensor import method
 
-__all__ = ["roll", "repeat_interleave"]
+__all__ = ["roll", "repeat_interleave", "tile", "rot90", "fliplr", "flipud", "ravel", "narrow_copy"]
 
 
 def _int_list(v, name, pos):
@@ -130,3 +132,101 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         ar = _C._arange(0, n, 1, input.dtype, input.device)
         return ar.repeat_interleave(reps, 0, output_size=output_size)
     return input.repeat_interleave(repeats, dim, output_size=output_size)
+
+
+# ---- tile, rot90, fliplr / flipud, ravel, narrow_copy ----
+
+
+@method(name="tile")
+def _tile(self, *dims):
+    """``repeat`` with ``dims`` padded with leading ones to ``self``'s number of dims."""
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    dims = [operator.index(d) for d in dims]
+    if len(dims) < self.dim():
+        dims = [1] * (self.dim() - len(dims)) + dims
+    return self.repeat(dims)
+
+
+def tile(input, dims):
+    return input.tile(dims)
+
+
+@method(name="rot90")
+def _rot90(self, k=1, dims=(0, 1)):
+    """The (dims[0], dims[1]) planes turned ``k`` quarter turns, from dims[0] towards dims[1]."""
+    dims = list(dims)
+    n = self.dim()
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if n < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {n}")
+    d0, d1 = dims
+    if d0 == d1 or abs(d0 - d1) == n:
+        raise RuntimeError(
+            f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}"
+        )
+    if d0 >= n or d0 < -n:
+        raise RuntimeError(f"Rotation dim0 out of range, dim0 = {d0}")
+    if d1 >= n or d1 < -n:
+        raise RuntimeError(f"Rotation dim1 out of range, dim1 = {d1}")
+    k = operator.index(k) % 4
+    if k == 1:
+        return self.flip([d1]).transpose_(d0, d1)
+    if k == 2:
+        return self.flip([d0, d1])
+    if k == 3:
+        return self.flip([d0]).transpose_(d0, d1)
+    return self.clone(memory_format=contiguous_format)
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    return input.rot90(k, dims)
+
+
+@method(name="fliplr")
+def _fliplr(self):
+    """``flip`` of dim 1 (columns)."""
+    if self.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return self.flip([1])
+
+
+@method(name="flipud")
+def _flipud(self):
+    """``flip`` of dim 0 (rows)."""
+    if self.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return self.flip([0])
+
+
+def fliplr(input):
+    return input.fliplr()
+
+
+def flipud(input):
+    return input.flipud()
+
+
+@method(name="ravel")
+def _ravel(self):
+    """The elements as one dim in row-major order: a view when ``self`` is contiguous."""
+    return self.contiguous().view(-1)
+
+
+def ravel(input):
+    return input.ravel()
+
+
+@method(name="narrow_copy")
+def _narrow_copy(self, dim, start, length):
+    """``narrow``'s elements in new, contiguous memory."""
+    if isinstance(start, Tensor):
+        start = start.item()
+    part = self.narrow(dim, start, length)
+    out = _C._empty(list(part.shape), self.dtype, self.device, False)
+    return out.copy_(part)
+
+
+def narrow_copy(input, dim, start, length):
+    return input.narrow_copy(dim, start, length)

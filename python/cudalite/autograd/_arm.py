@@ -18,6 +18,7 @@ from cudalite.autograd.functions import indexing as ix
 from cudalite.autograd.functions import linalg as la
 from cudalite.autograd.functions import pointwise as pw
 from cudalite.autograd.functions import reduce as rd
+from cudalite.autograd.functions import scatter_reduce as srd
 from cudalite.autograd.functions import sorting as so
 from cudalite.autograd.functions import views as vw
 from cudalite.autograd.functions import views_strided as vs
@@ -215,6 +216,8 @@ def _method_recorders():
         "logit_": pw.logit_,
         # ---- gather/scatter, scans, triangles, roll ----
         **ixo.RECORDERS,
+        # ---- scatter_reduce (prod) ----
+        **srd.RECORDERS,
     }
 
 
