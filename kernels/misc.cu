@@ -1,7 +1,7 @@
 // Small CUDA kernels: affine fill (arange), offset gather/scatter (indexing) and gather/
-// scatter along a dim (gather, scatter, scatter_add, index_add; adds and multiplies are atomic
-// for every dtype). Each is bandwidth-bound: numel * itemsize bytes written (+ offsets read).
-// Random fills: random.cu.
+// scatter along a dim (gather, scatter, scatter_add, index_add, scatter_reduce; adds,
+// multiplies, maxima and minima are atomic for every dtype). Each is bandwidth-bound: numel *
+// itemsize bytes written (+ offsets read). Random fills: random.cu.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -100,6 +100,27 @@ __device__ __forceinline__ T mul_values(T a, T b) {
   }
 }
 
+// amax / amin of scatter_reduce: NaN wins, as in torch.
+template <class T>
+__device__ __forceinline__ T max_values(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return a || b;
+  } else {
+    const opmath_t<T> x(a), y(b);
+    return x == x && (y != y || y > x) ? b : a;
+  }
+}
+
+template <class T>
+__device__ __forceinline__ T min_values(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return a && b;
+  } else {
+    const opmath_t<T> x(a), y(b);
+    return x == x && (y != y || y < x) ? b : a;
+  }
+}
+
 // Adds with the hardware's atomics where they exist (float, double, 32- and 64-bit
 // integers; float16 from sm_70 and bfloat16 from sm_80), else through atomic_cas_apply.
 template <class T>
@@ -156,6 +177,7 @@ __global__ void gather_dim_kernel(DimIndexer g, const T* self, const I* idx, T* 
   }
 }
 
+// mode 0 assigns, 1 adds, 2 multiplies, 3 takes the max, 4 the min (atomically).
 template <class T, class I>
 __global__ void scatter_dim_kernel(DimIndexer g, T* self, const I* idx, const T* v, int mode) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < g.numel;
@@ -167,6 +189,10 @@ __global__ void scatter_dim_kernel(DimIndexer g, T* self, const I* idx, const T*
       atomic_add(dst, v[off[2]]);
     } else if (mode == 2) {
       atomic_cas_apply(dst, v[off[2]], [](T a, T b) { return mul_values(a, b); });
+    } else if (mode == 3) {
+      atomic_cas_apply(dst, v[off[2]], [](T a, T b) { return max_values(a, b); });
+    } else if (mode == 4) {
+      atomic_cas_apply(dst, v[off[2]], [](T a, T b) { return min_values(a, b); });
     } else {
       *dst = v[off[2]];
     }

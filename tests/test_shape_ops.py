@@ -376,3 +376,17 @@ def test_in_place_on_a_leaf_that_requires_grad_raises(device):
 def test_unique_and_argwhere_do_not_require_grad(device):
     x = C.tensor([1.0, 1.0, 2.0], dtype=F64, device=device, requires_grad=True)
     assert not x.unique().requires_grad and not x.argwhere().requires_grad
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin"])
+def test_scatter_reduce_extreme_shares_the_gradient_among_ties(reduce, device):
+    # every value equal to the result gets an equal share (torch's formula), self's included
+    v = 5.0 if reduce == "amax" else -5.0
+    x = C.tensor([1.0, v, 2.0], dtype=F64, device=device, requires_grad=True)
+    s = C.tensor([v, 0.0, v], dtype=F64, device=device, requires_grad=True)
+    idx = C.tensor([1, 1, 1], device=device)
+    x.scatter_reduce(0, idx, s, reduce).sum().backward()
+    assert x.grad.tolist() == [1.0, 1 / 3, 1.0] and s.grad.tolist() == [1 / 3, 0.0, 1 / 3]
+    x.grad = s.grad = None
+    x.scatter_reduce(0, idx, s, reduce, include_self=False).sum().backward()
+    assert x.grad.tolist() == [1.0, 0.0, 1.0] and s.grad.tolist() == [1 / 3, 0.0, 1 / 3]

@@ -113,9 +113,12 @@ void scatter_dim_loop(const DimIndexer& g, T* s, const I* ix, const T* v, int mo
     if (mode == 0) {
       dst = x;
     } else if constexpr (std::is_same_v<T, bool>) {
-      dst = mode == 1 ? (dst || x) : (dst && x);
-    } else {
+      dst = mode == 1 || mode == 3 ? (dst || x) : (dst && x);  // sum, amax: or; prod, amin: and
+    } else if (mode <= 2) {
       dst = mode == 1 ? T(A(dst) + A(x)) : T(A(dst) * A(x));
+    } else {  // 3: max, 4: min; NaN wins (torch's amax / amin)
+      const A a = A(dst), b = A(x);
+      if (a == a && (b != b || (mode == 3 ? b > a : b < a))) dst = x;
     }
   });
 }

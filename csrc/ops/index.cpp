@@ -95,7 +95,8 @@ Tensor gather_dim(const Tensor& self, int64_t dim, const Tensor& index) {
 
 void scatter_dim(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                  int mode) {
-  CL_CHECK(mode >= 0 && mode <= 2, "scatter mode must be 0 (assign), 1 (add) or 2 (multiply)");
+  CL_CHECK(mode >= 0 && mode <= 4,
+           "scatter mode must be 0 (assign), 1 (add), 2 (multiply), 3 (max) or 4 (min)");
   CL_CHECK(src->dtype == self->dtype, "scatter along a dim: the source needs self's dtype");
   check_same_device({&self, &index, &src});
   const DimIndexer g = make_indexer(self, dim, index, src);

@@ -2,12 +2,12 @@
 that an index sends to one position, with or without the position's own value
 (``include_self``), as torch has them.
 
-sum, mean and prod run scatter's kernels (the atomic adds and multiplies of
-``_C._scatter_dim``; mean divides by the counts, rounding down for integers as torch does).
-amax and amin have no atomic form for every dtype: the values are sorted (stable) and then
-sorted by destination, so that the last value of each destination's run is its maximum (or
-minimum); one write of those per destination follows. NaN wins, as in torch. index_reduce is
-scatter_reduce with the index repeated over every slice of the source.
+All run scatter's kernels (``_C._scatter_dim``: one pass over the index, atomic adds,
+multiplies, maxima and minima on CUDA for every dtype; mean divides by the counts, rounding
+down for integers as torch does; NaN wins in amax / amin, as in torch). Without
+``include_self`` each destination first takes one of its values (sum, mean, prod: the
+reduction's identity). index_reduce is scatter_reduce with the index repeated over every slice
+of the source.
 """
 
 from __future__ import annotations
@@ -28,55 +28,8 @@ from cudalite._tensor_scatter import (
 
 __all__ = ["scatter_reduce", "index_reduce"]
 
-_MULTIPLY = 2
+_ASSIGN, _MULTIPLY, _MAX, _MIN = 0, 2, 3, 4
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
-
-
-def _contiguous_strides(shape):
-    strides, step = [0] * len(shape), 1
-    for d in range(len(shape) - 1, -1, -1):
-        strides[d] = step
-        step *= shape[d]
-    return strides
-
-
-def _destinations(x, dim, idx):
-    """The row-major position in ``x`` that each element of ``idx`` sends its value to."""
-    strides = _contiguous_strides(list(x.shape))
-    dest = idx.long() * strides[dim]
-    for d in range(x.dim()):
-        if d != dim and idx.shape[d] > 1:
-            view = [-1 if e == d else 1 for e in range(x.dim())]
-            ar = _C._arange(0, idx.shape[d], 1, _C.int64, x.device).view(view)
-            dest = dest + ar * strides[d]
-    return dest.reshape(-1)
-
-
-def _extreme(x, dim, idx, src, reduce, include_self):
-    """x[dest] = max (or min) of the values sent to dest (and of x[dest] with include_self)."""
-    dest = _destinations(x, dim, idx)
-    vals = src.reshape(-1)
-    negate = reduce == "amin" and x.dtype.is_floating_point  # (NaN sorts last either way)
-    if negate:
-        vals = -vals
-    v_sorted, order = vals.sort(0, descending=reduce == "amin" and not negate)
-    d_sorted, order2 = dest[order].sort(0)  # stable: equal destinations keep value order
-    v_sorted = v_sorted[order2]
-    last = _C._full([d_sorted.shape[0]], True, _C.bool, x.device)
-    if d_sorted.shape[0] > 1:
-        last[:-1] = d_sorted[1:] != d_sorted[:-1]
-    dests, best = d_sorted[last], v_sorted[last]
-    if negate:
-        best = -best
-    parts, step = [], 1  # the row-major positions as one index per dim of x
-    for n in reversed(list(x.shape)):
-        parts.append((dests // step).remainder(n) if n != 1 else dests * 0)
-        step *= n
-    parts = tuple(reversed(parts))
-    if include_self:
-        cur = x[parts]
-        best = cur.maximum(best) if reduce == "amax" else cur.minimum(best)
-    x[parts] = best
 
 
 def _scatter_reduce_into(self, dim, index, src, reduce, include_self):
@@ -111,7 +64,8 @@ def _scatter_reduce_into(self, dim, index, src, reduce, include_self):
         if reduce == "mean":
             count = _C._full(list(x.shape), 1 if include_self else 0, x.dtype, x.device)
             count.scatter_add_(dim, idx, _C._full(list(s.shape), 1, x.dtype, x.device))
-            count.masked_fill_(count == 0, 1)
+            if not include_self:  # (positions nothing was sent to keep their value)
+                count.clamp_(min=1)
             if x.dtype.is_floating_point:
                 x.div_(count)
             else:
@@ -121,7 +75,9 @@ def _scatter_reduce_into(self, dim, index, src, reduce, include_self):
             x.scatter_(dim, idx, 1)
         _C._scatter_dim(x, dim, idx, s, _MULTIPLY)
     else:
-        _extreme(x, dim, idx, s, reduce, include_self)
+        if not include_self:  # each destination starts at one of its own values
+            _C._scatter_dim(x, dim, idx, s, _ASSIGN)
+        _C._scatter_dim(x, dim, idx, s, _MAX if reduce == "amax" else _MIN)
     return self
 
 

@@ -1,7 +1,8 @@
-"""The backward node of scatter_reduce with ``reduce="prod"`` (index_reduce's "prod" records
-through it too), torch's formula from derivatives.yaml: the product without the element (zeros
-handled exactly). The other reductions record through the ops they are made of
-(_tensor_scatter_reduce.py)."""
+"""The backward node of scatter_reduce with ``reduce="prod"``, ``"amax"`` or ``"amin"``
+(index_reduce records through it too), torch's formulas from derivatives.yaml: for prod the
+product without the element (zeros handled exactly), for amax / amin the gradient shared
+equally among the values equal to the result. sum and mean record through the ops they are
+made of (_tensor_scatter_reduce.py)."""
 
 from __future__ import annotations
 
@@ -20,10 +21,12 @@ _m = _tensor._methods  # the plain (not recording) implementations
 
 
 class ScatterReduceBackward0(Node):
-    __slots__ = ("dim", "index", "self_", "src", "_result", "include_self")
+    __slots__ = ("dim", "index", "self_", "src", "_result", "include_self", "reduce")
     _saved = ("index", "self_", "src", "_result")
 
     def apply(self, g):
+        if self.reduce != "prod":
+            return self._extreme(g)
         dim, index, x, src, out = self.dim, self.index, self.self_, self.src, self.result
         inc = self.include_self
         n = self._next
@@ -56,21 +59,46 @@ class ScatterReduceBackward0(Node):
             gs = gi
         return (gx, gs)
 
+    def _extreme(self, g):
+        dim, index, x, src, out = self.dim, self.index, self.self_, self.src, self.result
+        lead = tuple(slice(0, s) for s in index.shape)
+        src_i = src[lead] if src.dim() else src
+        value = out.gather(dim, index)
+        self_is = x == out
+        src_is = src_i == value
+        count = self_is.to(x.dtype).scatter_add(dim, index, src_is.to(x.dtype))
+        shared = g / count
+        gx = gs = None
+        if self._next[0] is not None:
+            gx = shared.where(self_is, 0.0)
+            if not self.include_self:
+                gx = gx.scatter(dim, index, 0)
+        if self._next[1] is not None:
+            gs = shared.gather(dim, index).where(src_is, 0.0)
+            if tuple(gs.shape) != tuple(src.shape):
+                full = _C._full(list(src.shape), 0, src.dtype, src.device)
+                full[lead] = gs
+                gs = full
+        return (gx, gs)
+
+
+_NODES = ("prod", "amax", "amin")
+
 
 def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
-    if reduce != "prod":  # recorded through the ops it is made of
+    if reduce not in _NODES:  # recorded through the ops it is made of
         return _m["scatter_reduce"](self, dim, index, src, reduce, include_self=include_self)
     out = nograd(_m["scatter_reduce"], self, dim, index, src, reduce, include_self=include_self)
     node = ScatterReduceBackward0((edge(self), edge(src)))
     node.dim = _C._wrap_dim(dim, self.dim())
     node.index, node.self_, node.src = index, self, src
-    node.include_self = include_self
+    node.include_self, node.reduce = include_self, reduce
     node.result = out
     return mark(out, node)
 
 
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
-    if reduce != "prod":
+    if reduce not in _NODES:
         return _m["scatter_reduce_"](self, dim, index, src, reduce, include_self=include_self)
     check_inplace(self)
     out = scatter_reduce(twin(self), dim, index, src, reduce, include_self=include_self)
