@@ -5,21 +5,36 @@ from __future__ import annotations
 
 from cudalite.nn import functional, init, parallel, utils  # noqa: F401  (torch.nn.parallel)
 from cudalite.nn.activation import (
+    CELU,
     ELU,
     GELU,
+    GLU,
+    SELU,
     Dropout,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
     Hardtanh,
     LeakyReLU,
+    LogSigmoid,
     LogSoftmax,
     Mish,
     MultiheadAttention,
+    PReLU,
     ReLU,
     ReLU6,
+    RReLU,
     Sigmoid,
     SiLU,
     Softmax,
+    Softmax2d,
+    Softmin,
     Softplus,
+    Softshrink,
+    Softsign,
     Tanh,
+    Tanhshrink,
+    Threshold,
 )
 
 # ---- CNN layers ----
@@ -43,32 +58,64 @@ from cudalite.nn.conv import (
     ConvTranspose2d,
     ConvTranspose3d,
 )
+from cudalite.nn.distance import CosineSimilarity, PairwiseDistance
 from cudalite.nn.dropout import (
     Dropout1d,
     Dropout2d,
     Dropout3d,
 )
 from cudalite.nn.flatten import Flatten, Unflatten
+from cudalite.nn.fold import Fold, Unfold
 from cudalite.nn.instancenorm import (
     InstanceNorm1d,
     InstanceNorm2d,
     InstanceNorm3d,
 )
-from cudalite.nn.linear import Identity, LazyLinear, Linear
+from cudalite.nn.linear import Bilinear, Identity, LazyLinear, Linear
 from cudalite.nn.loss import (
     BCELoss,
     BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
     CrossEntropyLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
     HuberLoss,
+    KLDivLoss,
     L1Loss,
+    MarginRankingLoss,
     MSELoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
     NLLLoss,
+    PoissonNLLLoss,
     SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
 from cudalite.nn.module import Module
-from cudalite.nn.normalization import GroupNorm, LayerNorm
+from cudalite.nn.normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
+from cudalite.nn.padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
 from cudalite.nn.parallel import DataParallel
 from cudalite.nn.parameter import Parameter, UninitializedParameter
+from cudalite.nn.pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
 from cudalite.nn.pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -158,4 +205,57 @@ __all__ = [
     "UpsamplingBilinear2d",
     "UpsamplingNearest2d",
     "GroupNorm",
+    # ---- breadth: activations, distances, norms, losses, shuffles, pads, fold, bilinear ----
+    "CELU",
+    "SELU",
+    "GLU",
+    "Hardshrink",
+    "Softshrink",
+    "Hardsigmoid",
+    "Hardswish",
+    "LogSigmoid",
+    "Softmin",
+    "Softmax2d",
+    "Softsign",
+    "Tanhshrink",
+    "Threshold",
+    "RReLU",
+    "PReLU",
+    "CosineSimilarity",
+    "PairwiseDistance",
+    "RMSNorm",
+    "LocalResponseNorm",
+    "KLDivLoss",
+    "PoissonNLLLoss",
+    "GaussianNLLLoss",
+    "MarginRankingLoss",
+    "HingeEmbeddingLoss",
+    "SoftMarginLoss",
+    "MultiLabelSoftMarginLoss",
+    "MultiLabelMarginLoss",
+    "MultiMarginLoss",
+    "CosineEmbeddingLoss",
+    "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "ChannelShuffle",
+    "ZeroPad1d",
+    "ZeroPad2d",
+    "ZeroPad3d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ConstantPad3d",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReflectionPad3d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "ReplicationPad3d",
+    "CircularPad1d",
+    "CircularPad2d",
+    "CircularPad3d",
+    "Fold",
+    "Unfold",
+    "Bilinear",
 ]

@@ -10,17 +10,35 @@ from cudalite._C import Tensor
 from cudalite.autograd import function as _autograd
 from cudalite.autograd.functions import nn as _nn
 from cudalite.nn._functional_activation import (
+    celu,
+    celu_,
     elu,
     elu_,
     gelu,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
     hardtanh,
     hardtanh_,
     leaky_relu,
     leaky_relu_,
+    logsigmoid,
     mish,
+    prelu,
     relu6,
+    rrelu,
+    rrelu_,
+    selu,
+    selu_,
     silu,
+    softmin,
     softplus,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+    threshold_,
 )
 from cudalite.nn._functional_attention import scaled_dot_product_attention
 from cudalite.nn._functional_batchnorm import (
@@ -31,6 +49,7 @@ from cudalite.nn._functional_batchnorm import (
     group_norm,
     instance_norm,
 )
+from cudalite.nn._functional_bilinear import bilinear
 from cudalite.nn._functional_conv import (
     conv1d,
     conv2d,
@@ -41,6 +60,12 @@ from cudalite.nn._functional_conv import (
     fold,
     unfold,
 )
+from cudalite.nn._functional_distance import (
+    cosine_similarity,
+    normalize,
+    pairwise_distance,
+    pdist,
+)
 from cudalite.nn._functional_interpolate import interpolate, upsample
 from cudalite.nn._functional_loss import (
     binary_cross_entropy,
@@ -48,8 +73,20 @@ from cudalite.nn._functional_loss import (
     huber_loss,
     smooth_l1_loss,
 )
+from cudalite.nn._functional_loss_likelihood import gaussian_nll_loss, kl_div, poisson_nll_loss
+from cudalite.nn._functional_loss_margin import (
+    cosine_embedding_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
 from cudalite.nn._functional_mha import multi_head_attention_forward
-from cudalite.nn._functional_norm import layer_norm
+from cudalite.nn._functional_norm import layer_norm, local_response_norm, rms_norm
 from cudalite.nn._functional_pad import pad
 from cudalite.nn._functional_pooling import (
     adaptive_avg_pool1d,
@@ -65,6 +102,7 @@ from cudalite.nn._functional_pooling import (
     max_pool2d,
     max_pool2d_with_indices,
 )
+from cudalite.nn._functional_shuffle import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from cudalite.nn._functional_sparse import embedding, one_hot
 
 __all__ = [
@@ -131,6 +169,47 @@ __all__ = [
     "dropout3d",
     "interpolate",
     "upsample",
+    # ---- breadth: activations, distances, norms, losses, shuffles, bilinear ----
+    "celu",
+    "celu_",
+    "selu",
+    "selu_",
+    "glu",
+    "hardshrink",
+    "softshrink",
+    "hardsigmoid",
+    "hardswish",
+    "logsigmoid",
+    "softmin",
+    "softsign",
+    "tanhshrink",
+    "threshold",
+    "threshold_",
+    "rrelu",
+    "rrelu_",
+    "prelu",
+    "normalize",
+    "cosine_similarity",
+    "pairwise_distance",
+    "pdist",
+    "rms_norm",
+    "local_response_norm",
+    "kl_div",
+    "poisson_nll_loss",
+    "gaussian_nll_loss",
+    "margin_ranking_loss",
+    "hinge_embedding_loss",
+    "soft_margin_loss",
+    "multilabel_soft_margin_loss",
+    "multilabel_margin_loss",
+    "multi_margin_loss",
+    "cosine_embedding_loss",
+    "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "channel_shuffle",
+    "bilinear",
 ]
 
 _ADD = _ops.BINARY["add"]
