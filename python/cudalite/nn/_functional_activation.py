@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from cudalite import _C, _arg_parser
 from cudalite._C import Tensor
 
@@ -165,6 +167,7 @@ def relu6(input, inplace=False):
 
 # ---- more activations ----
 
+_ONE_SIXTH_F = float(np.float32(1.0) / np.float32(6.0))
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
@@ -173,7 +176,7 @@ def celu(input, alpha=1.0, inplace=False):
     """``x`` where ``x > 0``, else ``alpha * (exp(x / alpha) - 1)``."""
     _tensor("celu_" if inplace else "celu", input)
     if alpha == 0:
-        raise RuntimeError("ZeroDivisionError")
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     _floating(input, "elu_cpu", "elu_cuda")
     neg = (input.clamp(max=0) * (1.0 / alpha)).expm1() * alpha
     out = input.where(input > 0, neg)
@@ -223,7 +226,14 @@ def softshrink(input, lambd=0.5):
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
     _tensor("softshrink", input)
     if lambd < 0:
-        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {_num(lambd)}.")
+        from cudalite import finfo
+
+        dt = input.dtype
+        top = f"{finfo(dt).max:g}" if dt.is_floating_point else f"{2**63 - 1}"
+        raise RuntimeError(
+            f"lambda must be in range [0, {top}] for input dtype {dt._short_name}, but found "
+            f"{_num(lambd)}"
+        )
     _floating(input, "softshrink_cpu", "softshrink_cuda")
     inner = input * 0
     out = (input - lambd).where(input > lambd, inner)
@@ -241,8 +251,10 @@ def _hardsigmoid(x):
     lin = (x + 3) / 6.0
     y = lin.clamp(0.0, 1.0)
     if x.requires_grad and _C._is_grad_enabled():
+        # torch's backward multiplies by 1/6 rounded to float, in every dtype
+        slope = x * _ONE_SIXTH_F
         inside = (x > -3.0).logical_and(x < 3.0)
-        y = lin.where(inside, y.detach())
+        y = (slope - slope.detach() + lin.detach()).where(inside, y.detach())
     return y
 
 
@@ -335,10 +347,6 @@ def prelu(input, weight):
             f"{_arg_parser.tp_name(weight)}"
         )
     n = weight.numel()
-    if weight.dim() > 1:
-        raise RuntimeError(
-            f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}"
-        )
     if n != 1:
         if input.dim() == 0:
             raise RuntimeError("Not allow zero-dim input tensor.")

@@ -22,7 +22,9 @@ def bilinear(input1, input2, weight, bias=None):
     for i in range(d1 - 1):
         a, b = input1.size(i), input2.size(i)
         if a != b:
-            raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {a} and {b}")
+            raise RuntimeError(
+                f"bilinear(): input batch dimensions do not match at dim {i}: got {a} and {b}"
+            )
     if input1.size(-1) != weight.size(1):
         raise RuntimeError(
             f"bilinear(): input1 size does not match weight size: got {input1.size(-1)} but "

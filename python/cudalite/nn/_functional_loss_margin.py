@@ -201,7 +201,7 @@ def multi_margin_loss(
     if weight is not None:
         z = z * weight.index_select(0, t.reshape(n)).unsqueeze(1)
     loss = z.sum(1) / c
-    if d <= 1:
+    if target.dim() == 0:  # torch's shape for 'none' follows the target's
         loss = loss.reshape([])
     return _reduce(loss, reduction)
 

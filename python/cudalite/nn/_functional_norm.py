@@ -104,7 +104,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if len(ins) < k or ins[len(ins) - k :] != shape:
         raise RuntimeError(
             f"Given normalized_shape={shape}, expected input with shape "
-            f"[*, {', '.join(str(n) for n in shape)}], but got input of size{ins}"
+            f"[*{', '.join(str(n) for n in shape)}], but got input of size{ins}"
         )
     dt = input.dtype
     if not dt.is_floating_point:
@@ -136,7 +136,9 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         )
     d = input.dim()
     if d < 3:
-        raise ValueError(f"Expected 3D or higher dimensionality input (got {d} dimensions)")
+        raise ValueError(
+            "Expected 3D or higher dimensionality" + " " * 26 + f"input (got {d} dimensions)"
+        )
     if input.numel() == 0:
         return input
     from cudalite.nn._functional_pad import pad

@@ -81,8 +81,8 @@ def channel_shuffle(input, groups):
     d = input.dim()
     if d <= 2:
         raise RuntimeError(
-            "channel_shuffle expects input to have at least 3 dimensions, but got input with "
-            f"{d} dims"
+            "channel_shuffle expects input with > 2 dims, but got input with sizes "
+            f"{list(input.shape)}"
         )
     if g <= 0:
         raise RuntimeError(

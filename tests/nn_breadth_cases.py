@@ -1,0 +1,327 @@
+"""Calls of the breadth of ``nn.functional`` and ``nn`` (activations, distances, rms and
+local response norms, the divergence / likelihood / margin / embedding losses, pixel and
+channel shuffles, bilinear, the padding modules, Fold / Unfold) and the reprs of their
+modules, shared by tests/test_nn_breadth.py and its generator
+(``gen_nn_breadth_expected.py``, run by hand with PyTorch 2.11), which records torch's
+outcome of each in ``nn_breadth_expected.json``: the result's values and the gradients of the
+float inputs for the upstream gradient ``linspace(0.5, 1.5)``, the exception's type and
+message, or the module's repr.
+
+Each case is an expression evaluated with ``M`` (torch or cudalite), ``F`` (its
+``nn.functional``), ``nn`` (its ``nn``) and the inputs of ``inputs``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _arr(shape, phase, scale=3.0):
+    n = int(np.prod(shape))
+    return (np.sin(np.arange(n) * 1.37 + phase) * scale).reshape(shape)
+
+
+ARRAYS = {
+    "a": _arr((2, 3, 4), 0.1),
+    "b": _arr((2, 3, 4), 1.3),
+    "c": _arr((2, 3, 4), 2.3),
+    "pos": np.abs(_arr((2, 3, 4), 0.7, 1.5)) + 0.1,
+    "prob": np.abs(_arr((2, 3, 4), 1.9, 0.5)) + 0.05,
+    "x2": _arr((4, 5), 0.45, 1.5),
+    "y2": _arr((4, 5), 1.65, 1.5),
+    "z2": _arr((4, 5), 2.85, 1.5),
+    "img": _arr((2, 8, 3, 2), 0.25),
+    "vol": _arr((1, 2, 3, 4, 3), 0.35),
+    "w3": _arr((3,), 0.9, 0.5) + 0.5,
+    "w4": _arr((4,), 0.4, 1.0) + 1.5,
+    "w5": _arr((5,), 1.4, 0.5) + 1.0,
+    "bw": _arr((2, 5, 4), 0.55, 0.5),
+    "bb": _arr((2,), 1.15, 0.5),
+    "cols": _arr((1, 8, 6), 0.65),
+}
+
+INDEX = {
+    "sgn": np.where(_arr((2, 3, 4), 0.3) > 0, 1.0, -1.0),
+    "sgn4": np.array([1.0, -1.0, -1.0, 1.0]),
+    "cls": np.array([1, 0, 4, 2]),
+    "ml": np.array([[3, 0, -1, 1, 2], [1, 1, 4, -1, 0], [-1, 2, 0, 0, 0], [4, 3, 2, 1, 0]]),
+    "bin": (np.sin(np.arange(20) * 2.1) > 0).astype(np.float64).reshape(4, 5),
+    "ints": np.arange(-5, 7).reshape(3, 4),
+}
+
+# (name, expression): differentiated with respect to the float inputs it names
+VALUE_CASES = [
+    ("celu", "F.celu(a)"),
+    ("celu_alpha", "F.celu(a, alpha=0.5)"),
+    ("selu", "F.selu(a)"),
+    ("glu", "F.glu(a)"),
+    ("glu_dim1", "F.glu(img, 1)"),
+    ("hardshrink", "F.hardshrink(a)"),
+    ("hardshrink_lambd", "F.hardshrink(a, 1.5)"),
+    ("softshrink", "F.softshrink(a)"),
+    ("softshrink_lambd", "F.softshrink(a, 1.2)"),
+    ("hardsigmoid", "F.hardsigmoid(a * 1.5)"),
+    ("hardswish", "F.hardswish(a * 1.5)"),
+    ("logsigmoid", "F.logsigmoid(a * 10)"),
+    ("softmin", "F.softmin(a, 1)"),
+    ("softmin_dtype", "F.softmin(a, -1, dtype=M.float64)"),
+    ("softsign", "F.softsign(a)"),
+    ("tanhshrink", "F.tanhshrink(a)"),
+    ("threshold", "F.threshold(a, 0.5, -2.0)"),
+    ("threshold_ints", "F.threshold(ints, 1, 20)"),
+    ("rrelu_eval", "F.rrelu(a)"),
+    ("rrelu_bounds", "F.rrelu(a, 0.2, 0.4)"),
+    ("prelu_one", "F.prelu(a, w4[:1])"),
+    ("prelu_channels", "F.prelu(a, w3)"),
+    ("prelu_1d", "F.prelu(a[0, 0], w4[:1])"),
+    ("softmax2d", "nn.Softmax2d()(img)"),
+    ("normalize", "F.normalize(a)"),
+    ("normalize_p1", "F.normalize(a, p=1.0, dim=-1)"),
+    ("cosine_similarity", "F.cosine_similarity(a, b)"),
+    ("cosine_similarity_broadcast", "F.cosine_similarity(a, b[:1], dim=-1)"),
+    ("pairwise_distance", "F.pairwise_distance(x2, y2)"),
+    ("pairwise_distance_p1_keepdim", "F.pairwise_distance(x2, y2, p=1.0, keepdim=True)"),
+    ("pairwise_distance_inf", "F.pairwise_distance(x2, y2, p=float('inf'))"),
+    ("pdist", "F.pdist(x2)"),
+    ("pdist_p1", "F.pdist(x2, p=1)"),
+    ("pdist_p3", "F.pdist(x2, p=3)"),
+    ("rms_norm", "F.rms_norm(a, (4,))"),
+    ("rms_norm_weight", "F.rms_norm(a, [4], w4)"),
+    ("rms_norm_eps", "F.rms_norm(a, (3, 4), eps=1e-3)"),
+    ("lrn_3d", "F.local_response_norm(a, 2)"),
+    ("lrn_4d", "F.local_response_norm(img, 3, alpha=0.1, beta=0.5, k=2.0)"),
+    ("lrn_5d", "F.local_response_norm(vol, 4, alpha=0.2)"),
+    ("kl_div_batchmean", "F.kl_div(a.log_softmax(-1), prob, reduction='batchmean')"),
+    ("kl_div_mean", "F.kl_div(a.log_softmax(-1), prob)"),
+    ("kl_div_none", "F.kl_div(a, prob, reduction='none')"),
+    ("kl_div_log_target", "F.kl_div(a, b.log_softmax(-1), reduction='sum', log_target=True)"),
+    ("poisson", "F.poisson_nll_loss(a * 0.3, pos)"),
+    ("poisson_full", "F.poisson_nll_loss(a * 0.3, pos * 3, full=True, reduction='none')"),
+    ("poisson_no_log", "F.poisson_nll_loss(pos, prob, log_input=False, reduction='sum')"),
+    ("gaussian", "F.gaussian_nll_loss(a, b, pos)"),
+    ("gaussian_full_sum", "F.gaussian_nll_loss(a, b, pos, full=True, reduction='sum')"),
+    ("gaussian_float_var", "F.gaussian_nll_loss(a, b, 0.5, reduction='none')"),
+    ("gaussian_var_last_dim", "F.gaussian_nll_loss(a, b, pos[..., 0])"),
+    ("gaussian_var_one_dim", "F.gaussian_nll_loss(a, b, pos[:, :1])"),
+    ("gaussian_eps", "F.gaussian_nll_loss(a, b, pos * 1e-3, eps=0.01)"),
+    ("margin_ranking", "F.margin_ranking_loss(a, b, sgn)"),
+    ("margin_ranking_margin", "F.margin_ranking_loss(a, b, sgn, margin=0.5, reduction='none')"),
+    ("hinge_embedding", "F.hinge_embedding_loss(a, sgn)"),
+    ("hinge_embedding_margin", "F.hinge_embedding_loss(a, sgn, margin=2.0, reduction='sum')"),
+    ("soft_margin", "F.soft_margin_loss(a, sgn)"),
+    ("soft_margin_none", "F.soft_margin_loss(a, sgn, reduction='none')"),
+    ("multilabel_soft_margin", "F.multilabel_soft_margin_loss(x2, bin)"),
+    (
+        "multilabel_soft_margin_weight",
+        "F.multilabel_soft_margin_loss(x2, bin, weight=w5.detach(), reduction='none')",
+    ),
+    ("multilabel_margin", "F.multilabel_margin_loss(x2, ml)"),
+    ("multilabel_margin_none", "F.multilabel_margin_loss(x2, ml, reduction='none')"),
+    ("multilabel_margin_1d", "F.multilabel_margin_loss(x2[0], ml[0], reduction='none')"),
+    ("multi_margin", "F.multi_margin_loss(x2, cls)"),
+    ("multi_margin_p2", "F.multi_margin_loss(x2, cls, p=2, margin=0.5, reduction='none')"),
+    ("multi_margin_weight", "F.multi_margin_loss(x2, cls, weight=w5.detach(), reduction='sum')"),
+    ("multi_margin_1d", "F.multi_margin_loss(x2[0], cls[:1], reduction='none')"),
+    ("cosine_embedding", "F.cosine_embedding_loss(x2, y2, sgn4)"),
+    ("cosine_embedding_margin", "F.cosine_embedding_loss(x2, y2, sgn4, 0.2, reduction='none')"),
+    ("cosine_embedding_1d", "F.cosine_embedding_loss(x2[0], y2[0], sgn4[1])"),
+    ("triplet", "F.triplet_margin_loss(x2, y2, z2)"),
+    ("triplet_swap", "F.triplet_margin_loss(x2, y2, z2, margin=3.0, p=1, swap=True)"),
+    ("triplet_none", "F.triplet_margin_loss(x2, y2, z2, margin=2.5, reduction='none')"),
+    ("triplet_distance", "F.triplet_margin_with_distance_loss(x2, y2, z2, margin=2.0)"),
+    (
+        "triplet_distance_cosine",
+        "F.triplet_margin_with_distance_loss(x2, y2, z2, distance_function=lambda u, v: "
+        "1 - F.cosine_similarity(u, v), swap=True, reduction='sum')",
+    ),
+    ("pixel_shuffle", "F.pixel_shuffle(img, 2)"),
+    ("pixel_shuffle_3d", "F.pixel_shuffle(img[0], 2)"),
+    ("pixel_unshuffle", "F.pixel_unshuffle(a[:, None, :2], 2)"),
+    ("pixel_shuffle_roundtrip", "F.pixel_unshuffle(F.pixel_shuffle(img, 2), 2)"),
+    ("channel_shuffle", "F.channel_shuffle(img, 4)"),
+    ("channel_shuffle_3d", "F.channel_shuffle(a, 3)"),
+    ("bilinear", "F.bilinear(x2, y2[:, :4], bw, bb)"),
+    ("bilinear_no_bias", "F.bilinear(a[..., :1].expand(2, 3, 5), a, bw)"),
+    ("zero_pad2d", "nn.ZeroPad2d((1, 0, 2, 1))(img)"),
+    ("constant_pad1d", "nn.ConstantPad1d(2, 3.5)(a)"),
+    ("constant_pad3d", "nn.ConstantPad3d((1, 0, 0, 1, 1, 1), -1.0)(vol)"),
+    ("reflection_pad1d", "nn.ReflectionPad1d((3, 1))(a)"),
+    ("reflection_pad2d", "nn.ReflectionPad2d(1)(img)"),
+    ("reflection_pad3d", "nn.ReflectionPad3d((1, 2, 0, 1, 1, 1))(vol)"),
+    ("replication_pad1d", "nn.ReplicationPad1d((2, 4))(a)"),
+    ("replication_pad2d", "nn.ReplicationPad2d((1, 2, 2, 0))(img)"),
+    ("replication_pad3d", "nn.ReplicationPad3d(1)(vol)"),
+    ("circular_pad1d", "nn.CircularPad1d((2, 1))(a)"),
+    ("circular_pad2d", "nn.CircularPad2d(1)(img)"),
+    ("circular_pad3d", "nn.CircularPad3d((1, 1, 2, 0, 1, 0))(vol)"),
+    ("unfold_module", "nn.Unfold(2, padding=1, stride=2)(img)"),
+    ("fold_module", "nn.Fold((3, 4), 2)(cols)"),
+]
+
+ERROR_CASES = [
+    "F.celu(a, alpha=0.0)",
+    "F.celu(ints)",
+    "F.selu(ints)",
+    "F.glu(a, 1)",
+    "F.glu(a[0, 0, 0])",
+    "F.softshrink(a, -1.0)",
+    "F.hardsigmoid(ints)",
+    "F.rrelu(a, 0.5, 0.2)",
+    "F.prelu(a, w4)",
+    "F.prelu(a, bw)",
+    "nn.Softmax2d()(a[0])",
+    "F.pdist(a)",
+    "F.pdist(x2, p=-1)",
+    "F.cosine_similarity(a, b[:, :2])",
+    "F.rms_norm(a, (3,))",
+    "F.rms_norm(a, (4,), w3)",
+    "F.local_response_norm(x2, 2)",
+    "F.kl_div(a, b, reduction='foo')",
+    "F.poisson_nll_loss(a, b, reduction='foo')",
+    "F.gaussian_nll_loss(a, b, -pos)",
+    "F.gaussian_nll_loss(a, b, -1.0)",
+    "F.gaussian_nll_loss(a, b, pos[:, :2, :2])",
+    "F.gaussian_nll_loss(a, b, pos, reduction='foo')",
+    "F.margin_ranking_loss(a, b, sgn[0])",
+    "F.margin_ranking_loss(a, b, sgn, reduction='foo')",
+    "F.hinge_embedding_loss(a, sgn, reduction='avg')",
+    "F.soft_margin_loss(a, sgn, reduction='foo')",
+    "F.multilabel_soft_margin_loss(x2, bin, reduction='foo')",
+    "F.multilabel_margin_loss(x2, ml[:2])",
+    "F.multilabel_margin_loss(a, ml)",
+    "F.multi_margin_loss(x2, cls, p=3)",
+    "F.multi_margin_loss(x2, cls, weight=bw)",
+    "F.multi_margin_loss(x2, cls[:2])",
+    "nn.MultiMarginLoss(p=3)",
+    "F.cosine_embedding_loss(x2, y2, bin)",
+    "F.cosine_embedding_loss(x2[0], y2[0], sgn4)",
+    "F.triplet_margin_loss(x2, y2, z2, margin=0.0)",
+    "F.triplet_margin_loss(x2, y2[0], z2)",
+    "F.triplet_margin_with_distance_loss(x2, y2, z2, reduction='foo')",
+    "F.triplet_margin_with_distance_loss(x2, y2, z2, margin=-1.0)",
+    "F.triplet_margin_with_distance_loss(x2, y2[0], z2)",
+    "nn.TripletMarginLoss(margin=0)",
+    "nn.TripletMarginWithDistanceLoss(margin=-2.0)",
+    "F.pixel_shuffle(x2, 2)",
+    "F.pixel_shuffle(img, -1)",
+    "F.pixel_shuffle(img, 3)",
+    "F.pixel_unshuffle(x2, 2)",
+    "F.pixel_unshuffle(img, 0)",
+    "F.pixel_unshuffle(img, 2)",
+    "F.pixel_unshuffle(a, 3)",
+    "F.channel_shuffle(x2, 2)",
+    "F.channel_shuffle(img, 3)",
+    "F.channel_shuffle(img, 0)",
+    "F.bilinear(x2, a, bw)",
+    "F.bilinear(x2, y2[:3], bw)",
+    "F.bilinear(x2[:, :4], y2[:, :4], bw)",
+    "F.bilinear(x2, y2, bw)",
+    "F.bilinear(x2, y2[:, :4], bw, w3)",
+    "nn.CircularPad2d(1)(x2)",
+    "nn.ReflectionPad1d(4)(a)",
+]
+
+REPR_CASES = [
+    "nn.CELU()",
+    "nn.CELU(0.5, True)",
+    "nn.SELU()",
+    "nn.SELU(True)",
+    "nn.GLU()",
+    "nn.GLU(1)",
+    "nn.Hardshrink()",
+    "nn.Softshrink(0.3)",
+    "nn.Hardsigmoid(True)",
+    "nn.Hardswish()",
+    "nn.LogSigmoid()",
+    "nn.Softmin()",
+    "nn.Softmin(1)",
+    "nn.Softmax2d()",
+    "nn.Softsign()",
+    "nn.Tanhshrink()",
+    "nn.Threshold(0.1, 20)",
+    "nn.Threshold(0.1, 20, True)",
+    "nn.RReLU()",
+    "nn.RReLU(0.1, 0.3, True)",
+    "nn.PReLU()",
+    "nn.PReLU(3, 0.1)",
+    "nn.CosineSimilarity()",
+    "nn.PairwiseDistance(p=1.0)",
+    "nn.RMSNorm(4)",
+    "nn.RMSNorm([2, 3], eps=1e-3, elementwise_affine=False)",
+    "nn.LocalResponseNorm(2)",
+    "nn.LocalResponseNorm(3, alpha=0.1, beta=0.5, k=2.0)",
+    "nn.KLDivLoss(reduction='batchmean', log_target=True)",
+    "nn.PoissonNLLLoss()",
+    "nn.GaussianNLLLoss()",
+    "nn.MarginRankingLoss()",
+    "nn.HingeEmbeddingLoss()",
+    "nn.SoftMarginLoss()",
+    "nn.MultiLabelSoftMarginLoss()",
+    "nn.MultiLabelMarginLoss()",
+    "nn.MultiMarginLoss()",
+    "nn.CosineEmbeddingLoss()",
+    "nn.TripletMarginLoss()",
+    "nn.TripletMarginWithDistanceLoss()",
+    "nn.TripletMarginWithDistanceLoss(distance_function=nn.CosineSimilarity())",
+    "nn.PixelShuffle(2)",
+    "nn.PixelUnshuffle(3)",
+    "nn.ChannelShuffle(2)",
+    "nn.ZeroPad1d(2)",
+    "nn.ZeroPad2d((1, 2, 3, 4))",
+    "nn.ZeroPad3d(1)",
+    "nn.ConstantPad1d(2, 3.5)",
+    "nn.ConstantPad2d((1, 0, 2, 1), 1)",
+    "nn.ConstantPad3d(1, 0)",
+    "nn.ReflectionPad1d(1)",
+    "nn.ReflectionPad2d((1, 2, 3, 4))",
+    "nn.ReflectionPad3d(1)",
+    "nn.ReplicationPad1d((2, 1))",
+    "nn.ReplicationPad2d(1)",
+    "nn.ReplicationPad3d(1)",
+    "nn.CircularPad1d((1, 2))",
+    "nn.CircularPad2d(1)",
+    "nn.CircularPad3d(2)",
+    "nn.Unfold(2)",
+    "nn.Unfold((2, 3), dilation=2, padding=1, stride=(1, 2))",
+    "nn.Fold((4, 5), 2)",
+    "nn.Bilinear(3, 4, 5)",
+    "nn.Bilinear(3, 4, 5, bias=False)",
+    "nn.Sequential(nn.PReLU(2), nn.RMSNorm(4), nn.Hardswish())",
+]
+
+
+def inputs(M, dtype, dev):
+    """The tensors the cases use, the same on both sides; float ones require grad."""
+    env = {"dev": dev}
+    for name, arr in ARRAYS.items():
+        env[name] = M.tensor(arr, dtype=dtype, device=dev, requires_grad=True)
+    for name, arr in INDEX.items():
+        kind = dtype if arr.dtype.kind == "f" else None
+        env[name] = M.tensor(arr, dtype=kind, device=dev)
+    return env
+
+
+def _globals(M):
+    return {"M": M, "F": M.nn.functional, "nn": M.nn}
+
+
+def run(M, expr, dtype, dev):
+    """Evaluates ``expr``; returns (values, {input name: gradient}) as NumPy arrays (float64)
+    or raises what the call raises."""
+    env = inputs(M, dtype, dev)
+    out = eval(expr, _globals(M), env)  # noqa: S307 - the cases above
+    grads = {}
+    if out.requires_grad:
+        w = np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape))
+        (out * M.tensor(w, dtype=out.dtype, device=dev)).sum().backward()
+        for name in ARRAYS:
+            g = env[name].grad
+            if g is not None:
+                grads[name] = g.detach().cpu().double().numpy()
+    vals = out.detach().cpu()
+    vals = vals.double() if vals.dtype.is_floating_point else vals
+    return vals.numpy(), grads
+
+
+def evaluate(M, expr, env):
+    return eval(expr, _globals(M), env)  # noqa: S307 - the cases above
