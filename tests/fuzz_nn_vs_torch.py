@@ -9,7 +9,10 @@ Random shapes, reductions, class weights, ignored targets (all of them, at times
 smoothing and class-probability targets; activation parameters; padding indices, repeated
 indices and max_norm; attention masks (bool and float, rows fully masked at times), causal
 attention, scales and grouped heads; pads of every mode, negative ones included; in float64
-on the CPU. Exits non-zero on any mismatch.
+on the CPU. Exits non-zero on any mismatch. The breadth of nn.functional too: the other
+activations (celu ... rrelu, prelu), normalize and the distances, rms_norm and
+local_response_norm, the divergence / likelihood / margin / embedding losses, the pixel and
+channel shuffles and bilinear.
 """
 
 import argparse
@@ -313,7 +316,171 @@ def cnn_case():
     return fn, (x,), kw
 
 
+# ---- breadth: more activations, distances, rms / local response norms, losses, shuffles ----
+
+BREADTH_ACTIVATIONS = {
+    "celu": lambda x: {"alpha": float(rng.uniform(0.2, 2))},
+    "selu": lambda x: {},
+    "glu": lambda x: {"dim": int(rng.choice([d for d in range(x.ndim) if x.shape[d] % 2 == 0]))},
+    "hardshrink": lambda x: {"lambd": float(rng.uniform(0, 2))},
+    "softshrink": lambda x: {"lambd": float(rng.uniform(0, 2))},
+    "hardsigmoid": lambda x: {},
+    "hardswish": lambda x: {},
+    "logsigmoid": lambda x: {},
+    "softmin": lambda x: {"dim": int(rng.integers(-x.ndim, x.ndim))},
+    "softsign": lambda x: {},
+    "tanhshrink": lambda x: {},
+    "threshold": lambda x: {
+        "threshold": float(rng.uniform(-2, 2)),
+        "value": float(rng.uniform(-5, 5)),
+    },
+    "rrelu": lambda x: {
+        "lower": float(rng.uniform(0, 0.3)),
+        "upper": float(rng.uniform(0.3, 0.6)),
+    },
+}
+
+
+def breadth_case():
+    """A case of the activations, distances, norms, losses and shuffles added for breadth."""
+    fn = str(
+        rng.choice(
+            ["activation", "prelu", "normalize", "cosine_similarity", "pairwise_distance"]
+            + ["pdist", "rms_norm", "local_response_norm", "kl_div", "poisson_nll_loss"]
+            + ["gaussian_nll_loss", "margin_ranking_loss", "hinge_embedding_loss"]
+            + ["soft_margin_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss"]
+            + ["multi_margin_loss", "cosine_embedding_loss", "triplet_margin_loss"]
+            + ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "bilinear"]
+        )
+    )
+    red = str(rng.choice(["mean", "sum", "none"]))
+    if fn == "activation":
+        name = str(rng.choice(list(BREADTH_ACTIVATIONS)))
+        sh = shape(1, 4, 1, 3)
+        if name == "glu":
+            sh = sh[:-1] + (2 * sh[-1],)
+        x = rng.standard_normal(sh) * 4
+        return name, (x,), BREADTH_ACTIVATIONS[name](x)
+    if fn == "prelu":
+        sh = shape(1, 4, 1, 4)
+        c = sh[1] if len(sh) >= 2 and rng.random() < 0.6 else 1
+        return fn, (rng.standard_normal(sh) * 3, rng.uniform(-1, 1, c)), {}
+    if fn == "normalize":
+        x = rng.standard_normal(shape(1, 4, 1, 3))
+        p = float(rng.choice([1.0, 2.0, 3.0, float("inf")]))
+        return fn, (x,), {"p": p, "dim": int(rng.integers(-x.ndim, x.ndim))}
+    if fn == "cosine_similarity":
+        sh = shape(1, 4, 1, 3)
+        sh2 = tuple(1 if rng.random() < 0.3 else n for n in sh)
+        d = int(rng.integers(-len(sh), len(sh)))
+        return fn, (rng.standard_normal(sh), rng.standard_normal(sh2)), {"dim": d}
+    if fn == "pairwise_distance":
+        sh = shape(1, 5, 1, 3)
+        kw = {"p": float(rng.choice([1.0, 2.0, 3.0, 0.5])), "keepdim": bool(rng.random() < 0.5)}
+        return fn, (rng.standard_normal(sh), rng.standard_normal(sh)), kw
+    if fn == "pdist":
+        x = rng.standard_normal((int(rng.integers(1, 6)), int(rng.integers(1, 4))))
+        return fn, (x,), {"p": float(rng.choice([1.0, 2.0, 3.0, 1.5]))}
+    if fn == "rms_norm":
+        sh = shape(1, 4, 1, 4)
+        k = int(rng.integers(1, len(sh) + 1))
+        ns = sh[len(sh) - k :]
+        args = [rng.standard_normal(sh) * 3, ns]
+        if rng.random() < 0.5:
+            args.append(rng.standard_normal(ns))
+        kw = {"eps": float(rng.choice([1e-5, 1e-2]))} if rng.random() < 0.5 else {}
+        return fn, tuple(args), kw
+    if fn == "local_response_norm":
+        x = rng.standard_normal(shape(1, 5, 3, 5)) * 2
+        kw = {"alpha": float(rng.uniform(0.01, 1)), "beta": float(rng.uniform(0.3, 1))}
+        return fn, (x, int(rng.integers(1, 5))), kw
+    if fn == "kl_div":
+        sh = shape(1, 4, 1, 3)
+        red = str(rng.choice(["mean", "sum", "none", "batchmean"]))
+        log_target = bool(rng.random() < 0.5)
+        t = rng.standard_normal(sh) if log_target else rng.random(sh)
+        if not log_target and rng.random() < 0.3:
+            t.flat[0] = 0.0
+        return fn, (rng.standard_normal(sh), t), {"reduction": red, "log_target": log_target}
+    if fn == "poisson_nll_loss":
+        sh = shape(1, 4, 0, 3)
+        log_input = bool(rng.random() < 0.5)
+        x = rng.standard_normal(sh) if log_input else rng.random(sh) + 0.1
+        t = rng.integers(0, 5, sh).astype(np.float64)
+        kw = {"log_input": log_input, "full": bool(rng.random() < 0.5), "reduction": red}
+        return fn, (x, t), kw
+    if fn == "gaussian_nll_loss":
+        sh = shape(1, 4, 1, 3)
+        var = rng.random(sh) + 0.05
+        if rng.random() < 0.3:
+            var = var[..., 0]
+        kw = {"full": bool(rng.random() < 0.5), "reduction": red}
+        return fn, (rng.standard_normal(sh), rng.standard_normal(sh), var), kw
+    sgn = lambda sh: np.where(rng.random(sh) < 0.5, 1.0, -1.0)  # noqa: E731
+    if fn == "margin_ranking_loss":
+        sh = shape(1, 5, 1, 2)
+        args = (rng.standard_normal(sh), rng.standard_normal(sh), sgn(sh))
+        return fn, args, {"margin": float(rng.uniform(0, 1)), "reduction": red}
+    if fn in ("hinge_embedding_loss", "soft_margin_loss"):
+        sh = shape(1, 5, 0, 3)
+        kw = {"reduction": red}
+        if fn == "hinge_embedding_loss":
+            kw["margin"] = float(rng.uniform(0.1, 2))
+        return fn, (rng.standard_normal(sh) * 2, sgn(sh)), kw
+    n, c = int(rng.integers(1, 5)), int(rng.integers(1, 6))
+    if fn == "multilabel_soft_margin_loss":
+        kw = {"reduction": red}
+        if rng.random() < 0.4:
+            kw["weight"] = rng.random(c) + 0.5
+        return fn, (rng.standard_normal((n, c)), (rng.random((n, c)) < 0.5) * 1.0), kw
+    if fn == "multilabel_margin_loss":
+        t = rng.integers(-1, c, (n, c))
+        return fn, (rng.standard_normal((n, c)), t), {"reduction": red}
+    if fn == "multi_margin_loss":
+        kw = {"p": int(rng.choice([1, 2])), "margin": float(rng.uniform(0.1, 2)), "reduction": red}
+        if rng.random() < 0.4:
+            kw["weight"] = rng.random(c) + 0.5
+        return fn, (rng.standard_normal((n, c)), rng.integers(0, c, n)), kw
+    if fn == "cosine_embedding_loss":
+        args = (rng.standard_normal((n, c)), rng.standard_normal((n, c)), sgn((n,)))
+        return fn, args, {"margin": float(rng.uniform(-0.5, 0.5)), "reduction": red}
+    if fn == "triplet_margin_loss":
+        args = tuple(rng.standard_normal((n, c)) for _ in range(3))
+        kw = {
+            "margin": float(rng.uniform(0.1, 3)),
+            "p": float(rng.choice([1.0, 2.0, 3.0])),
+            "swap": bool(rng.random() < 0.5),
+            "reduction": red,
+        }
+        return fn, args, kw
+    r = int(rng.integers(1, 4))
+    batch = shape(1, 3, 0, 2)
+    if fn == "pixel_shuffle":
+        x = rng.standard_normal(batch + (int(rng.integers(1, 3)) * r * r,) + _ints(1, 4, 2))
+        return fn, (x, r), {}
+    if fn == "pixel_unshuffle":
+        x = rng.standard_normal(batch + (int(rng.integers(1, 3)), r * 2, r * 3))
+        return fn, (x, r), {}
+    if fn == "channel_shuffle":
+        g = int(rng.integers(1, 4))
+        x = rng.standard_normal(
+            (int(rng.integers(1, 3)), g * int(rng.integers(1, 4))) + _ints(1, 4, 1)
+        )
+        return fn, (x, g), {}
+    i1, i2, o = int(rng.integers(1, 4)), int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    args = (
+        rng.standard_normal(batch + (i1,)),
+        rng.standard_normal(batch + (i2,)),
+        rng.standard_normal((o, i1, i2)),
+    )
+    if rng.random() < 0.5:
+        args = args + (rng.standard_normal(o),)
+    return "bilinear", args, {}
+
+
 cases = []
+for _ in range(opts.count):
+    cases.append(breadth_case())
 for _ in range(opts.count):
     cases.append(cnn_case())
 for _ in range(opts.count):

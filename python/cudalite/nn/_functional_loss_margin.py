@@ -12,7 +12,7 @@ from cudalite import _C
 from cudalite.autograd.functions import nn as _nn
 from cudalite.nn._functional_activation import logsigmoid
 from cudalite.nn._functional_distance import pairwise_distance
-from cudalite.nn._functional_loss import _legacy, _reduce, _tensors
+from cudalite.nn._functional_loss import _legacy, _not_differentiable, _reduce, _tensors
 
 __all__ = [
     "margin_ranking_loss",
@@ -69,6 +69,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     """``log(1 + exp(-target * input))``."""
     reduction = _reduction(size_average, reduce, reduction)
     _tensors("soft_margin_loss", ("input", 1, input), ("target", 2, target))
+    _not_differentiable("soft_margin_loss", target=target)
     loss = (-input * target).exp().log1p()
     return _reduce(loss, reduction)
 
