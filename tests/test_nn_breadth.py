@@ -94,7 +94,7 @@ GRADCHECK = [
     "F.poisson_nll_loss(x.abs(), y.abs(), log_input=False)",
     "F.gaussian_nll_loss(x, y, (x * y).abs() + 0.1)",
     "F.margin_ranking_loss(x, y, M.sign(x - y * 0.3))",
-    "F.soft_margin_loss(x, M.sign(y))",
+    "F.soft_margin_loss(x, M.sign(y).detach())",
     "F.multilabel_soft_margin_loss(x, y.sigmoid())",
     "F.multi_margin_loss(x, M.tensor([2, 0], device=x.device), p=2)",
     "F.multilabel_margin_loss(x, M.tensor([[2, -1, 0], [0, 1, -1]], device=x.device))",
