@@ -351,8 +351,11 @@ def breadth_case():
             + ["soft_margin_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss"]
             + ["multi_margin_loss", "cosine_embedding_loss", "triplet_margin_loss"]
             + ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "bilinear"]
+            + ["max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d"]
         )
     )
+    if fn.endswith("pool3d"):
+        return pool3d_case(fn)
     red = str(rng.choice(["mean", "sum", "none"]))
     if fn == "activation":
         name = str(rng.choice(list(BREADTH_ACTIVATIONS)))
@@ -476,6 +479,27 @@ def breadth_case():
     if rng.random() < 0.5:
         args = args + (rng.standard_normal(o),)
     return "bilinear", args, {}
+
+
+def pool3d_case(fn):
+    x = rng.standard_normal(shape(1, 3, 0, 1) + (int(rng.integers(1, 3)),) + _ints(2, 6, 3))
+    if fn.startswith("adaptive"):
+        out = tuple(int(rng.integers(1, n + 2)) for n in x.shape[-3:])
+        kw = {"return_indices": True, "_pick": int(rng.integers(0, 2))} if "max" in fn else {}
+        return fn, (x, out), kw
+    k = tuple(int(rng.integers(1, 3)) for _ in range(3))
+    kw = {
+        "stride": tuple(int(rng.integers(1, 3)) for _ in range(3)),
+        "padding": tuple(int(rng.integers(0, kk // 2 + 1)) for kk in k),
+        "ceil_mode": bool(rng.random() < 0.5),
+    }
+    if fn == "max_pool3d":
+        kw["dilation"] = tuple(int(rng.integers(1, 3)) for _ in range(3))
+        kw["return_indices"] = True
+        kw["_pick"] = int(rng.integers(0, 2))
+    else:
+        kw["count_include_pad"] = bool(rng.random() < 0.5)
+    return fn, (x, k), kw
 
 
 cases = []

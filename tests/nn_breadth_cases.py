@@ -157,6 +157,24 @@ VALUE_CASES = [
     ("circular_pad3d", "nn.CircularPad3d((1, 1, 2, 0, 1, 0))(vol)"),
     ("unfold_module", "nn.Unfold(2, padding=1, stride=2)(img)"),
     ("fold_module", "nn.Fold((3, 4), 2)(cols)"),
+    ("max_pool3d", "F.max_pool3d(vol, 2)"),
+    ("max_pool3d_indices", "F.max_pool3d(vol, 2, return_indices=True)[1]"),
+    ("max_pool3d_pad_ceil", "F.max_pool3d(vol, (2, 3, 2), (1, 2, 2), 1, ceil_mode=True)"),
+    (
+        "max_pool3d_dilation_indices",
+        "F.max_pool3d(vol, 2, 1, 0, dilation=(1, 2, 1), return_indices=True)[1]",
+    ),
+    ("max_pool3d_dilation", "F.max_pool3d(vol, 2, 1, 0, dilation=(1, 2, 1))"),
+    ("max_pool3d_unbatched", "nn.MaxPool3d((1, 2, 2))(vol[0])"),
+    ("avg_pool3d", "F.avg_pool3d(vol, 2)"),
+    ("avg_pool3d_pad", "F.avg_pool3d(vol, 3, 2, 1)"),
+    ("avg_pool3d_pad_exclude", "F.avg_pool3d(vol, 3, 2, 1, count_include_pad=False)"),
+    ("avg_pool3d_ceil", "F.avg_pool3d(vol, 2, ceil_mode=True, count_include_pad=False)"),
+    ("avg_pool3d_divisor", "nn.AvgPool3d(2, 1, divisor_override=3)(vol)"),
+    ("adaptive_avg_pool3d", "F.adaptive_avg_pool3d(vol, (2, 2, 2))"),
+    ("adaptive_avg_pool3d_none", "nn.AdaptiveAvgPool3d((None, 3, 2))(vol[0])"),
+    ("adaptive_max_pool3d", "F.adaptive_max_pool3d(vol, (2, 3, 2))"),
+    ("adaptive_max_pool3d_indices", "F.adaptive_max_pool3d(vol, 2, return_indices=True)[1]"),
 ]
 
 ERROR_CASES = [
@@ -221,6 +239,14 @@ ERROR_CASES = [
     "F.bilinear(x2, y2[:, :4], bw, w3)",
     "nn.CircularPad2d(1)(x2)",
     "nn.ReflectionPad1d(4)(a)",
+    "F.max_pool3d(a, 2)",
+    "F.max_pool3d(vol, 2, padding=2)",
+    "F.max_pool3d(vol, 4)",
+    "F.max_pool3d(vol, (2, 2))",
+    "F.avg_pool3d(vol, 0)",
+    "F.avg_pool3d(vol, 2, divisor_override=0)",
+    "F.adaptive_avg_pool3d(a, 2)",
+    "F.adaptive_max_pool3d(a, 2)",
 ]
 
 REPR_CASES = [
@@ -289,6 +315,11 @@ REPR_CASES = [
     "nn.Bilinear(3, 4, 5)",
     "nn.Bilinear(3, 4, 5, bias=False)",
     "nn.Sequential(nn.PReLU(2), nn.RMSNorm(4), nn.Hardswish())",
+    "nn.MaxPool3d(2)",
+    "nn.MaxPool3d((1, 2, 2), stride=1, padding=1, dilation=2, ceil_mode=True)",
+    "nn.AvgPool3d(3, 2, 1)",
+    "nn.AdaptiveAvgPool3d((None, 2, 3))",
+    "nn.AdaptiveMaxPool3d(1, return_indices=True)",
 ]
 
 

@@ -103,6 +103,10 @@ GRADCHECK = [
     "F.pixel_shuffle(M.cat([x, y]).reshape(1, 4, 1, 3), 2)",
     "F.channel_shuffle(M.cat([x, y]).reshape(1, 4, 3), 2)",
     "F.bilinear(x, y, M.cat([x, y]).reshape(2, 3, 2)[:, :, :1].expand(2, 3, 3), y[0, :2])",
+    "F.max_pool3d(M.cat([x, y]).reshape(1, 1, 2, 2, 3), (1, 2, 2), 1)",
+    "F.avg_pool3d(M.cat([x, y]).reshape(1, 2, 3, 2), 2, 1, 1, count_include_pad=False)",
+    "F.adaptive_avg_pool3d(M.cat([x, y]).reshape(1, 1, 2, 2, 3), (1, 2, 2))",
+    "F.adaptive_max_pool3d(M.cat([x, y]).reshape(1, 2, 2, 3), (2, 1, 2))",
 ]
 
 
@@ -137,6 +141,10 @@ HALF = [
     "F.normalize(x)",
     "F.rms_norm(x, (3,))",
     "F.pixel_shuffle(x.reshape(1, 4, 1, 3), 2)",
+    "F.max_pool3d(x.reshape(1, 2, 2, 3), (1, 2, 2), 1, return_indices=True)[0]",
+    "F.avg_pool3d(x.reshape(1, 2, 2, 3), 2, 1, 1)",
+    "F.adaptive_avg_pool3d(x.reshape(1, 2, 2, 3), (1, 1, 2))",
+    "F.adaptive_max_pool3d(x.reshape(1, 2, 2, 3), (1, 2, 2))",
 ]
 
 

@@ -119,12 +119,16 @@ from cudalite.nn.pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffl
 from cudalite.nn.pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
     AdaptiveMaxPool1d,
     AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
     AvgPool1d,
     AvgPool2d,
+    AvgPool3d,
     MaxPool1d,
     MaxPool2d,
+    MaxPool3d,
 )
 from cudalite.nn.sparse import Embedding
 from cudalite.nn.upsampling import (
@@ -258,4 +262,8 @@ __all__ = [
     "Fold",
     "Unfold",
     "Bilinear",
+    "MaxPool3d",
+    "AvgPool3d",
+    "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool3d",
 ]

@@ -102,6 +102,14 @@ from cudalite.nn._functional_pooling import (
     max_pool2d,
     max_pool2d_with_indices,
 )
+from cudalite.nn._functional_pooling3d import (
+    adaptive_avg_pool3d,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
+    avg_pool3d,
+    max_pool3d,
+    max_pool3d_with_indices,
+)
 from cudalite.nn._functional_shuffle import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from cudalite.nn._functional_sparse import embedding, one_hot
 
@@ -210,6 +218,12 @@ __all__ = [
     "pixel_unshuffle",
     "channel_shuffle",
     "bilinear",
+    "max_pool3d",
+    "max_pool3d_with_indices",
+    "avg_pool3d",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices",
 ]
 
 _ADD = _ops.BINARY["add"]
