@@ -38,6 +38,8 @@ ARRAYS = {
     "bw": _arr((2, 5, 4), 0.55, 0.5),
     "bb": _arr((2,), 1.15, 0.5),
     "cols": _arr((1, 8, 6), 0.65),
+    "src": _arr((5, 2, 4), 0.75, 1.0),
+    "tgt": _arr((3, 2, 4), 1.85, 1.0),
 }
 
 INDEX = {
@@ -47,7 +49,22 @@ INDEX = {
     "ml": np.array([[3, 0, -1, 1, 2], [1, 1, 4, -1, 0], [-1, 2, 0, 0, 0], [4, 3, 2, 1, 0]]),
     "bin": (np.sin(np.arange(20) * 2.1) > 0).astype(np.float64).reshape(4, 5),
     "ints": np.arange(-5, 7).reshape(3, 4),
+    "kpm": np.array([[False, False, False, True, True], [False, False, False, False, False]]),
 }
+
+# seeded transformer modules, in the inputs' dtype and on their device, in eval mode
+_TF = "(M.manual_seed(0), {}.to(device=dev, dtype=src.dtype).eval())[1]"
+_ENC = _TF.format("nn.TransformerEncoderLayer(4, 2, 8)")
+_ENC_PRE = _TF.format(
+    "nn.TransformerEncoderLayer(4, 2, 8, activation='gelu', batch_first=True, norm_first=True)"
+)
+_ENCODER = _TF.format(
+    "nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8), 2, nn.LayerNorm(4))"
+)
+_DEC = _TF.format("nn.TransformerDecoderLayer(4, 2, 8, norm_first=True)")
+_TRANSFORMER = _TF.format("nn.Transformer(4, 2, 2, 1, 8)")
+_CAUSAL3 = "nn.Transformer.generate_square_subsequent_mask(3, device=dev, dtype=src.dtype)"
+_CAUSAL5 = "nn.Transformer.generate_square_subsequent_mask(5, device=dev, dtype=src.dtype)"
 
 # (name, expression): differentiated with respect to the float inputs it names
 VALUE_CASES = [
@@ -175,6 +192,18 @@ VALUE_CASES = [
     ("adaptive_avg_pool3d_none", "nn.AdaptiveAvgPool3d((None, 3, 2))(vol[0])"),
     ("adaptive_max_pool3d", "F.adaptive_max_pool3d(vol, (2, 3, 2))"),
     ("adaptive_max_pool3d_indices", "F.adaptive_max_pool3d(vol, 2, return_indices=True)[1]"),
+    ("transformer_encoder_layer", _ENC + "(src)"),
+    ("transformer_encoder_layer_padding", _ENC + "(src, src_key_padding_mask=kpm)"),
+    ("transformer_encoder_layer_norm_first", _ENC_PRE + "(src.transpose(0, 1), is_causal=False)"),
+    ("transformer_encoder_causal", _ENCODER + "(src, mask=" + _CAUSAL5 + ")"),
+    ("transformer_encoder_unbatched", _ENCODER + "(src[:, 0])"),
+    ("transformer_decoder_layer", _DEC + "(tgt, src, tgt_mask=" + _CAUSAL3 + ")"),
+    (
+        "transformer_decoder_layer_padding",
+        _DEC + "(tgt, src, memory_key_padding_mask=kpm, tgt_is_causal=False)",
+    ),
+    ("transformer", _TRANSFORMER + "(src, tgt, tgt_mask=" + _CAUSAL3 + ")"),
+    ("square_subsequent_mask", "nn.Transformer.generate_square_subsequent_mask(4)"),
 ]
 
 ERROR_CASES = [
@@ -247,6 +276,9 @@ ERROR_CASES = [
     "F.avg_pool3d(vol, 2, divisor_override=0)",
     "F.adaptive_avg_pool3d(a, 2)",
     "F.adaptive_max_pool3d(a, 2)",
+    "nn.TransformerEncoderLayer(4, 2, activation='tanh')",
+    "nn.Transformer(4, 2, 1, 1, 8)(src, tgt[:, :1])",
+    "nn.Transformer(8, 2, 1, 1, 8)(src, tgt)",
 ]
 
 REPR_CASES = [
@@ -320,6 +352,14 @@ REPR_CASES = [
     "nn.AvgPool3d(3, 2, 1)",
     "nn.AdaptiveAvgPool3d((None, 2, 3))",
     "nn.AdaptiveMaxPool3d(1, return_indices=True)",
+    "nn.TransformerEncoderLayer(4, 2, 8)",
+    "nn.TransformerEncoderLayer(4, 2, 8, activation=nn.GELU(), bias=False)",
+    "nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8), 3)",
+    "nn.TransformerDecoderLayer(4, 2, 8, dropout=0.0)",
+    "nn.TransformerDecoder(nn.TransformerDecoderLayer(4, 2, 8), 2, nn.LayerNorm(4))",
+    "nn.Transformer(8, 2, 2, 1, 16)",
+    "nn.ModuleList([nn.ReLU(), nn.ReLU(), nn.Tanh(), nn.ReLU()])",
+    "nn.ModuleList()",
 ]
 
 

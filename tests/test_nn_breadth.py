@@ -54,7 +54,8 @@ def test_errors_match_torch(expr, device):
         for cpu, cuda in CUDA_NAMES.items():
             msg = msg.replace(cpu, cuda)
     env = inputs(torch, torch.float64, device)
-    with pytest.raises(Exception) as e:  # noqa: PT011 - the type is compared below
+    with pytest.raises(Exception) as e, warnings.catch_warnings():  # noqa: PT011
+        warnings.simplefilter("ignore")  # TransformerEncoder's nested-tensor warning
         evaluate(torch, expr, env)
     assert type(e.value).__name__ == etype
     assert str(e.value) == msg.replace("torch.", "cudalite.")
@@ -62,7 +63,9 @@ def test_errors_match_torch(expr, device):
 
 @pytest.mark.parametrize("expr", REPR_CASES)
 def test_module_reprs_match_torch(expr):
-    assert repr(evaluate(torch, expr, {})) == EXPECTED["reprs"][expr]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TransformerEncoder's nested-tensor warning
+        assert repr(evaluate(torch, expr, {})) == EXPECTED["reprs"][expr]
 
 
 # gradcheck (finite differences) in float64, away from the kinks of the piecewise functions
@@ -322,3 +325,34 @@ def test_functional_names_exist():
         "bilinear",
     ]:
         assert callable(getattr(F, name)) and name in F.__all__
+
+
+def test_transformer_encoder_warns_as_torch_and_clones_its_layer():
+    layer = nn.TransformerEncoderLayer(4, 2, 8)
+    with pytest.warns(UserWarning, match=r"self_attn.batch_first was not True\(use batch_first"):
+        enc = nn.TransformerEncoder(layer, 2)
+    assert enc.layers[0] is not layer and enc.layers[0] is not enc.layers[1]
+    w0, w1 = enc.layers[0].linear1.weight, enc.layers[1].linear1.weight
+    assert w0 is not w1 and bool((w0 == w1).all())  # clones start from the same parameters
+    assert len(list(enc.parameters())) == 2 * len(list(layer.parameters()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8, batch_first=True), 1)
+
+
+def test_transformer_trains(device):
+    torch.manual_seed(0)
+    model = nn.Transformer(8, 2, 1, 1, 16, dropout=0.1, batch_first=True).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    src = torch.randn(3, 5, 8, device=device)
+    tgt = torch.randn(3, 4, 8, device=device)
+    mask = nn.Transformer.generate_square_subsequent_mask(4, device=device)
+    losses = []
+    for _ in range(15):
+        opt.zero_grad()
+        loss = F.mse_loss(model(src, tgt, tgt_mask=mask), tgt)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]
+    assert all(p.grad is not None for p in model.parameters())

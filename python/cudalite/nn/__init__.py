@@ -131,6 +131,13 @@ from cudalite.nn.pooling import (
     MaxPool3d,
 )
 from cudalite.nn.sparse import Embedding
+from cudalite.nn.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from cudalite.nn.upsampling import (
     Upsample,
     UpsamplingBilinear2d,
@@ -266,4 +273,9 @@ __all__ = [
     "AvgPool3d",
     "AdaptiveAvgPool3d",
     "AdaptiveMaxPool3d",
+    "Transformer",
+    "TransformerEncoder",
+    "TransformerDecoder",
+    "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
 ]
