@@ -204,6 +204,30 @@ VALUE_CASES = [
     ),
     ("transformer", _TRANSFORMER + "(src, tgt, tgt_mask=" + _CAUSAL3 + ")"),
     ("square_subsequent_mask", "nn.Transformer.generate_square_subsequent_mask(4)"),
+    ("max_unpool2d", "F.max_unpool2d(*F.max_pool2d(img, 2, return_indices=True), 2)"),
+    (
+        "max_unpool2d_output_size",
+        "nn.MaxUnpool2d(2)(*F.max_pool2d(img[..., :3], 2, return_indices=True), "
+        "output_size=(3, 3))",
+    ),
+    ("max_unpool1d", "F.max_unpool1d(*F.max_pool1d(a, 2, return_indices=True), 2)"),
+    (
+        "max_unpool3d",
+        "nn.MaxUnpool3d((1, 2, 3))(*F.max_pool3d(vol, (1, 2, 3), return_indices=True))",
+    ),
+    ("lp_pool1d", "F.lp_pool1d(pos, 2, 3)"),
+    ("lp_pool2d", "nn.LPPool2d(1.5, (2, 1), 1, True)(img.abs() + 0.1)"),
+    ("lp_pool3d", "F.lp_pool3d(vol.abs() + 0.1, 3, 2)"),
+    ("alpha_dropout_seeded", "(M.manual_seed(0), F.alpha_dropout(a.cpu(), 0.3, True))[1]"),
+    (
+        "feature_alpha_dropout_seeded",
+        "(M.manual_seed(1), F.feature_alpha_dropout(img.cpu(), 0.4, True))[1]",
+    ),
+    ("alpha_dropout_eval", "nn.AlphaDropout(0.3).eval()(a)"),
+    ("upsample_nearest", "F.upsample_nearest(img, scale_factor=2)"),
+    ("upsample_bilinear", "F.upsample_bilinear(img, size=(4, 5))"),
+    ("native_channel_shuffle", "F.native_channel_shuffle(img.detach(), 2)"),
+    ("gumbel_softmax_shape", "F.gumbel_softmax(a).sum(-1)"),
 ]
 
 ERROR_CASES = [
@@ -279,6 +303,11 @@ ERROR_CASES = [
     "nn.TransformerEncoderLayer(4, 2, activation='tanh')",
     "nn.Transformer(4, 2, 1, 1, 8)(src, tgt[:, :1])",
     "nn.Transformer(8, 2, 1, 1, 8)(src, tgt)",
+    "F.max_unpool2d(*F.max_pool2d(img, 2, return_indices=True), 2, output_size=(5, 5))",
+    "F.max_unpool2d(*F.max_pool2d(img, 2, return_indices=True), 2, output_size=(1, 1, 1))",
+    "F.max_unpool2d(img, img.long(), 2)",
+    "F.alpha_dropout(a, 1.5)",
+    "F.feature_alpha_dropout(a[0, 0], 0.5, True)",
 ]
 
 REPR_CASES = [
@@ -360,6 +389,14 @@ REPR_CASES = [
     "nn.Transformer(8, 2, 2, 1, 16)",
     "nn.ModuleList([nn.ReLU(), nn.ReLU(), nn.Tanh(), nn.ReLU()])",
     "nn.ModuleList()",
+    "nn.MaxUnpool1d(2)",
+    "nn.MaxUnpool2d(2, 1, 1)",
+    "nn.MaxUnpool3d((1, 2, 2))",
+    "nn.LPPool1d(2, 3)",
+    "nn.LPPool2d(1.5, (2, 3), 1, True)",
+    "nn.LPPool3d(2, 2)",
+    "nn.AlphaDropout()",
+    "nn.FeatureAlphaDropout(0.2, True)",
 ]
 
 

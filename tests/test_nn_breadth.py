@@ -110,6 +110,10 @@ GRADCHECK = [
     "F.avg_pool3d(M.cat([x, y]).reshape(1, 2, 3, 2), 2, 1, 1, count_include_pad=False)",
     "F.adaptive_avg_pool3d(M.cat([x, y]).reshape(1, 1, 2, 2, 3), (1, 2, 2))",
     "F.adaptive_max_pool3d(M.cat([x, y]).reshape(1, 2, 2, 3), (2, 1, 2))",
+    "F.max_unpool2d(x.reshape(1, 1, 2, 3), M.tensor([[[[1, 3, 4], [7, 9, 10]]]], "
+    "device=x.device), 2)",
+    "F.lp_pool2d(x.abs().reshape(1, 1, 2, 3) + 0.2, 2.0, (2, 2), 1)",
+    "F.lp_pool1d(y.abs() + 0.2, 3.0, 2)",
 ]
 
 
@@ -356,3 +360,45 @@ def test_transformer_trains(device):
         losses.append(loss.item())
     assert losses[-1] < losses[0]
     assert all(p.grad is not None for p in model.parameters())
+
+
+def test_gumbel_softmax_samples_and_straight_through_gradient(device):
+    torch.manual_seed(0)
+    logits = torch.tensor(
+        [[2.0, 0.5, -1.0], [0.0, 0.0, 3.0]], dtype=torch.float64, device=device
+    ).requires_grad_(True)
+    soft = F.gumbel_softmax(logits, tau=0.5)
+    np.testing.assert_allclose(soft.sum(-1).detach().cpu().numpy(), 1.0, rtol=1e-12)
+    hard = F.gumbel_softmax(logits, hard=True)
+    h = hard.detach().cpu().numpy()
+    assert set(np.unique(h)) <= {0.0, 1.0} and (h.sum(-1) == 1).all()
+    (hard * torch.arange(3.0, dtype=torch.float64, device=device)).sum().backward()
+    assert logits.grad is not None and logits.grad.abs().sum().item() > 0
+    with pytest.warns(UserWarning, match="`eps` parameter is deprecated"):
+        F.gumbel_softmax(logits.detach(), eps=1e-3)
+    # the noise's argmax follows the logits: a dominant class is nearly always drawn
+    draws = F.gumbel_softmax(
+        torch.tensor([[8.0, 0.0, 0.0]], device=device).expand(200, 3), hard=True
+    )
+    assert draws[:, 0].sum().item() >= 195
+
+
+def test_alpha_dropout_keeps_mean_and_variance(device):
+    torch.manual_seed(0)
+    x = torch.randn(200000, device=device)
+    for fn in (F.alpha_dropout, lambda t, p, tr: F.feature_alpha_dropout(t.view(-1, 40), p, tr)):
+        y = fn(x, 0.2, True).reshape(-1)
+        assert abs(y.mean().item()) < 0.02 and abs(y.std().item() - 1) < 0.02
+        assert fn(x, 0.2, False).reshape(-1).equal(x)
+    m = nn.AlphaDropout(0.5)
+    assert m.eval()(x) is x
+
+
+def test_upsample_deprecated_names_warn(device):
+    x = torch.arange(4.0, device=device).view(1, 1, 2, 2)
+    with pytest.warns(UserWarning, match="upsample_nearest` is deprecated"):
+        y = F.upsample_nearest(x, scale_factor=2)
+    assert y.equal(F.interpolate(x, scale_factor=2))
+    with pytest.warns(UserWarning, match="upsample_bilinear` is deprecated"):
+        y = F.upsample_bilinear(x, size=3)
+    assert y.equal(F.interpolate(x, size=3, mode="bilinear", align_corners=True))

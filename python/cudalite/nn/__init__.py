@@ -60,9 +60,11 @@ from cudalite.nn.conv import (
 )
 from cudalite.nn.distance import CosineSimilarity, PairwiseDistance
 from cudalite.nn.dropout import (
+    AlphaDropout,
     Dropout1d,
     Dropout2d,
     Dropout3d,
+    FeatureAlphaDropout,
 )
 from cudalite.nn.flatten import Flatten, Unflatten
 from cudalite.nn.fold import Fold, Unfold
@@ -137,6 +139,14 @@ from cudalite.nn.transformer import (
     TransformerDecoderLayer,
     TransformerEncoder,
     TransformerEncoderLayer,
+)
+from cudalite.nn.unpool import (
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
 )
 from cudalite.nn.upsampling import (
     Upsample,
@@ -278,4 +288,12 @@ __all__ = [
     "TransformerDecoder",
     "TransformerEncoderLayer",
     "TransformerDecoderLayer",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
+    "LPPool1d",
+    "LPPool2d",
+    "LPPool3d",
+    "AlphaDropout",
+    "FeatureAlphaDropout",
 ]

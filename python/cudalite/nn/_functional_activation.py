@@ -7,6 +7,7 @@ raise torch's NotImplementedError where torch's kernel is floating-only."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -44,6 +45,7 @@ __all__ = [
     "rrelu",
     "rrelu_",
     "prelu",
+    "gumbel_softmax",
 ]
 
 _SQRT_HALF = math.sqrt(0.5)
@@ -363,3 +365,17 @@ def prelu(input, weight):
     elif n == 1:
         w = weight.reshape([1] * input.dim()) if input.dim() else weight.reshape([])
     return input.where(input > 0, input * w)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """``softmax((logits + g) / tau)`` with Gumbel(0, 1) noise ``g``; ``hard=True`` returns
+    the one-hot of its argmax with the soft sample's gradient (straight-through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -_C._empty_like(logits, None, None).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = (logits.detach() * 0).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft

@@ -7,7 +7,7 @@ from __future__ import annotations
 from cudalite import _arg_parser
 from cudalite._C import Tensor
 
-__all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle"]
+__all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle"]
 
 
 def _tensor(op, x):
@@ -96,3 +96,8 @@ def channel_shuffle(input, groups):
     rest = list(input.shape[2:])
     x = input.reshape([n, g, c // g] + rest).transpose(1, 2)
     return x.reshape(list(input.shape))
+
+
+def native_channel_shuffle(input, groups):
+    """``channel_shuffle`` (torch's name of its native kernel)."""
+    return channel_shuffle(input, groups)

@@ -16,6 +16,7 @@ from cudalite.nn._functional_activation import (
     elu_,
     gelu,
     glu,
+    gumbel_softmax,
     hardshrink,
     hardsigmoid,
     hardswish,
@@ -66,7 +67,13 @@ from cudalite.nn._functional_distance import (
     pairwise_distance,
     pdist,
 )
-from cudalite.nn._functional_interpolate import interpolate, upsample
+from cudalite.nn._functional_dropout import alpha_dropout, feature_alpha_dropout
+from cudalite.nn._functional_interpolate import (
+    interpolate,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
 from cudalite.nn._functional_loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -85,6 +92,7 @@ from cudalite.nn._functional_loss_margin import (
     triplet_margin_loss,
     triplet_margin_with_distance_loss,
 )
+from cudalite.nn._functional_lppool import lp_pool1d, lp_pool2d, lp_pool3d
 from cudalite.nn._functional_mha import multi_head_attention_forward
 from cudalite.nn._functional_norm import layer_norm, local_response_norm, rms_norm
 from cudalite.nn._functional_pad import pad
@@ -110,8 +118,14 @@ from cudalite.nn._functional_pooling3d import (
     max_pool3d,
     max_pool3d_with_indices,
 )
-from cudalite.nn._functional_shuffle import channel_shuffle, pixel_shuffle, pixel_unshuffle
+from cudalite.nn._functional_shuffle import (
+    channel_shuffle,
+    native_channel_shuffle,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
 from cudalite.nn._functional_sparse import embedding, one_hot
+from cudalite.nn._functional_unpool import max_unpool1d, max_unpool2d, max_unpool3d
 
 __all__ = [
     "linear",
@@ -224,6 +238,18 @@ __all__ = [
     "adaptive_avg_pool3d",
     "adaptive_max_pool3d",
     "adaptive_max_pool3d_with_indices",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
+    "alpha_dropout",
+    "feature_alpha_dropout",
+    "gumbel_softmax",
+    "native_channel_shuffle",
+    "upsample_nearest",
+    "upsample_bilinear",
 ]
 
 _ADD = _ops.BINARY["add"]
