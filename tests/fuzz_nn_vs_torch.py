@@ -352,8 +352,23 @@ def breadth_case():
             + ["multi_margin_loss", "cosine_embedding_loss", "triplet_margin_loss"]
             + ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "bilinear"]
             + ["max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d"]
+            + ["lp_pool1d", "lp_pool2d", "max_unpool2d"]
         )
     )
+    if fn.startswith("lp_pool"):
+        nd = int(fn[-2])
+        x = np.abs(rng.standard_normal((int(rng.integers(1, 3)), 2) + _ints(2, 7, nd))) + 0.1
+        k = int(rng.integers(1, 3))
+        kw = {"stride": int(rng.integers(1, 3)), "ceil_mode": bool(rng.random() < 0.5)}
+        return fn, (x, float(rng.choice([1.0, 2.0, 3.0, 1.5])), k), kw
+    if fn == "max_unpool2d":
+        # the values and the indices of a max_pool2d of distinct values
+        n, c, h, w = 1, int(rng.integers(1, 3)), int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        k = int(rng.integers(1, 3))
+        idx = np.stack([rng.permutation((h * k) * (w * k))[: h * w] for _ in range(n * c)]).reshape(
+            n, c, h, w
+        )
+        return fn, (rng.standard_normal((n, c, h, w)), idx, k), {}
     if fn.endswith("pool3d"):
         return pool3d_case(fn)
     red = str(rng.choice(["mean", "sum", "none"]))
