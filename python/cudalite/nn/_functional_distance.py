@@ -5,8 +5,6 @@ no_grad)."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from cudalite import _C, _arg_parser
 from cudalite._C import Tensor
 
@@ -85,6 +83,8 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 def pdist(input, p=2):
     """The ``p``-norm distances between the rows of a 2-D input, for the pairs ``i < j`` in
     row-major order (``N * (N - 1) / 2`` values)."""
+    import numpy as np
+
     _tensors("pdist", ("input", 1, input))
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")

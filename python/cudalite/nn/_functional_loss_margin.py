@@ -6,8 +6,6 @@ reductions."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from cudalite import _C
 from cudalite.autograd.functions import nn as _nn
 from cudalite.nn._functional_activation import logsigmoid
@@ -110,6 +108,8 @@ def _class_targets(fname, input, target):
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """``sum over targets j and non-targets i of max(0, 1 - (x[j] - x[i])) / C``; a row's
     targets are its class indices up to the first -1."""
+    import numpy as np
+
     reduction = _reduction(size_average, reduce, reduction)
     _tensors("multilabel_margin_loss", ("input", 1, input), ("target", 2, target))
     d = input.dim()

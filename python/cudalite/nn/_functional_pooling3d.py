@@ -10,8 +10,6 @@ elements by index."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from cudalite import _C, _creation
 from cudalite.nn._functional_pooling import (
     _adaptive_size,
@@ -163,6 +161,8 @@ def avg_pool3d(
 ):
     """3-D average pooling; ``count_include_pad`` counts the zero padding in the divisor,
     ``divisor_override`` replaces the divisor."""
+    import numpy as np
+
     x, unb, k, s, p, d, out = _params(
         "avg_pool3d", input, kernel_size, stride, padding, 1, ceil_mode
     )
@@ -222,6 +222,8 @@ def adaptive_avg_pool3d(input, output_size):
 
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
     """Adaptive 3-D max pooling; returns ``(output, indices)``."""
+    import numpy as np
+
     x, unb, out = _adaptive_check("adaptive_max_pool3d", input, output_size)
     n, c, dd, hh, ww = x.shape
     bounds = [_bounds(m, o) for m, o in zip((dd, hh, ww), out, strict=True)]
