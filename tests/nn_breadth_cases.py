@@ -228,6 +228,10 @@ VALUE_CASES = [
     ("upsample_bilinear", "F.upsample_bilinear(img, size=(4, 5))"),
     ("native_channel_shuffle", "F.native_channel_shuffle(img.detach(), 2)"),
     ("gumbel_softmax_shape", "F.gumbel_softmax(a).sum(-1)"),
+    ("margin_ranking_ints", "F.margin_ranking_loss(ints, -ints, ints.sign())"),
+    ("avg_pool3d_ints", "F.avg_pool3d(ints.view(1, 1, 3, 2, 2) * 3 - 4, (1, 2, 2))"),
+    ("multi_margin_empty", "F.multi_margin_loss(x2[:0], cls[:0])"),
+    ("multilabel_margin_empty", "F.multilabel_margin_loss(x2[:0], ml[:0])"),
 ]
 
 ERROR_CASES = [
@@ -308,6 +312,19 @@ ERROR_CASES = [
     "F.max_unpool2d(img, img.long(), 2)",
     "F.alpha_dropout(a, 1.5)",
     "F.feature_alpha_dropout(a[0, 0], 0.5, True)",
+    "F.threshold(ints > 0, 0, 1)",
+    "F.rms_norm(ints, (4,))",
+    "F.rms_norm(a, 4)",
+    "F.kl_div(ints, ints)",
+    "F.soft_margin_loss(ints, ints)",
+    "F.hinge_embedding_loss(ints, ints)",
+    "F.multilabel_soft_margin_loss(a[0, 0, 0], b[0, 0, 0])",
+    "F.multilabel_margin_loss(x2, ml + 1)",
+    "F.bilinear(x2, y2[:, :4], bw.float())",
+    "F.max_pool3d(vol > 0, 2)",
+    "F.adaptive_max_pool3d(vol.long(), 2)",
+    "F.rrelu(ints)",
+    "F.gaussian_nll_loss(a, b, 1)",
 ]
 
 REPR_CASES = [

@@ -44,7 +44,13 @@ def test_values_and_gradients_match_torch(name, dtype, device):
 
 
 # torch's CUDA kernels' names in their dtype errors (the recorded messages are the CPU's)
-CUDA_NAMES = {'"elu_cpu"': '"elu_cuda"', '"hardsigmoid_cpu"': '"hardsigmoid_cuda"'}
+CUDA_NAMES = {
+    '"elu_cpu"': '"elu_cuda"',
+    '"hardsigmoid_cpu"': '"hardsigmoid_cuda"',
+    '"threshold_cpu"': '"threshold_cuda"',
+    '"adaptive_max_pool3d_cpu"': '"adaptive_max_pool3d_cuda"',
+    '"leaky_relu_cpu"': '"leaky_relu_cuda"',
+}
 
 
 @pytest.mark.parametrize("expr", ERROR_CASES)

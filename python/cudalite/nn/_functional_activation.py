@@ -309,6 +309,9 @@ def tanhshrink(input):
 def threshold(input, threshold, value, inplace=False):
     """``x`` where ``x > threshold``, else ``value`` (integer inputs keep their dtype)."""
     _tensor("threshold_" if inplace else "threshold", input)
+    if input.dtype is _C.bool:
+        kernel = "threshold_cuda" if input.is_cuda else "threshold_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     if not input.dtype.is_floating_point and input.dtype is not _C.bool:
         value = int(value)
     out = input.masked_fill(input <= threshold, value)
@@ -325,7 +328,10 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     _tensor("rrelu_" if inplace else "rrelu", input)
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
-    _floating(input, "rrelu_with_noise_out_cpu", "rrelu_with_noise_out_cuda")
+    if training:
+        _floating(input, "rrelu_with_noise_out_cpu", "rrelu_with_noise_out_cuda")
+    else:
+        _floating(input, "leaky_relu_cpu", "leaky_relu_cuda")
     if training:
         slope = _C._empty_like(input, None, None).uniform_(lower, upper)
         out = input.where(input > 0, input * slope)

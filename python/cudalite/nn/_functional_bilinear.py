@@ -9,6 +9,13 @@ from cudalite._C import Tensor
 __all__ = ["bilinear"]
 
 
+def _cpp_name(dtype):
+    """c10's name of a dtype (``float``, ``double``, ``c10::Half``...)."""
+    from cudalite._linalg import cpp_name
+
+    return cpp_name(dtype)
+
+
 def bilinear(input1, input2, weight, bias=None):
     for name, pos, t in (("input1", 1, input1), ("input2", 2, input2), ("weight", 3, weight)):
         if not isinstance(t, Tensor):
@@ -16,6 +23,13 @@ def bilinear(input1, input2, weight, bias=None):
                 f"bilinear(): argument '{name}' (position {pos}) must be Tensor, not "
                 f"{_arg_parser.tp_name(t)}"
             )
+    dts = [t.dtype for t in (input1, input2, weight)]
+    if dts[0] is not dts[1] or dts[0] is not dts[2]:
+        names = [_cpp_name(dt) for dt in dts]
+        raise RuntimeError(
+            f"All tensors must have the same dtype, got input1: {names[0]}, input2: "
+            f"{names[1]}, weight: {names[2]}"
+        )
     d1, d2 = input1.dim(), input2.dim()
     if d1 != d2:
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {d1} and {d2}")

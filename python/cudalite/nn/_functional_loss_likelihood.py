@@ -31,6 +31,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         reduction_enum = "sum" if reduction == "batchmean" else reduction
     _nn._check_reduction(reduction_enum)
     _tensors("kl_div", ("input", 1, input), ("target", 2, target))
+    if not input.dtype.is_floating_point or not target.dtype.is_floating_point:
+        if not (input.dtype.is_complex or target.dtype.is_complex):
+            raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = target.exp() * (target - input)
     else:
@@ -68,6 +71,12 @@ def poisson_nll_loss(
     return _reduce(loss, reduction)
 
 
+def _any(x):
+    from cudalite import any as any_
+
+    return any_(x)  # a TypeError for a non-tensor var, as torch.any's
+
+
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
     """``0.5 * (log(var) + (input - target)**2 / var)`` (plus ``0.5 * log(2 * pi)`` with
     ``full``); ``var`` is clamped to ``>= eps`` without changing its gradient."""
@@ -77,7 +86,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         from cudalite import ones_like
 
         var = var * ones_like(input)
-    elif bool((var < 0).any()):
+    elif bool(_any(var < 0)):
         raise ValueError("var has negative entry/entries")
     if tuple(var.shape) != tuple(input.shape):
         if tuple(input.shape[:-1]) == tuple(var.shape):

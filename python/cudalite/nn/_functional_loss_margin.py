@@ -25,6 +25,13 @@ __all__ = [
 ]
 
 
+def _reduce_kernel(loss, reduction):
+    """The reduction of torch's multi-margin kernels: the mean of no samples is 0."""
+    if reduction == "mean" and loss.numel() == 0:
+        return loss.sum()
+    return _reduce(loss, reduction)
+
+
 def _reduction(size_average, reduce, reduction):
     reduction = _legacy(size_average, reduce, reduction)
     _nn._check_reduction(reduction)
@@ -47,7 +54,7 @@ def margin_ranking_loss(
             "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
             f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} "
         )
-    loss = (-target * (input1 - input2) + margin).clamp(min=0)
+    loss = (-target * (input1 - input2) + float(margin)).clamp(min=0)
     return _reduce(loss, reduction)
 
 
@@ -57,8 +64,10 @@ def hinge_embedding_loss(
     """``x`` where ``target == 1``, ``max(0, margin - x)`` where ``target == -1``."""
     reduction = _reduction(size_average, reduce, reduction)
     _tensors("hinge_embedding_loss", ("input", 1, input), ("target", 2, target))
+    from cudalite import full_like
+
     zeros = input * 0
-    margin_clamp = (margin - input).clamp(min=0)
+    margin_clamp = (full_like(input, margin) - input).clamp(min=0)  # in input's dtype
     loss = margin_clamp.where(target != 1, zeros) + input.where(target != -1, zeros)
     return _reduce(loss, reduction)
 
@@ -68,6 +77,10 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     reduction = _reduction(size_average, reduce, reduction)
     _tensors("soft_margin_loss", ("input", 1, input), ("target", 2, target))
     _not_differentiable("soft_margin_loss", target=target)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(
+            f"result type Float can't be cast to the desired output type {input.dtype._short_name}"
+        )
     loss = (-input * target).exp().log1p()
     return _reduce(loss, reduction)
 
@@ -78,6 +91,8 @@ def multilabel_soft_margin_loss(
     """The binary cross entropy of each class's logit, averaged over the classes."""
     if size_average is not None or reduce is not None:
         reduction = _legacy(size_average, reduce, reduction)
+    if input.dim() == 0:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
@@ -136,10 +151,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
             if j < 0:
                 break
             if j >= c:
-                raise RuntimeError(
-                    f"target index is out of bounds: target value {j} is out of range for {c} "
-                    "classes"
-                )
+                raise RuntimeError("argument #2 'target' is out of range")
             valid[r, k] = True
             is_target[r, j] = True
     from cudalite import tensor
@@ -152,7 +164,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     loss = (pair * keep.to(x.dtype)).sum((1, 2)) / c
     if d <= 1:
         loss = loss.reshape([])
-    return _reduce(loss, reduction)
+    return _reduce_kernel(loss, reduction)
 
 
 def multi_margin_loss(
@@ -204,7 +216,7 @@ def multi_margin_loss(
     loss = z.sum(1) / c
     if target.dim() == 0:  # torch's shape for 'none' follows the target's
         loss = loss.reshape([])
-    return _reduce(loss, reduction)
+    return _reduce_kernel(loss, reduction)
 
 
 def cosine_embedding_loss(

@@ -86,8 +86,6 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
                 f"rms_norm(): argument '{name}' (position {pos}) must be Tensor, not "
                 f"{_arg_parser.tp_name(t)}"
             )
-    if isinstance(normalized_shape, int):
-        normalized_shape = [normalized_shape]
     shape = _shape_list(normalized_shape, "rms_norm")
     if not shape:
         raise RuntimeError(
@@ -108,9 +106,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         )
     dt = input.dtype
     if not dt.is_floating_point:
-        raise RuntimeError(
-            f"rms_norm only supports floating-point inputs, but got {dt._short_name}"
-        )
+        raise NotImplementedError(f"\"rms_norm\" not implemented for '{dt._short_name}'")
     if eps is None:
         from cudalite import finfo
 

@@ -123,7 +123,7 @@ def max_pool3d_with_indices(
         "max_pool3d", input, kernel_size, stride, padding, dilation, ceil_mode
     )
     if input.dtype is _C.bool:
-        raise RuntimeError("\"max_pool3d\" not implemented for 'Bool'")
+        raise NotImplementedError("\"max_pool3d\" not implemented for 'Bool'")
     n, c = x.shape[0], x.shape[1]
     win = _windows(x, k, s, p, d, out, _lowest(x.dtype))
     kk = k[0] * k[1] * k[2]
@@ -150,6 +150,11 @@ def max_pool3d(
     return r if return_indices else r[0]
 
 
+def _int_div(total, d):
+    """Integer averages truncated toward zero, as torch's kernels divide."""
+    return total.div(d, rounding_mode="trunc").to(total.dtype)
+
+
 def avg_pool3d(
     input,
     kernel_size,
@@ -168,22 +173,24 @@ def avg_pool3d(
     )
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(
-            f"\"avg_pool3d_out_frame\" not implemented for '{input.dtype._short_name}'"
-        )
+    if input.dtype is _C.bool:
+        raise NotImplementedError("\"avg_pool3d_out_frame\" not implemented for 'Bool'")
     total = _windows(x, k, s, p, d, out, 0.0).sum([-3, -2, -1])
+    floating = x.dtype.is_floating_point
     if divisor_override:
-        y = total / float(divisor_override)
+        y = total / float(divisor_override) if floating else _int_div(total, divisor_override)
     else:
         sel = 0 if count_include_pad else 1
         size = list(x.shape[2:])
         parts = [np.array(_divisor(size[i], k[i], s[i], p[i], out[i], None)[sel]) for i in range(3)]
         div = parts[0][:, None, None] * parts[1][None, :, None] * parts[2][None, None, :]
         if (div == div.flat[0]).all():
-            y = total / float(div.flat[0])
+            d = div.flat[0]
+            y = total / float(d) if floating else _int_div(total, int(d))
         else:
-            y = total / _creation.tensor(div.astype(np.float64), dtype=x.dtype, device=x.device)
+            dt = x.dtype if floating else _C.int64
+            d = _creation.tensor(div.astype(np.float64), dtype=dt, device=x.device)
+            y = total / d if floating else _int_div(total, d)
     return y.squeeze(0) if unb else y
 
 
@@ -225,6 +232,9 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
     import numpy as np
 
     x, unb, out = _adaptive_check("adaptive_max_pool3d", input, output_size)
+    if not input.dtype.is_floating_point:
+        kernel = "adaptive_max_pool3d_cuda" if input.is_cuda else "adaptive_max_pool3d_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype._short_name}'")
     n, c, dd, hh, ww = x.shape
     bounds = [_bounds(m, o) for m, o in zip((dd, hh, ww), out, strict=True)]
     ks = [max(b - a for a, b in bs) for bs in bounds]
