@@ -232,6 +232,12 @@ VALUE_CASES = [
     ("avg_pool3d_ints", "F.avg_pool3d(ints.view(1, 1, 3, 2, 2) * 3 - 4, (1, 2, 2))"),
     ("multi_margin_empty", "F.multi_margin_loss(x2[:0], cls[:0])"),
     ("multilabel_margin_empty", "F.multilabel_margin_loss(x2[:0], ml[:0])"),
+    ("bilinear_module_seeded", _TF.format("nn.Bilinear(5, 4, 2)") + "(x2, y2[:, :4])"),
+    ("prelu_module", _TF.format("nn.PReLU(3, 0.2)") + "(a)"),
+    ("rmsnorm_module", _TF.format("nn.RMSNorm([3, 4])") + "(a)"),
+    ("lrn_module", "nn.LocalResponseNorm(3, k=0.5)(img)"),
+    ("cosine_similarity_module", "nn.CosineSimilarity(dim=0)(x2, y2)"),
+    ("pairwise_distance_module", "nn.PairwiseDistance(p=1.5, keepdim=True)(x2, y2)"),
 ]
 
 ERROR_CASES = [
