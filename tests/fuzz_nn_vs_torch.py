@@ -53,7 +53,7 @@ def run(M, fn, args, kw):
         if k == "_pick":
             continue
         if isinstance(v, np.ndarray):
-            v = M.tensor(v) if v.dtype == bool else M.tensor(v, dtype=M.float64)
+            v = M.tensor(v) if v.dtype.kind in "bi" else M.tensor(v, dtype=M.float64)
         kw2[k] = v
     y = getattr(F, fn)(*conv, **kw2)
     if pick is not None:  # one of the (output, weights) pair
@@ -352,9 +352,21 @@ def breadth_case():
             + ["multi_margin_loss", "cosine_embedding_loss", "triplet_margin_loss"]
             + ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "bilinear"]
             + ["max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d"]
-            + ["lp_pool1d", "lp_pool2d", "max_unpool2d"]
+            + ["lp_pool1d", "lp_pool2d", "max_unpool2d", "embedding_bag"]
         )
     )
+    if fn == "embedding_bag":
+        rows, length = int(rng.integers(1, 6)), int(rng.integers(0, 9))
+        idx = rng.integers(0, rows, length)
+        offs = np.sort(rng.integers(0, length + 1, int(rng.integers(1, 4))))
+        offs[0] = 0
+        mode = str(rng.choice(["sum", "mean", "max"]))
+        kw = {"offsets": offs, "mode": mode}
+        if rng.random() < 0.3:
+            kw["padding_idx"] = int(rng.integers(0, rows))
+        if mode == "sum" and rng.random() < 0.4:
+            kw["per_sample_weights"] = rng.standard_normal(length)
+        return fn, (idx, rng.standard_normal((rows, int(rng.integers(1, 4))))), kw
     if fn.startswith("lp_pool"):
         nd = int(fn[-2])
         x = np.abs(rng.standard_normal((int(rng.integers(1, 3)), 2) + _ints(2, 7, nd))) + 0.1

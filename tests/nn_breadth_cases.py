@@ -38,6 +38,8 @@ ARRAYS = {
     "bw": _arr((2, 5, 4), 0.55, 0.5),
     "bb": _arr((2,), 1.15, 0.5),
     "cols": _arr((1, 8, 6), 0.65),
+    "table": _arr((6, 3), 0.95, 1.0),
+    "psw": _arr((9,), 1.25, 1.0),
     "src": _arr((5, 2, 4), 0.75, 1.0),
     "tgt": _arr((3, 2, 4), 1.85, 1.0),
 }
@@ -49,6 +51,9 @@ INDEX = {
     "ml": np.array([[3, 0, -1, 1, 2], [1, 1, 4, -1, 0], [-1, 2, 0, 0, 0], [4, 3, 2, 1, 0]]),
     "bin": (np.sin(np.arange(20) * 2.1) > 0).astype(np.float64).reshape(4, 5),
     "ints": np.arange(-5, 7).reshape(3, 4),
+    "bag": np.array([3, 0, 5, 5, 1, 2, 0, 4, 3]),
+    "offs": np.array([0, 2, 2, 6]),
+    "bag2": np.array([[1, 0, 3], [5, 5, 2]]),
     "kpm": np.array([[False, False, False, True, True], [False, False, False, False, False]]),
 }
 
@@ -238,6 +243,17 @@ VALUE_CASES = [
     ("lrn_module", "nn.LocalResponseNorm(3, k=0.5)(img)"),
     ("cosine_similarity_module", "nn.CosineSimilarity(dim=0)(x2, y2)"),
     ("pairwise_distance_module", "nn.PairwiseDistance(p=1.5, keepdim=True)(x2, y2)"),
+    ("embedding_bag_mean", "F.embedding_bag(bag, table, offs)"),
+    (
+        "embedding_bag_sum_weights",
+        "F.embedding_bag(bag, table, offs, mode='sum', per_sample_weights=psw)",
+    ),
+    ("embedding_bag_max", "F.embedding_bag(bag, table, offs, mode='max')"),
+    ("embedding_bag_2d", "F.embedding_bag(bag2, table, mode='sum')"),
+    ("embedding_bag_padding_mean", "F.embedding_bag(bag, table, offs, padding_idx=5)"),
+    ("embedding_bag_padding_max", "F.embedding_bag(bag, table, offs, mode='max', padding_idx=0)"),
+    ("embedding_bag_last_offset", "F.embedding_bag(bag, table, offs, include_last_offset=True)"),
+    ("embedding_bag_module", _TF.format("nn.EmbeddingBag(6, 3, mode='max')") + "(bag2)"),
 ]
 
 ERROR_CASES = [
@@ -331,6 +347,19 @@ ERROR_CASES = [
     "F.adaptive_max_pool3d(vol.long(), 2)",
     "F.rrelu(ints)",
     "F.gaussian_nll_loss(a, b, 1)",
+    "F.embedding_bag(bag, table, offs + 1)",
+    "F.embedding_bag(bag, table, M.tensor([0, 10], device=dev))",
+    "F.embedding_bag(bag + 3, table, offs)",
+    "F.embedding_bag(bag, table, offs, padding_idx=6)",
+    "F.embedding_bag(bag.double(), table, offs)",
+    "F.embedding_bag(bag, table, offs, mode='foo')",
+    "F.embedding_bag(bag, table, offs, mode='max', scale_grad_by_freq=True)",
+    "F.embedding_bag(bag, table, offs, per_sample_weights=psw)",
+    "F.embedding_bag(bag, table, offs, per_sample_weights=psw[:3])",
+    "F.embedding_bag(bag2, table, offs)",
+    "F.embedding_bag(bag, table)",
+    "F.embedding_bag(bag, table[0], offs)",
+    "nn.EmbeddingBag(4, 2, padding_idx=4)",
 ]
 
 REPR_CASES = [
@@ -420,6 +449,9 @@ REPR_CASES = [
     "nn.LPPool3d(2, 2)",
     "nn.AlphaDropout()",
     "nn.FeatureAlphaDropout(0.2, True)",
+    "nn.EmbeddingBag(10, 3)",
+    "nn.EmbeddingBag(10, 3, max_norm=1.0, norm_type=1.0, scale_grad_by_freq=True, mode='sum', "
+    "include_last_offset=True, padding_idx=-2)",
 ]
 
 

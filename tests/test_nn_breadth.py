@@ -50,6 +50,7 @@ CUDA_NAMES = {
     '"threshold_cpu"': '"threshold_cuda"',
     '"adaptive_max_pool3d_cpu"': '"adaptive_max_pool3d_cuda"',
     '"leaky_relu_cpu"': '"leaky_relu_cuda"',
+    "torch.LongTensor{}": "torch.cuda.LongTensor{}",
 }
 
 
@@ -120,6 +121,10 @@ GRADCHECK = [
     "device=x.device), 2)",
     "F.lp_pool2d(x.abs().reshape(1, 1, 2, 3) + 0.2, 2.0, (2, 2), 1)",
     "F.lp_pool1d(y.abs() + 0.2, 3.0, 2)",
+    "F.embedding_bag(M.tensor([0, 2, 1, 2], device=x.device), x.t(), "
+    "M.tensor([0, 1], device=x.device), per_sample_weights=y.reshape(-1)[:4], mode='sum')",
+    "F.embedding_bag(M.tensor([[0, 2], [1, 2]], device=x.device), x.t(), mode='max')",
+    "F.embedding_bag(M.tensor([[0, 2], [1, 2]], device=x.device), x.t(), padding_idx=1)",
 ]
 
 

@@ -132,7 +132,7 @@ from cudalite.nn.pooling import (
     MaxPool2d,
     MaxPool3d,
 )
-from cudalite.nn.sparse import Embedding
+from cudalite.nn.sparse import Embedding, EmbeddingBag
 from cudalite.nn.transformer import (
     Transformer,
     TransformerDecoder,
@@ -296,4 +296,5 @@ __all__ = [
     "LPPool3d",
     "AlphaDropout",
     "FeatureAlphaDropout",
+    "EmbeddingBag",
 ]

@@ -68,6 +68,7 @@ from cudalite.nn._functional_distance import (
     pdist,
 )
 from cudalite.nn._functional_dropout import alpha_dropout, feature_alpha_dropout
+from cudalite.nn._functional_embedding_bag import embedding_bag
 from cudalite.nn._functional_interpolate import (
     interpolate,
     upsample,
@@ -250,6 +251,7 @@ __all__ = [
     "native_channel_shuffle",
     "upsample_nearest",
     "upsample_bilinear",
+    "embedding_bag",
 ]
 
 _ADD = _ops.BINARY["add"]
