@@ -352,9 +352,20 @@ def breadth_case():
             + ["multi_margin_loss", "cosine_embedding_loss", "triplet_margin_loss"]
             + ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "bilinear"]
             + ["max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d"]
-            + ["lp_pool1d", "lp_pool2d", "max_unpool2d", "embedding_bag"]
+            + ["lp_pool1d", "lp_pool2d", "max_unpool2d", "embedding_bag", "grid_sample"]
         )
     )
+    if fn == "grid_sample":
+        nd = int(rng.integers(2, 4))
+        n = int(rng.integers(1, 3))
+        x = rng.standard_normal((n, int(rng.integers(1, 3))) + _ints(1, 5, nd))
+        grid = rng.uniform(-1.4, 1.4, (n,) + _ints(1, 4, nd) + (nd,))
+        kw = {
+            "mode": str(rng.choice(["bilinear", "nearest"])),
+            "padding_mode": str(rng.choice(["zeros", "border", "reflection"])),
+            "align_corners": bool(rng.random() < 0.5),
+        }
+        return fn, (x, grid), kw
     if fn == "embedding_bag":
         rows, length = int(rng.integers(1, 6)), int(rng.integers(0, 9))
         idx = rng.integers(0, rows, length)

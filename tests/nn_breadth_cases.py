@@ -40,6 +40,8 @@ ARRAYS = {
     "cols": _arr((1, 8, 6), 0.65),
     "table": _arr((6, 3), 0.95, 1.0),
     "psw": _arr((9,), 1.25, 1.0),
+    "theta": _arr((2, 2, 3), 0.15, 0.8),
+    "theta3": _arr((1, 3, 4), 0.45, 0.8),
     "src": _arr((5, 2, 4), 0.75, 1.0),
     "tgt": _arr((3, 2, 4), 1.85, 1.0),
 }
@@ -254,6 +256,35 @@ VALUE_CASES = [
     ("embedding_bag_padding_max", "F.embedding_bag(bag, table, offs, mode='max', padding_idx=0)"),
     ("embedding_bag_last_offset", "F.embedding_bag(bag, table, offs, include_last_offset=True)"),
     ("embedding_bag_module", _TF.format("nn.EmbeddingBag(6, 3, mode='max')") + "(bag2)"),
+    ("affine_grid", "F.affine_grid(theta, (2, 3, 3, 5), align_corners=False)"),
+    ("affine_grid_corners", "F.affine_grid(theta, [2, 1, 4, 2], align_corners=True)"),
+    ("affine_grid_3d", "F.affine_grid(theta3, (1, 2, 2, 3, 2), align_corners=False)"),
+    ("grid_sample", "F.grid_sample(img[:, :3], F.affine_grid(theta, (2, 3, 4, 3)) * 1.6)"),
+    (
+        "grid_sample_border_corners",
+        "F.grid_sample(img[:, :3], F.affine_grid(theta, (2, 3, 4, 3), True) * 1.6, "
+        "padding_mode='border', align_corners=True)",
+    ),
+    (
+        "grid_sample_reflection",
+        "F.grid_sample(img[:, :3], F.affine_grid(theta, (2, 3, 4, 3), False) * 1.6, "
+        "padding_mode='reflection', align_corners=False)",
+    ),
+    (
+        "grid_sample_reflection_corners",
+        "F.grid_sample(img[:, :3], F.affine_grid(theta, (2, 3, 4, 3), True) * 2.3, "
+        "padding_mode='reflection', align_corners=True)",
+    ),
+    (
+        "grid_sample_nearest",
+        "F.grid_sample(img[:, :3], F.affine_grid(theta, (2, 3, 4, 3), False) * 1.6, "
+        "mode='nearest', align_corners=False)",
+    ),
+    (
+        "grid_sample_3d",
+        "F.grid_sample(vol, F.affine_grid(theta3, (1, 2, 2, 3, 2), False) * 1.4, "
+        "padding_mode='border', align_corners=False)",
+    ),
 ]
 
 ERROR_CASES = [
@@ -360,6 +391,19 @@ ERROR_CASES = [
     "F.embedding_bag(bag, table)",
     "F.embedding_bag(bag, table[0], offs)",
     "nn.EmbeddingBag(4, 2, padding_idx=4)",
+    "F.affine_grid(theta, (2, 3, 4, 5, 6), align_corners=False)",
+    "F.affine_grid(theta3, (1, 2, 3, 4), align_corners=False)",
+    "F.affine_grid(theta, (2, 3, 0, 4), align_corners=False)",
+    "F.affine_grid(theta.long(), (2, 3, 4, 4), align_corners=False)",
+    "F.affine_grid(theta, (2, 3), align_corners=False)",
+    "F.grid_sample(img, theta, align_corners=False)",
+    "F.grid_sample(img, F.affine_grid(theta, (1, 3, 2, 2), False), align_corners=False)",
+    "F.grid_sample(img, F.affine_grid(theta, (2, 3, 2, 2), False).float(), align_corners=False)",
+    "F.grid_sample(img, F.affine_grid(theta, (2, 3, 2, 2), False)[..., :1], align_corners=False)",
+    "F.grid_sample(img, F.affine_grid(theta, (2, 3, 2, 2), False), mode='area')",
+    "F.grid_sample(img, F.affine_grid(theta, (2, 3, 2, 2), False), padding_mode='wrap')",
+    "F.grid_sample(vol, F.affine_grid(theta3, (1, 2, 2, 3, 2), False), mode='bicubic', "
+    "align_corners=False)",
 ]
 
 REPR_CASES = [

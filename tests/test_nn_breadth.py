@@ -125,6 +125,11 @@ GRADCHECK = [
     "M.tensor([0, 1], device=x.device), per_sample_weights=y.reshape(-1)[:4], mode='sum')",
     "F.embedding_bag(M.tensor([[0, 2], [1, 2]], device=x.device), x.t(), mode='max')",
     "F.embedding_bag(M.tensor([[0, 2], [1, 2]], device=x.device), x.t(), padding_idx=1)",
+    "F.grid_sample(x.reshape(1, 1, 2, 3), F.affine_grid(y[None], (1, 1, 3, 2), False) * 0.7, "
+    "align_corners=False)",
+    "F.grid_sample(x.reshape(1, 1, 2, 3), F.affine_grid(y[None], (1, 1, 3, 2), True) * 0.9, "
+    "padding_mode='reflection', align_corners=True)",
+    "F.affine_grid(x.reshape(1, 2, 3), (1, 1, 2, 3), align_corners=False)",
 ]
 
 
@@ -413,3 +418,13 @@ def test_upsample_deprecated_names_warn(device):
     with pytest.warns(UserWarning, match="upsample_bilinear` is deprecated"):
         y = F.upsample_bilinear(x, size=3)
     assert y.equal(F.interpolate(x, size=3, mode="bilinear", align_corners=True))
+
+
+def test_affine_grid_and_grid_sample_warn_without_align_corners(device):
+    theta = torch.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]], device=device)
+    with pytest.warns(UserWarning, match="Default grid_sample and affine_grid behavior"):
+        grid = F.affine_grid(theta, (1, 1, 2, 3))
+    x = torch.arange(6.0, device=device).view(1, 1, 2, 3)
+    with pytest.warns(UserWarning, match="Default grid_sample and affine_grid behavior"):
+        y = F.grid_sample(x, grid)
+    np.testing.assert_allclose(y.cpu().numpy(), x.cpu().numpy(), rtol=1e-6)  # the identity

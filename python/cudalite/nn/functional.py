@@ -69,6 +69,7 @@ from cudalite.nn._functional_distance import (
 )
 from cudalite.nn._functional_dropout import alpha_dropout, feature_alpha_dropout
 from cudalite.nn._functional_embedding_bag import embedding_bag
+from cudalite.nn._functional_grid import affine_grid, grid_sample
 from cudalite.nn._functional_interpolate import (
     interpolate,
     upsample,
@@ -252,6 +253,8 @@ __all__ = [
     "upsample_nearest",
     "upsample_bilinear",
     "embedding_bag",
+    "affine_grid",
+    "grid_sample",
 ]
 
 _ADD = _ops.BINARY["add"]
