@@ -9,118 +9,103 @@ NumPy, so the two columns of losses should agree to float32 rounding on the CPU.
 ``out += identity``, BatchNorm, ``ReLU(inplace=True)``, max pooling, adaptive average pooling
 and its initialisation), with SGD (momentum, nesterov, weight decay) and label smoothing.
 
-    python benchmarks/run_cnn_tutorial.py [--steps 20] [--batch 4] [--device cpu|cuda]
-                                          [--model blitz|resnet18]
+The models' code is not part of this repository: it is read from fetched copies of the
+public sources, in a scratch folder given with ``--source`` (only their class and function
+definitions are executed, with ``torch`` bound to the library under test):
+
+    mkdir -p /tmp/cnn_src && cd /tmp/cnn_src
+    curl -LO https://raw.githubusercontent.com/pytorch/tutorials/main/beginner_source/blitz/cifar10_tutorial.py
+    curl -LO https://raw.githubusercontent.com/pytorch/vision/main/torchvision/models/resnet.py
+
+    python benchmarks/run_cnn_tutorial.py --source /tmp/cnn_src [--steps 20] [--batch 4]
+                                          [--device cpu|cuda] [--model blitz|resnet18]
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
+import os
+import sys
 import time
 
 import numpy as np
 
-
-def resnet18(torch, num_classes=10):
-    """torchvision's resnet18 (BasicBlock, layers [2, 2, 2, 2]), written out."""
-    nn = torch.nn
-
-    class BasicBlock(nn.Module):
-        def __init__(self, inplanes, planes, stride=1, downsample=None):
-            super().__init__()
-            self.conv1 = nn.Conv2d(inplanes, planes, 3, stride, 1, bias=False)
-            self.bn1 = nn.BatchNorm2d(planes)
-            self.relu = nn.ReLU(inplace=True)
-            self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
-            self.bn2 = nn.BatchNorm2d(planes)
-            self.downsample = downsample
-
-        def forward(self, x):
-            identity = x
-            out = self.relu(self.bn1(self.conv1(x)))
-            out = self.bn2(self.conv2(out))
-            if self.downsample is not None:
-                identity = self.downsample(x)
-            out += identity
-            return self.relu(out)
-
-    class ResNet(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.inplanes = 64
-            self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
-            self.bn1 = nn.BatchNorm2d(64)
-            self.relu = nn.ReLU(inplace=True)
-            self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
-            self.layer1 = self._make_layer(64, 2)
-            self.layer2 = self._make_layer(128, 2, 2)
-            self.layer3 = self._make_layer(256, 2, 2)
-            self.layer4 = self._make_layer(512, 2, 2)
-            self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
-            self.fc = nn.Linear(512, num_classes)
-            for m in self.modules():
-                if isinstance(m, nn.Conv2d):
-                    nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
-                elif isinstance(m, nn.BatchNorm2d):
-                    nn.init.constant_(m.weight, 1)
-                    nn.init.constant_(m.bias, 0)
-
-        def _make_layer(self, planes, blocks, stride=1):
-            downsample = None
-            if stride != 1 or self.inplanes != planes:
-                downsample = nn.Sequential(
-                    nn.Conv2d(self.inplanes, planes, 1, stride, bias=False),
-                    nn.BatchNorm2d(planes),
-                )
-            layers = [BasicBlock(self.inplanes, planes, stride, downsample)]
-            self.inplanes = planes
-            layers += [BasicBlock(planes, planes) for _ in range(1, blocks)]
-            return nn.Sequential(*layers)
-
-        def forward(self, x):
-            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-            return self.fc(torch.flatten(self.avgpool(x), 1))
-
-    return ResNet()
+# the public sources the models are read from, under --source (a fetched copy of each)
+TUTORIAL = "cifar10_tutorial.py"  # github.com/pytorch/tutorials: beginner_source/blitz/
+RESNET = "resnet.py"  # github.com/pytorch/vision: torchvision/models/
+SOURCE_HELP = f"""run_cnn_tutorial.py reads the models' code from fetched copies of their public
+sources; pass --source DIR, a scratch folder holding (anywhere below it):
+  {TUTORIAL}  for --model blitz    (pytorch/tutorials, beginner_source/blitz/{TUTORIAL})
+  {RESNET}            for --model resnet18 (pytorch/vision, torchvision/models/{RESNET})
+for example:
+  mkdir -p /tmp/cnn_src && cd /tmp/cnn_src
+  curl -LO https://raw.githubusercontent.com/pytorch/tutorials/main/beginner_source/blitz/{TUTORIAL}
+  curl -LO https://raw.githubusercontent.com/pytorch/vision/main/torchvision/models/{RESNET}"""
 
 
-def train(torch, steps, batch, device, seed=0, model="blitz"):
+def _find(folder, name):
+    for root, _dirs, files in sorted(os.walk(folder)):
+        if name in files:
+            return os.path.join(root, name)
+    sys.exit(f"no {name} under {folder}\n\n{SOURCE_HELP}")
+
+
+def _definitions(path, names, namespace):
+    """Executes the top-level definitions ``names`` of the Python file ``path`` (and nothing
+    else of it: no downloads, no training) in ``namespace``."""
+    with open(path) as f:
+        tree = ast.parse(f.read(), path)
+    keep = [
+        node
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in names
+    ]
+    missing = set(names) - {node.name for node in keep}
+    if missing:
+        sys.exit(f"{path} defines no {', '.join(sorted(missing))}")
+    exec(compile(ast.Module(body=keep, type_ignores=[]), path, "exec"), namespace)  # noqa: S102
+    return namespace
+
+
+def _namespace(torch):
+    """What the sources import, bound to the library under test."""
+    import typing
+
+    ns = {name: getattr(typing, name) for name in typing.__all__}
+    ns.update(torch=torch, nn=torch.nn, F=torch.nn.functional, optim=torch.optim)
+    ns.update(Tensor=torch.Tensor, _log_api_usage_once=lambda obj: None)
+    return ns
+
+
+def blitz_net(torch, source):
+    """The blitz tutorial's ``Net``, from its source."""
+    return _definitions(_find(source, TUTORIAL), ["Net"], _namespace(torch))["Net"]()
+
+
+def resnet18(torch, source, num_classes=10):
+    """torchvision's resnet18 (``ResNet(BasicBlock, [2, 2, 2, 2])``), from its source."""
+    names = ["conv3x3", "conv1x1", "BasicBlock", "Bottleneck", "ResNet"]
+    ns = _definitions(_find(source, RESNET), names, _namespace(torch))
+    return ns["ResNet"](ns["BasicBlock"], [2, 2, 2, 2], num_classes=num_classes)
+
+
+def train(torch, source, steps, batch, device, seed=0, model="blitz"):
     """The blitz's training loop on random data; returns the loss of every step and the
     seconds per step."""
     nn = torch.nn
-    F = torch.nn.functional
     optim = torch.optim
-
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(3, 6, 5)
-            self.pool = nn.MaxPool2d(2, 2)
-            self.conv2 = nn.Conv2d(6, 16, 5)
-            self.fc1 = nn.Linear(16 * 5 * 5, 120)
-            self.fc2 = nn.Linear(120, 84)
-            self.fc3 = nn.Linear(84, 10)
-
-        def forward(self, x):
-            x = self.pool(F.relu(self.conv1(x)))
-            x = self.pool(F.relu(self.conv2(x)))
-            x = torch.flatten(x, 1)  # flatten all dimensions except batch
-            x = F.relu(self.fc1(x))
-            x = F.relu(self.fc2(x))
-            x = self.fc3(x)
-            return x
 
     torch.manual_seed(seed)
     if model == "resnet18":
-        net = resnet18(torch).to(device)
+        net = resnet18(torch, source).to(device)
         criterion = nn.CrossEntropyLoss(label_smoothing=0.1)
         optimizer = optim.SGD(
             net.parameters(), lr=0.002, momentum=0.9, nesterov=True, weight_decay=5e-4
         )
     else:
-        net = Net().to(device)
+        net = blitz_net(torch, source).to(device)
         criterion = nn.CrossEntropyLoss()
         optimizer = optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
     rng = np.random.default_rng(seed)
@@ -146,7 +131,10 @@ def main():
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--model", choices=["blitz", "resnet18"], default="blitz")
+    ap.add_argument("--source", help="folder with the fetched model sources (see below)")
     args = ap.parse_args()
+    if args.source is None:
+        sys.exit(SOURCE_HELP)
     runs = {}
     for name in ("cudalite", "torch"):
         try:
@@ -154,7 +142,7 @@ def main():
         except ImportError:
             print(f"{name} is not importable here; skipped")
             continue
-        runs[name] = train(mod, args.steps, args.batch, args.device, model=args.model)
+        runs[name] = train(mod, args.source, args.steps, args.batch, args.device, model=args.model)
     print(f"{args.model} on random CIFAR-shaped data, batch {args.batch}, {args.device}")
     print("step " + "".join(f"{n:>14}" for n in runs))
     for i in range(args.steps):

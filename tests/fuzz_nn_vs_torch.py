@@ -9,7 +9,10 @@ Random shapes, reductions, class weights, ignored targets (all of them, at times
 smoothing and class-probability targets; activation parameters; padding indices, repeated
 indices and max_norm; attention masks (bool and float, rows fully masked at times), causal
 attention, scales and grouped heads; pads of every mode, negative ones included; in float64
-on the CPU. Exits non-zero on any mismatch.
+on the CPU. Exits non-zero on any mismatch. The breadth of nn.functional too: the other
+activations (celu ... rrelu, prelu), normalize and the distances, rms_norm and
+local_response_norm, the divergence / likelihood / margin / embedding losses, the pixel and
+channel shuffles and bilinear.
 """
 
 import argparse
@@ -50,7 +53,7 @@ def run(M, fn, args, kw):
         if k == "_pick":
             continue
         if isinstance(v, np.ndarray):
-            v = M.tensor(v) if v.dtype == bool else M.tensor(v, dtype=M.float64)
+            v = M.tensor(v) if v.dtype.kind in "bi" else M.tensor(v, dtype=M.float64)
         kw2[k] = v
     y = getattr(F, fn)(*conv, **kw2)
     if pick is not None:  # one of the (output, weights) pair
@@ -313,7 +316,233 @@ def cnn_case():
     return fn, (x,), kw
 
 
+# ---- breadth: more activations, distances, rms / local response norms, losses, shuffles ----
+
+BREADTH_ACTIVATIONS = {
+    "celu": lambda x: {"alpha": float(rng.uniform(0.2, 2))},
+    "selu": lambda x: {},
+    "glu": lambda x: {"dim": int(rng.choice([d for d in range(x.ndim) if x.shape[d] % 2 == 0]))},
+    "hardshrink": lambda x: {"lambd": float(rng.uniform(0, 2))},
+    "softshrink": lambda x: {"lambd": float(rng.uniform(0, 2))},
+    "hardsigmoid": lambda x: {},
+    "hardswish": lambda x: {},
+    "logsigmoid": lambda x: {},
+    "softmin": lambda x: {"dim": int(rng.integers(-x.ndim, x.ndim))},
+    "softsign": lambda x: {},
+    "tanhshrink": lambda x: {},
+    "threshold": lambda x: {
+        "threshold": float(rng.uniform(-2, 2)),
+        "value": float(rng.uniform(-5, 5)),
+    },
+    "rrelu": lambda x: {
+        "lower": float(rng.uniform(0, 0.3)),
+        "upper": float(rng.uniform(0.3, 0.6)),
+    },
+}
+
+
+def breadth_case():
+    """A case of the activations, distances, norms, losses and shuffles added for breadth."""
+    fn = str(
+        rng.choice(
+            ["activation", "prelu", "normalize", "cosine_similarity", "pairwise_distance"]
+            + ["pdist", "rms_norm", "local_response_norm", "kl_div", "poisson_nll_loss"]
+            + ["gaussian_nll_loss", "margin_ranking_loss", "hinge_embedding_loss"]
+            + ["soft_margin_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss"]
+            + ["multi_margin_loss", "cosine_embedding_loss", "triplet_margin_loss"]
+            + ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "bilinear"]
+            + ["max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d"]
+            + ["lp_pool1d", "lp_pool2d", "max_unpool2d", "embedding_bag", "grid_sample"]
+        )
+    )
+    if fn == "grid_sample":
+        nd = int(rng.integers(2, 4))
+        n = int(rng.integers(1, 3))
+        x = rng.standard_normal((n, int(rng.integers(1, 3))) + _ints(1, 5, nd))
+        grid = rng.uniform(-1.4, 1.4, (n,) + _ints(1, 4, nd) + (nd,))
+        kw = {
+            "mode": str(rng.choice(["bilinear", "nearest"])),
+            "padding_mode": str(rng.choice(["zeros", "border", "reflection"])),
+            "align_corners": bool(rng.random() < 0.5),
+        }
+        return fn, (x, grid), kw
+    if fn == "embedding_bag":
+        rows, length = int(rng.integers(1, 6)), int(rng.integers(0, 9))
+        idx = rng.integers(0, rows, length)
+        offs = np.sort(rng.integers(0, length + 1, int(rng.integers(1, 4))))
+        offs[0] = 0
+        mode = str(rng.choice(["sum", "mean", "max"]))
+        kw = {"offsets": offs, "mode": mode}
+        if rng.random() < 0.3:
+            kw["padding_idx"] = int(rng.integers(0, rows))
+        if mode == "sum" and rng.random() < 0.4:
+            kw["per_sample_weights"] = rng.standard_normal(length)
+        return fn, (idx, rng.standard_normal((rows, int(rng.integers(1, 4))))), kw
+    if fn.startswith("lp_pool"):
+        nd = int(fn[-2])
+        x = np.abs(rng.standard_normal((int(rng.integers(1, 3)), 2) + _ints(2, 7, nd))) + 0.1
+        k = int(rng.integers(1, 3))
+        kw = {"stride": int(rng.integers(1, 3)), "ceil_mode": bool(rng.random() < 0.5)}
+        return fn, (x, float(rng.choice([1.0, 2.0, 3.0, 1.5])), k), kw
+    if fn == "max_unpool2d":
+        # the values and the indices of a max_pool2d of distinct values
+        n, c, h, w = 1, int(rng.integers(1, 3)), int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        k = int(rng.integers(1, 3))
+        idx = np.stack([rng.permutation((h * k) * (w * k))[: h * w] for _ in range(n * c)]).reshape(
+            n, c, h, w
+        )
+        return fn, (rng.standard_normal((n, c, h, w)), idx, k), {}
+    if fn.endswith("pool3d"):
+        return pool3d_case(fn)
+    red = str(rng.choice(["mean", "sum", "none"]))
+    if fn == "activation":
+        name = str(rng.choice(list(BREADTH_ACTIVATIONS)))
+        sh = shape(1, 4, 1, 3)
+        if name == "glu":
+            sh = sh[:-1] + (2 * sh[-1],)
+        x = rng.standard_normal(sh) * 4
+        return name, (x,), BREADTH_ACTIVATIONS[name](x)
+    if fn == "prelu":
+        sh = shape(1, 4, 1, 4)
+        c = sh[1] if len(sh) >= 2 and rng.random() < 0.6 else 1
+        return fn, (rng.standard_normal(sh) * 3, rng.uniform(-1, 1, c)), {}
+    if fn == "normalize":
+        x = rng.standard_normal(shape(1, 4, 1, 3))
+        p = float(rng.choice([1.0, 2.0, 3.0, float("inf")]))
+        return fn, (x,), {"p": p, "dim": int(rng.integers(-x.ndim, x.ndim))}
+    if fn == "cosine_similarity":
+        sh = shape(1, 4, 1, 3)
+        sh2 = tuple(1 if rng.random() < 0.3 else n for n in sh)
+        d = int(rng.integers(-len(sh), len(sh)))
+        return fn, (rng.standard_normal(sh), rng.standard_normal(sh2)), {"dim": d}
+    if fn == "pairwise_distance":
+        sh = shape(1, 5, 1, 3)
+        kw = {"p": float(rng.choice([1.0, 2.0, 3.0, 0.5])), "keepdim": bool(rng.random() < 0.5)}
+        return fn, (rng.standard_normal(sh), rng.standard_normal(sh)), kw
+    if fn == "pdist":
+        x = rng.standard_normal((int(rng.integers(1, 6)), int(rng.integers(1, 4))))
+        return fn, (x,), {"p": float(rng.choice([1.0, 2.0, 3.0, 1.5]))}
+    if fn == "rms_norm":
+        sh = shape(1, 4, 1, 4)
+        k = int(rng.integers(1, len(sh) + 1))
+        ns = sh[len(sh) - k :]
+        args = [rng.standard_normal(sh) * 3, ns]
+        if rng.random() < 0.5:
+            args.append(rng.standard_normal(ns))
+        kw = {"eps": float(rng.choice([1e-5, 1e-2]))} if rng.random() < 0.5 else {}
+        return fn, tuple(args), kw
+    if fn == "local_response_norm":
+        x = rng.standard_normal(shape(1, 5, 3, 5)) * 2
+        kw = {"alpha": float(rng.uniform(0.01, 1)), "beta": float(rng.uniform(0.3, 1))}
+        return fn, (x, int(rng.integers(1, 5))), kw
+    if fn == "kl_div":
+        sh = shape(1, 4, 1, 3)
+        red = str(rng.choice(["mean", "sum", "none", "batchmean"]))
+        log_target = bool(rng.random() < 0.5)
+        t = rng.standard_normal(sh) if log_target else rng.random(sh)
+        if not log_target and rng.random() < 0.3:
+            t.flat[0] = 0.0
+        return fn, (rng.standard_normal(sh), t), {"reduction": red, "log_target": log_target}
+    if fn == "poisson_nll_loss":
+        sh = shape(1, 4, 0, 3)
+        log_input = bool(rng.random() < 0.5)
+        x = rng.standard_normal(sh) if log_input else rng.random(sh) + 0.1
+        t = rng.integers(0, 5, sh).astype(np.float64)
+        kw = {"log_input": log_input, "full": bool(rng.random() < 0.5), "reduction": red}
+        return fn, (x, t), kw
+    if fn == "gaussian_nll_loss":
+        sh = shape(1, 4, 1, 3)
+        var = rng.random(sh) + 0.05
+        if rng.random() < 0.3:
+            var = var[..., 0]
+        kw = {"full": bool(rng.random() < 0.5), "reduction": red}
+        return fn, (rng.standard_normal(sh), rng.standard_normal(sh), var), kw
+    sgn = lambda sh: np.where(rng.random(sh) < 0.5, 1.0, -1.0)  # noqa: E731
+    if fn == "margin_ranking_loss":
+        sh = shape(1, 5, 1, 2)
+        args = (rng.standard_normal(sh), rng.standard_normal(sh), sgn(sh))
+        return fn, args, {"margin": float(rng.uniform(0, 1)), "reduction": red}
+    if fn in ("hinge_embedding_loss", "soft_margin_loss"):
+        sh = shape(1, 5, 0, 3)
+        kw = {"reduction": red}
+        if fn == "hinge_embedding_loss":
+            kw["margin"] = float(rng.uniform(0.1, 2))
+        return fn, (rng.standard_normal(sh) * 2, sgn(sh)), kw
+    n, c = int(rng.integers(1, 5)), int(rng.integers(1, 6))
+    if fn == "multilabel_soft_margin_loss":
+        kw = {"reduction": red}
+        if rng.random() < 0.4:
+            kw["weight"] = rng.random(c) + 0.5
+        return fn, (rng.standard_normal((n, c)), (rng.random((n, c)) < 0.5) * 1.0), kw
+    if fn == "multilabel_margin_loss":
+        t = rng.integers(-1, c, (n, c))
+        return fn, (rng.standard_normal((n, c)), t), {"reduction": red}
+    if fn == "multi_margin_loss":
+        kw = {"p": int(rng.choice([1, 2])), "margin": float(rng.uniform(0.1, 2)), "reduction": red}
+        if rng.random() < 0.4:
+            kw["weight"] = rng.random(c) + 0.5
+        return fn, (rng.standard_normal((n, c)), rng.integers(0, c, n)), kw
+    if fn == "cosine_embedding_loss":
+        args = (rng.standard_normal((n, c)), rng.standard_normal((n, c)), sgn((n,)))
+        return fn, args, {"margin": float(rng.uniform(-0.5, 0.5)), "reduction": red}
+    if fn == "triplet_margin_loss":
+        args = tuple(rng.standard_normal((n, c)) for _ in range(3))
+        kw = {
+            "margin": float(rng.uniform(0.1, 3)),
+            "p": float(rng.choice([1.0, 2.0, 3.0])),
+            "swap": bool(rng.random() < 0.5),
+            "reduction": red,
+        }
+        return fn, args, kw
+    r = int(rng.integers(1, 4))
+    batch = shape(1, 3, 0, 2)
+    if fn == "pixel_shuffle":
+        x = rng.standard_normal(batch + (int(rng.integers(1, 3)) * r * r,) + _ints(1, 4, 2))
+        return fn, (x, r), {}
+    if fn == "pixel_unshuffle":
+        x = rng.standard_normal(batch + (int(rng.integers(1, 3)), r * 2, r * 3))
+        return fn, (x, r), {}
+    if fn == "channel_shuffle":
+        g = int(rng.integers(1, 4))
+        x = rng.standard_normal(
+            (int(rng.integers(1, 3)), g * int(rng.integers(1, 4))) + _ints(1, 4, 1)
+        )
+        return fn, (x, g), {}
+    i1, i2, o = int(rng.integers(1, 4)), int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    args = (
+        rng.standard_normal(batch + (i1,)),
+        rng.standard_normal(batch + (i2,)),
+        rng.standard_normal((o, i1, i2)),
+    )
+    if rng.random() < 0.5:
+        args = args + (rng.standard_normal(o),)
+    return "bilinear", args, {}
+
+
+def pool3d_case(fn):
+    x = rng.standard_normal(shape(1, 3, 0, 1) + (int(rng.integers(1, 3)),) + _ints(2, 6, 3))
+    if fn.startswith("adaptive"):
+        out = tuple(int(rng.integers(1, n + 2)) for n in x.shape[-3:])
+        kw = {"return_indices": True, "_pick": int(rng.integers(0, 2))} if "max" in fn else {}
+        return fn, (x, out), kw
+    k = tuple(int(rng.integers(1, 3)) for _ in range(3))
+    kw = {
+        "stride": tuple(int(rng.integers(1, 3)) for _ in range(3)),
+        "padding": tuple(int(rng.integers(0, kk // 2 + 1)) for kk in k),
+        "ceil_mode": bool(rng.random() < 0.5),
+    }
+    if fn == "max_pool3d":
+        kw["dilation"] = tuple(int(rng.integers(1, 3)) for _ in range(3))
+        kw["return_indices"] = True
+        kw["_pick"] = int(rng.integers(0, 2))
+    else:
+        kw["count_include_pad"] = bool(rng.random() < 0.5)
+    return fn, (x, k), kw
+
+
 cases = []
+for _ in range(opts.count):
+    cases.append(breadth_case())
 for _ in range(opts.count):
     cases.append(cnn_case())
 for _ in range(opts.count):

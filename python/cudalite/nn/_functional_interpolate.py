@@ -7,11 +7,12 @@ torch's kernels do."""
 from __future__ import annotations
 
 import math
+import warnings
 
 from cudalite import _C, _arg_parser, _creation
 from cudalite._C import Tensor
 
-__all__ = ["interpolate", "upsample"]
+__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
 
 _DIMS = {"nearest": None, "nearest-exact": None, "linear": 1, "bilinear": 2}
 
@@ -173,3 +174,22 @@ def _work(x):
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
     """The deprecated name of :func:`interpolate`."""
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(..., mode='nearest')``, with torch's warning."""
+    warnings.warn(
+        "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(..., mode='bilinear', align_corners=True)``, with torch's
+    warning."""
+    warnings.warn(
+        "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

@@ -9,7 +9,7 @@ from collections import abc as container_abcs
 from itertools import islice
 
 from cudalite._C import Tensor
-from cudalite.nn.module import Module, typename
+from cudalite.nn.module import Module, _addindent, typename
 from cudalite.nn.parameter import Parameter
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
@@ -137,6 +137,24 @@ class ModuleList(Module):
 
     def forward(self, *args):
         raise NotImplementedError('Module [ModuleList] is missing the required "forward" function')
+
+    def __repr__(self):
+        """torch's: runs of modules that print the same are one entry, ``(0-1): 2 x ...``."""
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        runs = [[0, 0, reprs[0]]]
+        for i, r in enumerate(reprs[1:], 1):
+            if r == runs[-1][2]:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = []
+        for start, end, r in runs:
+            head = f"({start})" if start == end else f"({start}-{end}): {end - start + 1} x"
+            line = f"{head}: {r}" if start == end else f"{head} {r}"
+            lines.append(_addindent(line, 2))
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ModuleDict(Module):

@@ -1,12 +1,12 @@
 """Channel dropout modules: ``Dropout1d/2d/3d`` zero whole channels (``nn.Dropout`` is in
-activation.py)."""
+activation.py); ``AlphaDropout`` and ``FeatureAlphaDropout`` (for SELU networks)."""
 
 from __future__ import annotations
 
 from cudalite.nn import functional as F
 from cudalite.nn.module import Module
 
-__all__ = ["Dropout1d", "Dropout2d", "Dropout3d"]
+__all__ = ["Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
 
 
 class _DropoutNd(Module):
@@ -41,3 +41,17 @@ class Dropout3d(_DropoutNd):
 
     def forward(self, input):
         return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    """Alpha dropout of each element in training (keeps SELU's mean and variance)."""
+
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels in training."""
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)

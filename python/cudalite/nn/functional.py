@@ -10,17 +10,36 @@ from cudalite._C import Tensor
 from cudalite.autograd import function as _autograd
 from cudalite.autograd.functions import nn as _nn
 from cudalite.nn._functional_activation import (
+    celu,
+    celu_,
     elu,
     elu_,
     gelu,
+    glu,
+    gumbel_softmax,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
     hardtanh,
     hardtanh_,
     leaky_relu,
     leaky_relu_,
+    logsigmoid,
     mish,
+    prelu,
     relu6,
+    rrelu,
+    rrelu_,
+    selu,
+    selu_,
     silu,
+    softmin,
     softplus,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+    threshold_,
 )
 from cudalite.nn._functional_attention import scaled_dot_product_attention
 from cudalite.nn._functional_batchnorm import (
@@ -31,6 +50,7 @@ from cudalite.nn._functional_batchnorm import (
     group_norm,
     instance_norm,
 )
+from cudalite.nn._functional_bilinear import bilinear
 from cudalite.nn._functional_conv import (
     conv1d,
     conv2d,
@@ -41,15 +61,42 @@ from cudalite.nn._functional_conv import (
     fold,
     unfold,
 )
-from cudalite.nn._functional_interpolate import interpolate, upsample
+from cudalite.nn._functional_distance import (
+    cosine_similarity,
+    normalize,
+    pairwise_distance,
+    pdist,
+)
+from cudalite.nn._functional_dropout import alpha_dropout, feature_alpha_dropout
+from cudalite.nn._functional_embedding_bag import embedding_bag
+from cudalite.nn._functional_grid import affine_grid, grid_sample
+from cudalite.nn._functional_interpolate import (
+    interpolate,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
 from cudalite.nn._functional_loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
     huber_loss,
     smooth_l1_loss,
 )
+from cudalite.nn._functional_loss_likelihood import gaussian_nll_loss, kl_div, poisson_nll_loss
+from cudalite.nn._functional_loss_margin import (
+    cosine_embedding_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
+from cudalite.nn._functional_lppool import lp_pool1d, lp_pool2d, lp_pool3d
 from cudalite.nn._functional_mha import multi_head_attention_forward
-from cudalite.nn._functional_norm import layer_norm
+from cudalite.nn._functional_norm import layer_norm, local_response_norm, rms_norm
 from cudalite.nn._functional_pad import pad
 from cudalite.nn._functional_pooling import (
     adaptive_avg_pool1d,
@@ -65,7 +112,22 @@ from cudalite.nn._functional_pooling import (
     max_pool2d,
     max_pool2d_with_indices,
 )
+from cudalite.nn._functional_pooling3d import (
+    adaptive_avg_pool3d,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
+    avg_pool3d,
+    max_pool3d,
+    max_pool3d_with_indices,
+)
+from cudalite.nn._functional_shuffle import (
+    channel_shuffle,
+    native_channel_shuffle,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
 from cudalite.nn._functional_sparse import embedding, one_hot
+from cudalite.nn._functional_unpool import max_unpool1d, max_unpool2d, max_unpool3d
 
 __all__ = [
     "linear",
@@ -131,6 +193,68 @@ __all__ = [
     "dropout3d",
     "interpolate",
     "upsample",
+    # ---- breadth: activations, distances, norms, losses, shuffles, bilinear ----
+    "celu",
+    "celu_",
+    "selu",
+    "selu_",
+    "glu",
+    "hardshrink",
+    "softshrink",
+    "hardsigmoid",
+    "hardswish",
+    "logsigmoid",
+    "softmin",
+    "softsign",
+    "tanhshrink",
+    "threshold",
+    "threshold_",
+    "rrelu",
+    "rrelu_",
+    "prelu",
+    "normalize",
+    "cosine_similarity",
+    "pairwise_distance",
+    "pdist",
+    "rms_norm",
+    "local_response_norm",
+    "kl_div",
+    "poisson_nll_loss",
+    "gaussian_nll_loss",
+    "margin_ranking_loss",
+    "hinge_embedding_loss",
+    "soft_margin_loss",
+    "multilabel_soft_margin_loss",
+    "multilabel_margin_loss",
+    "multi_margin_loss",
+    "cosine_embedding_loss",
+    "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "channel_shuffle",
+    "bilinear",
+    "max_pool3d",
+    "max_pool3d_with_indices",
+    "avg_pool3d",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
+    "alpha_dropout",
+    "feature_alpha_dropout",
+    "gumbel_softmax",
+    "native_channel_shuffle",
+    "upsample_nearest",
+    "upsample_bilinear",
+    "embedding_bag",
+    "affine_grid",
+    "grid_sample",
 ]
 
 _ADD = _ops.BINARY["add"]

@@ -1,4 +1,4 @@
-"""``nn.Linear``, ``nn.LazyLinear`` and ``nn.Identity``."""
+"""``nn.Linear``, ``nn.LazyLinear``, ``nn.Identity`` and ``nn.Bilinear``."""
 
 from __future__ import annotations
 
@@ -6,12 +6,13 @@ import math
 
 from cudalite import _C
 from cudalite.autograd import no_grad
+from cudalite.nn import functional as F
 from cudalite.nn import init
 from cudalite.nn.functional import linear
 from cudalite.nn.module import Module
 from cudalite.nn.parameter import Parameter, UninitializedParameter
 
-__all__ = ["Linear", "LazyLinear", "NonDynamicallyQuantizableLinear", "Identity"]
+__all__ = ["Linear", "LazyLinear", "NonDynamicallyQuantizableLinear", "Identity", "Bilinear"]
 
 
 def _empty(shape, device, dtype):
@@ -109,3 +110,39 @@ class Identity(Module):
 
     def forward(self, input):
         return input
+
+
+class Bilinear(Module):
+    """``y = x1^T A x2 + b``: ``weight`` (out, in1, in2) and ``bias`` (out) from
+    U(-1/sqrt(in1), 1/sqrt(in1)), as torch's."""
+
+    __constants__ = ["in1_features", "in2_features", "out_features"]
+
+    def __init__(
+        self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None
+    ):
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(_empty((out_features, in1_features, in2_features), device, dtype))
+        if bias:
+            self.bias = Parameter(_empty((out_features,), device, dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
+        )

@@ -1,5 +1,5 @@
-"""Pooling modules: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d`` and
-``AdaptiveMaxPool1d/2d``, with torch's constructor defaults and reprs."""
+"""Pooling modules: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d`` and
+``AdaptiveMaxPool1d/2d/3d``, with torch's constructor defaults and reprs."""
 
 from __future__ import annotations
 
@@ -15,6 +15,11 @@ __all__ = [
     "AdaptiveAvgPool2d",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
+    # ---- 3-d pooling ----
+    "MaxPool3d",
+    "AvgPool3d",
+    "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool3d",
 ]
 
 
@@ -201,3 +206,51 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPool):
 
     def forward(self, input):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+# ---- 3-d pooling ----
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Max over sliding windows of ``(N, C, D, H, W)``; ``return_indices`` also returns the
+    argmax positions."""
+
+    def forward(self, input):
+        return F.max_pool3d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            ceil_mode=self.ceil_mode,
+            return_indices=self.return_indices,
+        )
+
+
+class AvgPool3d(AvgPool2d):
+    """Average over sliding windows of ``(N, C, D, H, W)``."""
+
+    def forward(self, input):
+        return F.avg_pool3d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+        )
+
+
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """Average pooling of ``(N, C, D, H, W)`` to ``output_size``."""
+
+    def forward(self, input):
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPool):
+    """Max pooling of ``(N, C, D, H, W)`` to ``output_size``."""
+
+    def forward(self, input):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
