@@ -41,7 +41,15 @@ inline constexpr int kNumUnaryOps = 0
 enum class OpResult : uint8_t { Same, Bool, Float };
 enum class OpLoop : uint8_t { All, Floating, Integral, NotBool };
 namespace op_flags {
-enum : uint32_t { Inplace = 1, Grad = 2, TensorOnly = 4, Custom = 8, IntIdentity = 16 };
+enum : uint32_t {
+  Inplace = 1,
+  Grad = 2,
+  TensorOnly = 4,
+  Custom = 8,
+  IntIdentity = 16,
+  Foreach = 32,
+  Alpha = 64,
+};
 }
 struct OpInfo {
   const char* name;
