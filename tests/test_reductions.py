@@ -706,4 +706,3 @@ def test_reduce_rows(device):
                 _C._reduce(code, empty, None, False, None)
         else:
             assert _C._reduce(code, empty, None, False, None).item() == ref(np.empty((0, 3)))
-

@@ -177,6 +177,7 @@ def test_errors(device):
     with pytest.raises(NotImplementedError, match="not implemented for 'Bool'"):
         C.tensor([True, False], device=device).cumprod_(0)
 
+
 # ---- the core's rows (csrc/ops/reductions.def) ----
 
 
