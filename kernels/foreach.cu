@@ -74,7 +74,7 @@ __device__ O block_reduce(O v, bool is_max) {
   __shared__ O sh[kBlock / 32];
   for (int off = 16; off > 0; off /= 2) {
     O o = __shfl_down_sync(0xffffffffu, v, off);
-    v = is_max ? foreach::fmaximum(v, o) : v + o;
+    v = is_max ? fn::Maximum{}(v, o) : v + o;
   }
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   if (lane == 0) sh[warp] = v;
@@ -84,7 +84,7 @@ __device__ O block_reduce(O v, bool is_max) {
   if (warp == 0) {
     for (int off = 16; off > 0; off /= 2) {
       O o = __shfl_down_sync(0xffffffffu, v, off);
-      v = is_max ? foreach::fmaximum(v, o) : v + o;
+      v = is_max ? fn::Maximum{}(v, o) : v + o;
     }
   }
   return v;
@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(kBlock)
   for (int i = threadIdx.x; i < len; i += blockDim.x) {
     O v = O(p[i]);
     O a = v < O(0) ? -v : v;
-    acc = ord == 2 ? acc + v * v : ord == 1 ? acc + a : foreach::fmaximum(acc, a);
+    acc = ord == 2 ? acc + v * v : ord == 1 ? acc + a : fn::Maximum{}(acc, a);
   }
   acc = block_reduce(acc, ord == 0);
   // the tensor's index in the caller's list rides in the scalar slot
@@ -117,7 +117,7 @@ __global__ void __launch_bounds__(kBlock)
   O acc = 0;
   const O* row = ws + int64_t(blockIdx.x) * max_chunks;
   for (int i = threadIdx.x; i < max_chunks; i += blockDim.x)
-    acc = ord == 0 ? foreach::fmaximum(acc, row[i]) : acc + row[i];
+    acc = ord == 0 ? fn::Maximum{}(acc, row[i]) : acc + row[i];
   acc = block_reduce(acc, ord == 0);
   if (threadIdx.x == 0) out[blockIdx.x] = ord == 2 ? O(sqrt(acc)) : acc;
 }

@@ -121,30 +121,12 @@ template <class F>
 void with_reduce_op(ReduceOp op, F&& f) {
   using K = ReduceOp;
   switch (op) {
-    case K::Sum:
-      f(std::integral_constant<K, K::Sum>{});
-      break;
-    case K::Prod:
-      f(std::integral_constant<K, K::Prod>{});
-      break;
-    case K::Max:
-      f(std::integral_constant<K, K::Max>{});
-      break;
-    case K::Min:
-      f(std::integral_constant<K, K::Min>{});
-      break;
-    case K::ArgMax:
-      f(std::integral_constant<K, K::ArgMax>{});
-      break;
-    case K::ArgMin:
-      f(std::integral_constant<K, K::ArgMin>{});
-      break;
-    case K::All:
-      f(std::integral_constant<K, K::All>{});
-      break;
-    case K::Any:
-      f(std::integral_constant<K, K::Any>{});
-      break;
+#define CL_REDUCE_OP(Enum, ...)              \
+  case K::Enum:                              \
+    f(std::integral_constant<K, K::Enum>{}); \
+    break;
+#include "ops/reductions.def"
+#undef CL_REDUCE_OP
   }
 }
 

@@ -261,6 +261,25 @@ def _foreach(torch, name, dtype="float32"):
     }
 
 
+# torch's unary foreach ops that are the foreach form of an elementwise op (the registry's
+# Foreach flag), beyond those of _foreach
+FOREACH_UNARY = (
+    "acos asin atan ceil cos cosh erf erfc expm1 floor frac log10 log1p log2 round sigmoid sin "
+    "sinh tan tanh trunc"
+).split()
+
+
+def _foreach_unary(torch, name, dtype, inplace):
+    """_foreach_<name>(_) on values inside every op's domain, (0, 1) and beyond 1 for those
+    defined there."""
+    dt = getattr(torch, dtype)
+    a = [_lin(torch, 0.05, 0.95, 7, dt), _lin(torch, 0.1, 0.9, 12, dt).reshape(3, 4)]
+    if name not in ("acos", "asin"):
+        a.append(torch.tensor(2.75, dtype=dt))
+    r = getattr(torch, f"_foreach_{name}{'_' if inplace else ''}")(a)
+    return {"type": type(r).__name__, "is_self": r is a, "out": [_vals(t) for t in r]}
+
+
 def _foreach_error(torch, kind):
     a = _lists(torch)
     calls = {
@@ -378,6 +397,15 @@ for _name in (
     "addcdiv_ sqrt_ zero_ copy_ maximum_ sub_scalar_ pow_"
 ).split():
     _add(f"foreach/{_name}", lambda torch, n=_name: _foreach(torch, n))
+for _name in FOREACH_UNARY:
+    for _dt in ("float32", "float64"):
+        _add(
+            f"foreach_unary/{_name}/{_dt}",
+            lambda torch, n=_name, d=_dt: _foreach_unary(torch, n, d, False),
+        )
+    _add(
+        f"foreach_unary/{_name}_", lambda torch, n=_name: _foreach_unary(torch, n, "float32", True)
+    )
 for _name in ("add_list_alpha", "addcmul", "lerp_scalar", "norm2", "sqrt", "addcdiv"):
     _add(f"foreach_f64/{_name}", lambda torch, n=_name: _foreach(torch, n, "float64"))
 for _k in (

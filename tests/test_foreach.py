@@ -11,7 +11,7 @@ import pytest
 
 import cudalite
 from conftest import to_np
-from cudalite import _C
+from cudalite import _C, _foreach
 
 FLOATS = ["float32", "float64", "float16", "bfloat16"]
 
@@ -23,8 +23,6 @@ def path(request):
     if request.param == "multi_tensor_path":
         if "device" not in request.fixturenames or request.getfixturevalue("device") != "cpu":
             pytest.skip("only the CPU tests change with the multi-tensor path forced")
-        from cudalite import _foreach
-
         mp = pytest.MonkeyPatch()
         mp.setattr(_foreach, "_multi_tensor_device", lambda t: True)
         yield request.param
@@ -129,6 +127,62 @@ def test_out_of_place(device, dtype, name):
     _close(list(got), want, dtype)
     for t, v in zip(a, before, strict=True):  # the inputs are left alone
         np.testing.assert_array_equal(to_np(t), v)
+
+
+# ---- every op of the registry (csrc/ops/ops.def) with the Foreach flag ----
+
+REGISTRY_UNARY = sorted(r[0] for r in _C._foreach_ops if r[2] == "unary")
+REGISTRY_BINARY = sorted(r[0] for r in _C._foreach_ops if r[2] == "binary")
+
+
+def test_registry_functions():
+    """Each row gives torch's functions, in cudalite and in cudalite._foreach.__all__."""
+    names = set(_foreach.__all__)
+    for name, _code, form, *_ in _C._foreach_ops:
+        want = {
+            "unary": [f"_foreach_{name}", f"_foreach_{name}_"],
+            "binary": [f"_foreach_{name}", f"_foreach_{name}_"],
+            "scaled": [f"_foreach_{name}", f"_foreach_{name}_"],
+            "lerp": [f"_foreach_{name}", f"_foreach_{name}_"],
+            "reversed": [f"_foreach_{name}"],
+            "zero": [f"_foreach_{name}_"],
+            "copy": [f"_foreach_{name}_"],
+            "norm": [f"_foreach_{name}"],
+        }[form]
+        for fname in want:
+            assert fname in names and getattr(cudalite, fname).__name__ == fname
+    assert {"sin", "neg", "sigmoid", "trunc"} <= set(REGISTRY_UNARY)
+    assert {"add", "maximum", "clamp_min", "pow"} <= set(REGISTRY_BINARY)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", REGISTRY_UNARY)
+def test_registry_unary(device, dtype, name):
+    """_foreach_<name>(a) and _foreach_<name>_(a) equal the per-tensor method (values in
+    (0.1, 0.9), inside every op's domain)."""
+    _, b, c = _lists(device, dtype)
+    a = [x * 0.4 + 0.05 for x in c]  # (0.25, 0.85)
+    want = [getattr(x, name)() for x in _clone(a)]
+    _close(list(getattr(cudalite, f"_foreach_{name}")(a)), want, dtype)
+    got = getattr(cudalite, f"_foreach_{name}_")(a)
+    assert got is a or got == a
+    _close(a, want, dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", REGISTRY_BINARY)
+def test_registry_binary(device, dtype, name):
+    """_foreach_<name> with a list and with numbers equals the per-tensor function of the row
+    whose functor it runs."""
+    runs = {r[0]: r[5] for r in _C._foreach_ops}[name]
+    fn = getattr(cudalite, runs)
+    _, b, c = _lists(device, dtype)
+    want = [fn(x, y) for x, y in _zip(b, c)]
+    _close(list(getattr(cudalite, f"_foreach_{name}")(b, c)), want, dtype)
+    scalars = [0.5, 1.5, 2.0, 0.75, 1.25]
+    want = [fn(x, cudalite.full_like(x, s)) for x, s in _zip(b, scalars)]
+    got = getattr(cudalite, f"_foreach_{name}_")(b, scalars)
+    _close(got, want, dtype)
 
 
 INPLACE_CASES = {
@@ -262,7 +316,7 @@ def test_errors(device):
 
 # ---- the core's multi-tensor loop, run on the CPU: the per-element math of the CUDA kernels --
 
-CODES = _C._foreach_op_codes
+CODES = _foreach.CODES
 POINTWISE = [
     ("add", 2, {"alpha": -0.5}, lambda a, b, c: a - 0.5 * b),
     ("sub", 2, {"alpha": 2.0}, lambda a, b, c: a - 2 * b),

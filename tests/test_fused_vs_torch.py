@@ -22,7 +22,7 @@ from fused_cases import CASES
 with open(os.path.join(os.path.dirname(__file__), "data", "fused_expected.json")) as f:
     EXPECTED = json.load(f)["cases"]
 
-_APPROX = ("foreach/", "foreach_f64/", "optim/", "optim_amp/", "scaler/")
+_APPROX = ("foreach/", "foreach_f64/", "foreach_unary/", "optim/", "optim_amp/", "scaler/")
 
 
 def _same(got, want, approx, path="case"):

@@ -671,3 +671,38 @@ def test_logsumexp_dim_names(device):
         x.logsumexp("a")
     with pytest.raises(RuntimeError, match="^dim 0 appears multiple times in the list of dims$"):
         C.logsumexp(x, [0, 0])
+
+
+# ---- the core's rows (csrc/ops/reductions.def): each name's number, dtype rule and empty rule --
+
+ROW_REFS = {
+    "sum": (np.sum, None),
+    "prod": (np.prod, None),
+    "max": (np.max, None),
+    "min": (np.min, None),
+    "argmax": (np.argmax, C.int64),
+    "argmin": (np.argmin, C.int64),
+    "all": (np.all, C.bool),
+    "any": (np.any, C.bool),
+}
+
+
+def test_reduce_rows(device):
+    from cudalite import _C
+
+    assert sorted(_C._reduce_ops) == sorted(ROW_REFS)
+    assert len(set(_C._reduce_ops.values())) == len(ROW_REFS)
+    x, a = data(device, C.int32)
+    for name, code in _C._reduce_ops.items():
+        ref, dtype = ROW_REFS[name]
+        r = _C._reduce(code, x, None, False, None)
+        # Promote rows reduce integers in int64; Same keeps the dtype
+        want_dtype = dtype or (C.int64 if name in ("sum", "prod") else C.int32)
+        assert r.dtype == want_dtype and r.shape == ()
+        assert r.item() == ref(a.astype(np.int64).ravel())
+        empty = C.empty(0, 3, device=device)
+        if name in ("max", "min", "argmax", "argmin"):
+            with pytest.raises(IndexError, match=rf"^{name}\(\): Expected reduction dim to be "):
+                _C._reduce(code, empty, None, False, None)
+        else:
+            assert _C._reduce(code, empty, None, False, None).item() == ref(np.empty((0, 3)))

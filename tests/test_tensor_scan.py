@@ -176,3 +176,16 @@ def test_errors(device):
         x.cumsum(0, dtype=C.bool)
     with pytest.raises(NotImplementedError, match="not implemented for 'Bool'"):
         C.tensor([True, False], device=device).cumprod_(0)
+
+
+# ---- the core's rows (csrc/ops/reductions.def) ----
+
+
+def test_scan_rows(device):
+    from cudalite import _C
+
+    x = C.tensor([1.0, 2.0, 3.0, 4.0], device=device)
+    assert sorted(_C._scan_ops) == ["cumprod", "cumsum"]
+    for name, ref in (("cumsum", np.cumsum), ("cumprod", np.cumprod)):
+        r = _C._scan(_C._scan_ops[name], x, 0, C.float64)
+        assert r.dtype == C.float64 and to_np(r).tolist() == ref([1.0, 2.0, 3.0, 4.0]).tolist()

@@ -38,35 +38,74 @@ py::list plan_for(const std::vector<int64_t>& numels) {
   return launches;
 }
 
+// The elementwise row a functor belongs to (its torch name and flags), for the foreach-only rows
+// that run a row's functor; none for their own functors.
+template <class F>
+struct RowOf {
+  static constexpr const char* name = "";
+  static constexpr uint32_t flags = 0;
+};
+using namespace op_flags;
+#define CL_ROW_OF(Enum, row_name, result, loop, row_flags, ...) \
+  template <>                                                   \
+  struct RowOf<fn::Enum> {                                      \
+    static constexpr const char* name = row_name;               \
+    static constexpr uint32_t flags = row_flags;                \
+  };
+#define CL_BINARY_OP CL_ROW_OF
+#define CL_UNARY_OP CL_ROW_OF
+#include "ops/ops.def"
+#undef CL_BINARY_OP
+#undef CL_UNARY_OP
+#undef CL_ROW_OF
+
+const char* form_name(ForeachForm f) {
+  switch (f) {
+    case ForeachForm::Binary:
+      return "binary";
+    case ForeachForm::Reversed:
+      return "reversed";
+    case ForeachForm::Zero:
+      return "zero";
+    case ForeachForm::Copy:
+      return "copy";
+    case ForeachForm::Scaled:
+      return "scaled";
+    case ForeachForm::Lerp:
+      return "lerp";
+    case ForeachForm::Norm:
+      return "norm";
+  }
+  return "";
+}
+
 }  // namespace
 
 void bind_foreach(py::module_& m) {
-  py::dict ops;
-  const std::pair<const char*, ForeachOp> names[] = {
-      {"add", ForeachOp::Add},
-      {"sub", ForeachOp::Sub},
-      {"mul", ForeachOp::Mul},
-      {"div", ForeachOp::Div},
-      {"maximum", ForeachOp::Maximum},
-      {"minimum", ForeachOp::Minimum},
-      {"pow", ForeachOp::Pow},
-      {"rpow", ForeachOp::RPow},
-      {"neg", ForeachOp::Neg},
-      {"sqrt", ForeachOp::Sqrt},
-      {"rsqrt", ForeachOp::Rsqrt},
-      {"abs", ForeachOp::Abs},
-      {"exp", ForeachOp::Exp},
-      {"log", ForeachOp::Log},
-      {"reciprocal", ForeachOp::Reciprocal},
-      {"sign", ForeachOp::Sign},
-      {"zero", ForeachOp::Zero},
-      {"copy", ForeachOp::Copy},
-      {"addcmul", ForeachOp::Addcmul},
-      {"addcdiv", ForeachOp::Addcdiv},
-      {"lerp", ForeachOp::Lerp},
-  };
-  for (const auto& [name, op] : names) ops[name] = int(op);
-  m.attr("_foreach_op_codes") = ops;
+  // The multi-tensor ops of the registry (ops/ops.def) for cudalite/_foreach.py: the Foreach
+  // rows and the foreach-only rows, as (name, ForeachOp code, form, alpha, tensor_only, runs:
+  // the name of the elementwise row whose functor and per-tensor op it uses).
+  py::list rows;
+  {
+    using namespace op_flags;
+    auto add = [&](const char* name, ForeachOp code, const char* form, uint32_t flags,
+                   const char* runs) {
+      rows.append(py::make_tuple(name, int(code), form, bool(flags & Alpha),
+                                 bool(flags & TensorOnly), *runs ? runs : name));
+    };
+#define CL_BINARY_OP(Enum, name, result, loop, flags, ...) \
+  if ((flags)&Foreach) add(name, ForeachOp::Enum, "binary", flags, name);
+#define CL_UNARY_OP(Enum, name, result, loop, flags, ...) \
+  if ((flags)&Foreach) add(name, ForeachOp::Enum, "unary", flags, name);
+#define CL_FOREACH_OP(Enum, op_name, form, functor)                                  \
+  add(op_name, ForeachOp::Enum, form_name(ForeachForm::form), RowOf<functor>::flags, \
+      RowOf<functor>::name);
+#include "ops/ops.def"
+#undef CL_BINARY_OP
+#undef CL_UNARY_OP
+#undef CL_FOREACH_OP
+  }
+  m.attr("_foreach_ops") = py::tuple(rows);
 
   m.def(
       "_multi_tensor_plan",
@@ -112,7 +151,7 @@ void bind_foreach(py::module_& m) {
         foreach_pointwise(lists, a);
         if (!lists.empty()) bump(lists[inplace ? 0 : size_t(nin)]);
       },
-      "one multi-tensor launch of a pointwise op (codes: _foreach_op_codes); b_kind 0: list, "
+      "one multi-tensor launch of a pointwise op (codes: _foreach_ops); b_kind 0: list, "
       "1: one number per tensor, 2: a 0-dim tensor",
       py::arg("lists"), py::arg("op"), py::arg("nin"), py::arg("inplace"), py::arg("b_kind"),
       py::arg("alpha"), py::arg("b_device"), py::arg("scalars"), py::arg("lerp_list"));

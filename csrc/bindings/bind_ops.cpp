@@ -228,6 +228,15 @@ void bind_ops(py::module_& m) {
       py::return_value_policy::reference);
   // keepdim must be a bool and dim an int (not a bool), as torch's parser wants them; the
   // TypeErrors are worded by the signature check (Note [Argument errors], _checked.py).
+  // The reductions' and scans' rows (ops/reductions.def): name -> the op's number.
+  py::dict reduce_ops, scan_ops;
+#define CL_REDUCE_OP(Enum, name, ...) reduce_ops[name] = int(ReduceOp::Enum);
+#define CL_SCAN_OP(Enum, name) scan_ops[name] = int(ScanOp::Enum);
+#include "ops/reductions.def"
+#undef CL_REDUCE_OP
+#undef CL_SCAN_OP
+  m.attr("_reduce_ops") = reduce_ops;
+  m.attr("_scan_ops") = scan_ops;
   m.def("_reduce",
         [](int op, const Tensor& t, py::handle dims, py::handle keepdim, py::handle dtype) {
           Shape d;

@@ -5,7 +5,6 @@
 // first use and kept for the life of the process (destroying handles at exit races with
 // the driver's own teardown, so, like torch, we never do).
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 
 #include <map>
 #include <mutex>
@@ -14,6 +13,7 @@
 #include "core/cuda_api.h"
 #include "cuda/cublas_loader.h"
 #include "cuda/cuda_check.h"
+#include "cuda/dynlib.h"
 #include "cuda/graphs.h"
 
 namespace cl::cuda {
@@ -22,53 +22,37 @@ namespace {
 std::mutex g_dirs_mu;
 std::vector<std::string> g_dirs;
 
-template <class Fn>
-bool resolve(void* lib, Fn& fn, const char* name) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, name));
-  return fn != nullptr;
-}
-
 Cublas load() {
   std::vector<std::string> dirs;
   {
     std::lock_guard<std::mutex> lock(g_dirs_mu);
     dirs = g_dirs;
   }
-  std::vector<std::string> tried;
-  std::string last_error;
+  // each soname, newest first: the loader's search path, then the pip wheels' folders
+  std::vector<std::string> candidates;
   for (const char* name : {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}) {
-    std::vector<std::string> candidates{name};
-    for (const std::string& d : dirs) candidates.push_back(d + "/" + name);
-    for (const std::string& path : candidates) {
-      void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (!lib) {
-        const char* e = dlerror();
-        if (e) last_error = e;
-        tried.push_back(path);
-        continue;
-      }
-      Cublas c;
-      bool ok = resolve(lib, c.create, "cublasCreate_v2") &&
-                resolve(lib, c.set_stream, "cublasSetStream_v2") &&
-                resolve(lib, c.set_math_mode, "cublasSetMathMode") &&
-                resolve(lib, c.gemm_ex, "cublasGemmEx") &&
-                resolve(lib, c.gemm_strided_batched_ex, "cublasGemmStridedBatchedEx");
-      resolve(lib, c.status_name, "cublasGetStatusName");
-      if (!ok) {
-        last_error = path + " lacks the cuBLAS entry points cudalite needs";
-        dlclose(lib);
-        continue;
-      }
-      c.path = path;
-      return c;
-    }
+    candidates.push_back(name);
+    for (std::string& p : dynlib::in_dirs(dirs, name)) candidates.push_back(std::move(p));
   }
-  std::string msg = "cuBLAS could not be loaded, so matrix products can't run on the GPU. Tried:";
-  for (const std::string& t : tried) msg += " " + t;
-  msg += ". Last error: " + last_error +
-         ". Install the CUDA toolkit's cuBLAS (or `pip install nvidia-cublas`) and make it "
-         "findable, e.g. through LD_LIBRARY_PATH.";
-  throw Error(msg);
+  Cublas c;
+  auto accept = [&c](void* lib) {
+    using dynlib::resolve;
+    bool ok = resolve(lib, c.create, "cublasCreate_v2") &&
+              resolve(lib, c.set_stream, "cublasSetStream_v2") &&
+              resolve(lib, c.set_math_mode, "cublasSetMathMode") &&
+              resolve(lib, c.gemm_ex, "cublasGemmEx") &&
+              resolve(lib, c.gemm_strided_batched_ex, "cublasGemmStridedBatchedEx");
+    resolve(lib, c.status_name, "cublasGetStatusName");
+    return ok;
+  };
+  std::vector<dynlib::Attempt> attempts;
+  if (dynlib::open_first(candidates, accept, "lacks the cuBLAS entry points cudalite needs",
+                         &c.path, &attempts))
+    return c;
+  throw Error("cuBLAS could not be loaded, so matrix products can't run on the GPU. Tried:" +
+              dynlib::tried(attempts) + ". Last error: " + dynlib::last_error(attempts) +
+              ". Install the CUDA toolkit's cuBLAS (or `pip install nvidia-cublas`) and make it "
+              "findable, e.g. through LD_LIBRARY_PATH.");
 }
 
 std::mutex g_load_mu;

@@ -7,7 +7,6 @@
 #include "cuda/blas_lt.h"
 
 #include <cublasLt.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <map>
@@ -16,6 +15,7 @@
 
 #include "core/cuda_api.h"
 #include "cuda/cublas_loader.h"
+#include "cuda/dynlib.h"
 #include "cuda/graphs.h"
 #include "ops/ops.h"
 
@@ -46,12 +46,6 @@ struct Lt {
   cublasLtHandle_t handle = nullptr;
 };
 
-template <class Fn>
-bool resolve(void* lib, Fn& fn, const char* name) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, name));
-  return fn != nullptr;
-}
-
 // cuBLAS links cuBLASLt, so once cuBLAS is loaded the library is found by its soname or
 // next to cuBLAS.
 const Lt* load_lt() {
@@ -59,26 +53,27 @@ const Lt* load_lt() {
   std::string dir = cublas_path.find('/') == std::string::npos
                         ? std::string()
                         : cublas_path.substr(0, cublas_path.rfind('/') + 1);
+  std::vector<std::string> candidates;
   for (const char* name : {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}) {
-    for (const std::string& path : {dir + name, std::string(name)}) {
-      void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (!lib) continue;
-      auto* lt = new Lt;
-      bool ok = resolve(lib, lt->create, "cublasLtCreate") &&
-                resolve(lib, lt->desc_create, "cublasLtMatmulDescCreate") &&
-                resolve(lib, lt->desc_set, "cublasLtMatmulDescSetAttribute") &&
-                resolve(lib, lt->layout_create, "cublasLtMatrixLayoutCreate") &&
-                resolve(lib, lt->pref_create, "cublasLtMatmulPreferenceCreate") &&
-                resolve(lib, lt->pref_set, "cublasLtMatmulPreferenceSetAttribute") &&
-                resolve(lib, lt->pref_destroy, "cublasLtMatmulPreferenceDestroy") &&
-                resolve(lib, lt->heuristic, "cublasLtMatmulAlgoGetHeuristic") &&
-                resolve(lib, lt->matmul, "cublasLtMatmul") &&
-                lt->create(&lt->handle) == CUBLAS_STATUS_SUCCESS;
-      if (ok) return lt;
-      delete lt;
-      dlclose(lib);
-    }
+    candidates.push_back(dir + name);
+    candidates.push_back(name);
   }
+  auto* lt = new Lt;
+  auto accept = [lt](void* lib) {
+    using dynlib::resolve;
+    return resolve(lib, lt->create, "cublasLtCreate") &&
+           resolve(lib, lt->desc_create, "cublasLtMatmulDescCreate") &&
+           resolve(lib, lt->desc_set, "cublasLtMatmulDescSetAttribute") &&
+           resolve(lib, lt->layout_create, "cublasLtMatrixLayoutCreate") &&
+           resolve(lib, lt->pref_create, "cublasLtMatmulPreferenceCreate") &&
+           resolve(lib, lt->pref_set, "cublasLtMatmulPreferenceSetAttribute") &&
+           resolve(lib, lt->pref_destroy, "cublasLtMatmulPreferenceDestroy") &&
+           resolve(lib, lt->heuristic, "cublasLtMatmulAlgoGetHeuristic") &&
+           resolve(lib, lt->matmul, "cublasLtMatmul") &&
+           lt->create(&lt->handle) == CUBLAS_STATUS_SUCCESS;
+  };
+  if (dynlib::open_first(candidates, accept, "", nullptr, nullptr)) return lt;
+  delete lt;
   return nullptr;
 }
 

@@ -1,9 +1,7 @@
 // Loading cuDNN (cudnn_loader.h) and caching one handle per (device, stream), as cuBLAS's
 // (blas_handle.cpp): handles are made on first use and kept for the life of the process.
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -12,6 +10,7 @@
 #include "core/cuda_api.h"
 #include "cuda/cuda_check.h"
 #include "cuda/cudnn_loader.h"
+#include "cuda/dynlib.h"
 
 namespace cl::cuda {
 
@@ -19,13 +18,8 @@ namespace {
 std::mutex g_dirs_mu;
 std::vector<std::string> g_dirs;
 
-template <class Fn>
-bool resolve(void* lib, Fn& fn, const char* name) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, name));
-  return fn != nullptr;
-}
-
 bool resolve_all(void* lib, Cudnn& c) {
+  using dynlib::resolve;
   bool ok = resolve(lib, c.get_version, "cudnnGetVersion") &&
             resolve(lib, c.get_error_string, "cudnnGetErrorString") &&
             resolve(lib, c.create, "cudnnCreate") && resolve(lib, c.set_stream, "cudnnSetStream") &&
@@ -52,44 +46,27 @@ bool resolve_all(void* lib, Cudnn& c) {
 }
 
 Cudnn load() {
-  std::vector<std::string> candidates;
-  // CUDALITE_CUDNN_PATH: the library itself, or the folder that holds it.
-  if (const char* env = std::getenv("CUDALITE_CUDNN_PATH"); env && *env) {
-    std::string p = env;
-    candidates.push_back(p);
-    candidates.push_back(p + "/libcudnn.so.9");
-  }
+  // CUDALITE_CUDNN_PATH (the library itself, or the folder that holds it), the pip wheel's
+  // folders, then the loader's search path
+  std::vector<std::string> candidates =
+      dynlib::env_candidates("CUDALITE_CUDNN_PATH", "libcudnn.so.9");
   {
     std::lock_guard<std::mutex> lock(g_dirs_mu);
-    for (const std::string& d : g_dirs) candidates.push_back(d + "/libcudnn.so.9");
+    for (std::string& p : dynlib::in_dirs(g_dirs, "libcudnn.so.9"))
+      candidates.push_back(std::move(p));
   }
   candidates.push_back("libcudnn.so.9");
   candidates.push_back("libcudnn.so");
-  std::vector<std::string> tried;
-  std::string last_error;
-  for (const std::string& path : candidates) {
-    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      const char* e = dlerror();
-      if (e) last_error = e;
-      tried.push_back(path);
-      continue;
-    }
-    Cudnn c;
-    if (!resolve_all(lib, c)) {
-      last_error = path + " lacks the cuDNN entry points cudalite needs (cuDNN 9's legacy API)";
-      dlclose(lib);
-      continue;
-    }
-    c.path = path;
+  Cudnn c;
+  std::vector<dynlib::Attempt> attempts;
+  if (dynlib::open_first(
+          candidates, [&c](void* lib) { return resolve_all(lib, c); },
+          "lacks the cuDNN entry points cudalite needs (cuDNN 9's legacy API)", &c.path, &attempts))
     return c;
-  }
-  std::string msg = "cuDNN could not be loaded. Tried:";
-  for (const std::string& t : tried) msg += " " + t;
-  msg += ". Last error: " + last_error +
-         ". Install it with `pip install nvidia-cudnn-cu13` (or cudalite's `cudnn` extra), or "
-         "set CUDALITE_CUDNN_PATH to libcudnn.so.9 or its folder.";
-  throw Error(msg);
+  throw Error("cuDNN could not be loaded. Tried:" + dynlib::tried(attempts) +
+              ". Last error: " + dynlib::last_error(attempts) +
+              ". Install it with `pip install nvidia-cudnn-cu13` (or cudalite's `cudnn` extra), or "
+              "set CUDALITE_CUDNN_PATH to libcudnn.so.9 or its folder.");
 }
 
 std::mutex g_load_mu;

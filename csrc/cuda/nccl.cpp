@@ -2,7 +2,6 @@
 #include "cuda/nccl.h"
 
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 
 #include <cstring>
 #include <mutex>
@@ -10,6 +9,7 @@
 #include "core/cuda_api.h"
 #include "core/error.h"
 #include "cuda/cuda_check.h"
+#include "cuda/dynlib.h"
 
 namespace cl::cuda::nccl {
 
@@ -50,26 +50,14 @@ std::vector<std::string> g_candidates;
 const Api* g_api = nullptr;
 std::string g_load_error;
 
-template <class Fn>
-bool resolve(void* lib, Fn& fn, const char* name) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, name));
-  return fn != nullptr;
-}
-
 // Tries the candidates, then the system library; sets g_api or g_load_error. Holds g_mu.
 void load_locked() {
   if (g_api) return;
   std::vector<std::string> paths = g_candidates;
   paths.push_back("libnccl.so.2");
-  std::string why;
-  for (const std::string& path : paths) {
-    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      const char* e = dlerror();
-      why += "\n  " + path + ": " + (e ? e : "not found");
-      continue;
-    }
-    Api a;
+  Api a;
+  auto accept = [&a](void* lib) {
+    using dynlib::resolve;
     bool ok = resolve(lib, a.get_version, "ncclGetVersion") &&
               resolve(lib, a.get_unique_id, "ncclGetUniqueId") &&
               resolve(lib, a.comm_init_rank, "ncclCommInitRank") &&
@@ -86,16 +74,18 @@ void load_locked() {
               resolve(lib, a.reduce_scatter, "ncclReduceScatter") &&
               resolve(lib, a.send, "ncclSend") && resolve(lib, a.recv, "ncclRecv");
     resolve(lib, a.get_last_error, "ncclGetLastError");
-    if (!ok) {
-      why += "\n  " + path + ": lacks the NCCL entry points cudalite uses (NCCL < 2.7?)";
-      dlclose(lib);
-      continue;
-    }
-    a.path = path;
+    return ok;
+  };
+  std::vector<dynlib::Attempt> attempts;
+  if (dynlib::open_first(paths, accept, "lacks the NCCL entry points cudalite uses (NCCL < 2.7?)",
+                         &a.path, &attempts)) {
     g_api = new Api(a);
     g_load_error.clear();
     return;
   }
+  std::string why;
+  for (const dynlib::Attempt& t : attempts)
+    why += "\n  " + t.path + ": " + (t.error.empty() ? "not found" : t.error);
   g_load_error = "NCCL could not be loaded. Tried:" + why +
                  "\nInstall it with `pip install nvidia-nccl-cu13` (or `pip install "
                  "cudalite[nccl]`), or set CUDALITE_NCCL_PATH to a libnccl.so.2.";

@@ -5,8 +5,6 @@
 // same handle answers the monitoring queries (utilization, temperature, ...) without the
 // nvidia-ml-py package torch needs for them. We never link NVML: without a driver the
 // library is absent and every count is simply "unknown" (-1).
-#include <dlfcn.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
@@ -15,6 +13,7 @@
 
 #include "core/cuda_api.h"
 #include "core/error.h"
+#include "cuda/dynlib.h"
 
 namespace cl::cuda::nvml {
 
@@ -70,14 +69,16 @@ struct Api {
 
 template <class Fn>
 void bind(void* lib, Fn& fn, const char* name) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, name));
+  dynlib::resolve(lib, fn, name);
 }
 
 Api& api() {
   static Api a;
   static std::once_flag once;
   std::call_once(once, [] {
-    void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    // the driver's library, from the loader's search path
+    void* lib = dynlib::open_first(
+        {"libnvidia-ml.so.1"}, [](void*) { return true; }, "", nullptr, nullptr);
     if (!lib) return;
     bind(lib, a.init, "nvmlInit_v2");
     bind(lib, a.error_string, "nvmlErrorString");

@@ -101,7 +101,7 @@ void foreach_norm(const TensorList& tensors, double ord, const Tensor& out) {
         } else if (ord == 1) {
           acc += a;
         } else {
-          acc = foreach::fmaximum(acc, a);
+          acc = fn::Maximum{}(acc, a);
         }
       }
       res[i] = O(ord == 2 ? std::sqrt(acc) : acc);

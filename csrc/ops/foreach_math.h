@@ -1,6 +1,9 @@
 // The per-element math of the multi-tensor ops (ops/foreach.h), shared by the CPU loops
 // (ops/cpu_foreach.cpp) and the CUDA multi-tensor kernels (kernels/foreach.cu): the foreach
 // pointwise ops, GradScaler's unscale-and-check, and the fused Adam/AdamW and SGD updates.
+// The foreach pointwise ops are the registry's (ops/ops.def): the elementwise rows with the
+// Foreach flag run their own functor (ops/functors.h), the foreach-only rows the functor
+// they name; pointwise() is generated from the rows.
 //
 // Every op is a struct with a per-tensor context (`prepare(scalar, step)`, computed once per
 // tensor and thread) and `element(v, ctx)`, which reads and rewrites the operands of one
@@ -17,106 +20,104 @@
 
 #include "core/half.h"
 #include "core/macros.h"
+#include "ops/functors.h"
+#include "ops/ops.h"
 
 namespace cl {
 
-enum class ForeachOp : int8_t {
-  // binary: self (a) with b, a tensor of a second list, a number per tensor or one 0-dim
-  // tensor on the device; Add and Sub scale b by alpha
-  Add,
-  Sub,
-  Mul,
-  Div,
-  Maximum,  // NaN-propagating (also clamp_min)
-  Minimum,  // (also clamp_max)
-  Pow,      // a ** b
-  RPow,     // b ** a (torch._foreach_pow(number, tensors))
-  // unary
-  Neg,
-  Sqrt,
-  Rsqrt,
-  Abs,
-  Exp,
-  Log,
-  Reciprocal,
-  Sign,
-  Zero,
-  Copy,  // out = b
-  // ternary: a + s * (b * c), a + s * (b / c), lerp(a, b, weight s or c)
-  Addcmul,
-  Addcdiv,
-  Lerp,
+// The ops the multi-tensor kernels run: every elementwise row of ops/ops.def (only those with
+// the Foreach flag have a case in pointwise()) and the foreach-only rows.
+enum class ForeachOp : int16_t {
+#define CL_BINARY_OP(Enum, ...) Enum,
+#define CL_UNARY_OP(Enum, ...) Enum,
+#define CL_FOREACH_OP(Enum, ...) Enum,
+#include "ops/ops.def"
+#undef CL_BINARY_OP
+#undef CL_UNARY_OP
+#undef CL_FOREACH_OP
 };
+
+// The forms of the foreach-only rows (ops/ops.def).
+enum class ForeachForm : int8_t { Binary, Reversed, Zero, Copy, Scaled, Lerp, Norm };
 
 // Where a binary op's second operand comes from.
 enum class ForeachOperand : int8_t { List, Scalar, DeviceScalar };
 
 namespace foreach {
 
-template <class O>
-CL_HOST_DEVICE inline O fmaximum(O a, O b) {
-  if (a != a) return a;
-  if (b != b) return b;
-  return a > b ? a : b;
-}
-template <class O>
-CL_HOST_DEVICE inline O fminimum(O a, O b) {
-  if (a != a) return a;
-  if (b != b) return b;
-  return a < b ? a : b;
-}
-
+// The per-element math of the foreach-only rows of ops/ops.def.
+struct Zero {
+  template <class O>
+  CL_HOST_DEVICE O operator()(O) const {
+    return O(0);
+  }
+};
+struct Copy {  // out = b
+  template <class O>
+  CL_HOST_DEVICE O operator()(O, O b) const {
+    return b;
+  }
+};
+struct Addcmul {  // a + value * (b * c)
+  template <class O>
+  CL_HOST_DEVICE O operator()(O a, O b, O c, O value) const {
+    return a + value * (b * c);
+  }
+};
+struct Addcdiv {  // a + value * (b / c)
+  template <class O>
+  CL_HOST_DEVICE O operator()(O a, O b, O c, O value) const {
+    return a + value * (b / c);
+  }
+};
 // torch's lerp (Lerp.h): the two formulas that keep lerp(a, b, 1) == b exact.
-template <class O>
-CL_HOST_DEVICE inline O lerp(O a, O b, O w) {
-  return (w < O(0) ? -w : w) < O(0.5) ? a + w * (b - a) : b - (b - a) * (O(1) - w);
+struct Lerp {
+  template <class O>
+  CL_HOST_DEVICE O operator()(O a, O b, O w) const {
+    return (w < O(0) ? -w : w) < O(0.5) ? a + w * (b - a) : b - (b - a) * (O(1) - w);
+  }
+};
+
+// A foreach-only row's functor called as its form says.
+template <ForeachForm form, class F, class O>
+CL_HOST_DEVICE inline O call_form(O a, O b, O c, O s) {
+  if constexpr (form == ForeachForm::Binary || form == ForeachForm::Copy) {
+    return O(F{}(a, b));
+  } else if constexpr (form == ForeachForm::Reversed) {
+    return O(F{}(b, a));
+  } else if constexpr (form == ForeachForm::Zero) {
+    return O(F{}(a));
+  } else if constexpr (form == ForeachForm::Scaled) {
+    return O(F{}(a, b, c, s));
+  } else if constexpr (form == ForeachForm::Lerp) {
+    return O(F{}(a, b, c));
+  } else {
+    return a;  // Norm: its own kernels
+  }
 }
 
+// One element of op: a is self, b the second operand (a list's element or the number), c the
+// third list's element or the number s; alpha scales b for the rows with the Alpha flag.
 template <class O>
 CL_HOST_DEVICE inline O pointwise(ForeachOp op, O a, O b, O c, O s, O alpha) {
+  using namespace op_flags;
   switch (op) {
-    case ForeachOp::Add:
-      return a + alpha * b;
-    case ForeachOp::Sub:
-      return a - alpha * b;
-    case ForeachOp::Mul:
-      return a * b;
-    case ForeachOp::Div:
-      return a / b;
-    case ForeachOp::Maximum:
-      return fmaximum(a, b);
-    case ForeachOp::Minimum:
-      return fminimum(a, b);
-    case ForeachOp::Pow:
-      return O(std::pow(a, b));
-    case ForeachOp::RPow:
-      return O(std::pow(b, a));
-    case ForeachOp::Neg:
-      return -a;
-    case ForeachOp::Sqrt:
-      return O(std::sqrt(a));
-    case ForeachOp::Rsqrt:
-      return O(1) / O(std::sqrt(a));
-    case ForeachOp::Abs:
-      return a < O(0) ? -a : a;
-    case ForeachOp::Exp:
-      return O(std::exp(a));
-    case ForeachOp::Log:
-      return O(std::log(a));
-    case ForeachOp::Reciprocal:
-      return O(1) / a;
-    case ForeachOp::Sign:
-      return a != a ? a : O((O(0) < a) - (a < O(0)));
-    case ForeachOp::Zero:
-      return O(0);
-    case ForeachOp::Copy:
-      return b;
-    case ForeachOp::Addcmul:
-      return a + s * (b * c);
-    case ForeachOp::Addcdiv:
-      return a + s * (b / c);
-    case ForeachOp::Lerp:
-      return lerp(a, b, c);
+#define CL_BINARY_OP(Enum, name, result, loop, flags, ...)           \
+  case ForeachOp::Enum:                                              \
+    if constexpr (((flags)&Foreach) != 0)                            \
+      return O(fn::Enum{}(a, ((flags)&Alpha) != 0 ? alpha * b : b)); \
+    break;
+#define CL_UNARY_OP(Enum, name, result, loop, flags, ...)          \
+  case ForeachOp::Enum:                                            \
+    if constexpr (((flags)&Foreach) != 0) return O(fn::Enum{}(a)); \
+    break;
+#define CL_FOREACH_OP(Enum, name, form, functor) \
+  case ForeachOp::Enum:                          \
+    return call_form<ForeachForm::form, functor>(a, b, c, s);
+#include "ops/ops.def"
+#undef CL_BINARY_OP
+#undef CL_UNARY_OP
+#undef CL_FOREACH_OP
   }
   return a;
 }

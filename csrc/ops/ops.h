@@ -41,7 +41,15 @@ inline constexpr int kNumUnaryOps = 0
 enum class OpResult : uint8_t { Same, Bool, Float };
 enum class OpLoop : uint8_t { All, Floating, Integral, NotBool };
 namespace op_flags {
-enum : uint32_t { Inplace = 1, Grad = 2, TensorOnly = 4, Custom = 8, IntIdentity = 16 };
+enum : uint32_t {
+  Inplace = 1,
+  Grad = 2,
+  TensorOnly = 4,
+  Custom = 8,
+  IntIdentity = 16,
+  Foreach = 32,
+  Alpha = 64,
+};
 }
 struct OpInfo {
   const char* name;
@@ -112,8 +120,13 @@ Tensor arange(double start, double end, double step, ScalarType dtype, Device de
 Tensor linspace(double start, double end, int64_t steps, ScalarType dtype, Device device);
 Tensor eye(int64_t n, int64_t m, ScalarType dtype, Device device);
 
-// Reductions over `dims` (empty: all dims).
-enum class ReduceOp : int8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, All, Any };
+// Reductions over `dims` (empty: all dims): one row each in ops/reductions.def (Note
+// [Reduction rows]).
+enum class ReduceOp : int8_t {
+#define CL_REDUCE_OP(Enum, ...) Enum,
+#include "ops/reductions.def"
+#undef CL_REDUCE_OP
+};
 Tensor reduce(ReduceOp op, const Tensor& t, Shape dims, bool keepdim,
               std::optional<ScalarType> dtype = std::nullopt);
 // max/min along one dim: (values, indices).
@@ -122,7 +135,11 @@ std::tuple<Tensor, Tensor> reduce_with_indices(bool is_max, const Tensor& t, int
 
 // ---- scans ----
 // Inclusive scans (cumsum, cumprod) along `dim`, computed in (and returned as) `dtype`.
-enum class ScanOp : int8_t { Sum, Prod };
+enum class ScanOp : int8_t {
+#define CL_SCAN_OP(Enum, ...) Enum,
+#include "ops/reductions.def"
+#undef CL_SCAN_OP
+};
 Tensor scan(ScanOp op, const Tensor& t, int64_t dim, ScalarType dtype);
 
 // Indexing primitives: element offsets (int64, relative to the storage start) into `src`.

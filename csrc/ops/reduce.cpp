@@ -12,6 +12,20 @@ namespace cl {
 
 namespace {
 
+// What a row of ops/reductions.def says (Note [Reduction rows]).
+enum class ReduceResult : uint8_t { Promote, Same, Index, Bool };
+enum class ReduceEmpty : uint8_t { Identity, Raises };
+struct ReduceInfo {
+  const char* name;
+  ReduceResult result;
+  ReduceEmpty empty;
+};
+constexpr ReduceInfo kReduceOps[] = {
+#define CL_REDUCE_OP(Enum, name, result, empty) {name, ReduceResult::result, ReduceEmpty::empty},
+#include "ops/reductions.def"
+#undef CL_REDUCE_OP
+};
+
 struct Plan {
   Tensor rows;  // dense, viewed as [outer, inner] (or [outer, inner, cols])
   int64_t outer, inner;
@@ -101,27 +115,31 @@ void run_rows(ReduceOp op, const Plan& p, const Tensor& out, const Tensor& idx) 
 
 Tensor reduce(ReduceOp op, const Tensor& t_in, Shape dims, bool keepdim,
               std::optional<ScalarType> dtype) {
+  const ReduceInfo& info = kReduceOps[int(op)];
   Tensor t = t_in;
   ScalarType out_dtype = t->dtype;
-  if (op == ReduceOp::Sum || op == ReduceOp::Prod) {
-    out_dtype = dtype ? *dtype : is_floating(t->dtype) ? t->dtype : ScalarType::Int64;
-    if (t->dtype != out_dtype) t = to(t, t->device(), out_dtype, false, false);
-  } else if (op == ReduceOp::All || op == ReduceOp::Any) {
-    out_dtype = ScalarType::Bool;
-  } else if (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin) {
-    out_dtype = ScalarType::Int64;
+  switch (info.result) {
+    case ReduceResult::Promote:
+      out_dtype = dtype ? *dtype : is_floating(t->dtype) ? t->dtype : ScalarType::Int64;
+      if (t->dtype != out_dtype) t = to(t, t->device(), out_dtype, false, false);
+      break;
+    case ReduceResult::Bool:
+      out_dtype = ScalarType::Bool;
+      break;
+    case ReduceResult::Index:
+      out_dtype = ScalarType::Int64;
+      break;
+    case ReduceResult::Same:
+      break;
   }
   Plan p = plan_reduce(t, std::move(dims), keepdim);
-  bool is_arg = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
-  bool is_ext = op == ReduceOp::Max || op == ReduceOp::Min;
-  if (p.inner == 0 && (is_arg || is_ext)) {
-    throw IndexError(detail::str(is_arg ? (op == ReduceOp::ArgMax ? "argmax" : "argmin")
-                                        : (op == ReduceOp::Max ? "max" : "min"),
+  if (p.inner == 0 && info.empty == ReduceEmpty::Raises) {
+    throw IndexError(detail::str(info.name,
                                  "(): Expected reduction dim to be specified for input.numel() "
                                  "== 0."));
   }
   Tensor out = empty(p.out_shape, out_dtype, t->device());
-  if (is_arg) {
+  if (info.result == ReduceResult::Index) {  // the values too, then the positions
     Tensor vals = empty({out->numel()}, t->dtype, t->device());
     run_rows(op, p, vals, out);
   } else {

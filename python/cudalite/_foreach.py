@@ -11,7 +11,12 @@ what torch does on the CPU, so results there are bit for bit those of a Python l
 the tensors' own methods (and of the optimizers' for-loop path).
 
 In-place ops (``_foreach_add_``) return the list they updated; the others a tuple of new
-tensors."""
+tensors.
+
+The functions are made from the op registry (Note [The op registry], ``csrc/ops/ops.def``):
+``_foreach_<name>`` and ``_foreach_<name>_`` of every elementwise row with the ``Foreach``
+flag (the kernels run the row's functor, the slow path the row's Tensor method), and of every
+foreach-only row, by the maker of its form (``_MAKERS``)."""
 
 from __future__ import annotations
 
@@ -21,54 +26,15 @@ import numbers
 from cudalite import _C
 from cudalite._C import Tensor
 
-_CODES = _C._foreach_op_codes
 _LIST, _SCALAR, _DEVICE_SCALAR = 0, 1, 2
 
-__all__ = [
-    "_foreach_abs",
-    "_foreach_abs_",
-    "_foreach_add",
-    "_foreach_add_",
-    "_foreach_addcdiv",
-    "_foreach_addcdiv_",
-    "_foreach_addcmul",
-    "_foreach_addcmul_",
-    "_foreach_clamp_max",
-    "_foreach_clamp_max_",
-    "_foreach_clamp_min",
-    "_foreach_clamp_min_",
-    "_foreach_copy_",
-    "_foreach_div",
-    "_foreach_div_",
-    "_foreach_exp",
-    "_foreach_exp_",
-    "_foreach_lerp",
-    "_foreach_lerp_",
-    "_foreach_log",
-    "_foreach_log_",
-    "_foreach_maximum",
-    "_foreach_maximum_",
-    "_foreach_minimum",
-    "_foreach_minimum_",
-    "_foreach_mul",
-    "_foreach_mul_",
-    "_foreach_neg",
-    "_foreach_neg_",
-    "_foreach_norm",
-    "_foreach_pow",
-    "_foreach_pow_",
-    "_foreach_reciprocal",
-    "_foreach_reciprocal_",
-    "_foreach_rsqrt",
-    "_foreach_rsqrt_",
-    "_foreach_sign",
-    "_foreach_sign_",
-    "_foreach_sqrt",
-    "_foreach_sqrt_",
-    "_foreach_sub",
-    "_foreach_sub_",
-    "_foreach_zero_",
-]
+# The multi-tensor ops of the registry (Note [The op registry], csrc/ops/ops.def): the
+# elementwise rows with the Foreach flag and the foreach-only rows, as (name, code, form,
+# alpha, tensor_only, runs). The functions below are made from them, one maker per form.
+_ROWS = _C._foreach_ops
+CODES = {name: code for name, code, form, *_ in _ROWS if form != "reversed"}
+# a number first, then a list (_foreach_pow(2.0, tensors)): the op's code, by name
+_REVERSED = {name: code for name, code, form, *_ in _ROWS if form == "reversed"}
 
 
 def _as_list(x):
@@ -134,11 +100,11 @@ def _scalar_tensor_operand(tensors, other):
 
 
 def _launch(
-    op, lists, nin, inplace, b_kind=_LIST, alpha=1.0, b_device=None, scalars=(), lerp=False
+    code, lists, nin, inplace, b_kind=_LIST, alpha=1.0, b_device=None, scalars=(), lerp=False
 ):
     _C._foreach_pointwise(
         [list(x) for x in lists],
-        _CODES[op],
+        code,
         nin,
         inplace,
         b_kind,
@@ -153,7 +119,7 @@ def _launch(
 # tensor ----
 
 
-def _binary(op, method, self, other, inplace, alpha=None):
+def _binary(code, method, self, other, inplace, alpha=None):
     """``self[i] <op> other`` (``other[i]``, ``other`` or ``scalars[i]``), ``alpha`` scaling
     the second operand of add and sub."""
     self = _as_list(self)
@@ -162,14 +128,14 @@ def _binary(op, method, self, other, inplace, alpha=None):
         _check_lists(self)
         device_scalar = _scalar_tensor_operand(self, other)
         if device_scalar is not None and _fast([self]):
-            r = _run_binary(op, [self], inplace, _DEVICE_SCALAR, alpha, device_scalar, ())
+            r = _run_binary(code, [self], inplace, _DEVICE_SCALAR, alpha, device_scalar, ())
             if r is not None:
                 return r
         per = [other] * n
     elif isinstance(other, numbers.Number):
         _check_lists(self)
         if _fast([self]):
-            r = _run_binary(op, [self], inplace, _SCALAR, 1.0, None, [other] * n)
+            r = _run_binary(code, [self], inplace, _SCALAR, 1.0, None, [other] * n)
             if r is not None:
                 return r
         per = [other] * n
@@ -177,7 +143,7 @@ def _binary(op, method, self, other, inplace, alpha=None):
         _check_lists(self)
         _check_scalars(self, other)
         if _fast([self]):
-            r = _run_binary(op, [self], inplace, _SCALAR, 1.0, None, list(other))
+            r = _run_binary(code, [self], inplace, _SCALAR, 1.0, None, list(other))
             if r is not None:
                 return r
         per = list(other)
@@ -185,7 +151,7 @@ def _binary(op, method, self, other, inplace, alpha=None):
         other = list(other)
         _check_lists(self, other)
         if _fast([self, other]):
-            r = _run_binary(op, [self, other], inplace, _LIST, alpha, None, ())
+            r = _run_binary(code, [self, other], inplace, _LIST, alpha, None, ())
             if r is not None:
                 return r
         per = other
@@ -209,77 +175,31 @@ def _slow_binary(method, self, per, inplace, alpha):
     return self if inplace else tuple(res)
 
 
-def _run_binary(op, ins, inplace, kind, alpha, device_scalar, scalars):
+def _run_binary(code, ins, inplace, kind, alpha, device_scalar, scalars):
     """One launch of a binary op; None when an output of the inputs' layout can't be made
     (the caller then takes the slow path)."""
     self = ins[0]
     alpha = 1.0 if alpha is None else alpha
     if inplace:
-        _launch(op, ins, len(ins), True, kind, alpha, device_scalar, scalars)
+        _launch(code, ins, len(ins), True, kind, alpha, device_scalar, scalars)
         return self
     out = _empty_like_all(self)
     if not _C._foreach_fast_path_ok([*ins, out]):
         return None
-    _launch(op, [*ins, out], len(ins), False, kind, alpha, device_scalar, scalars)
+    _launch(code, [*ins, out], len(ins), False, kind, alpha, device_scalar, scalars)
     return tuple(out)
 
 
-def _slow_maximum(t, o, inplace):
-    import cudalite
-
-    o = o if isinstance(o, Tensor) else cudalite.tensor(o, dtype=t.dtype, device=t.device)
-    r = cudalite.maximum(t, o)
-    return t.copy_(r) if inplace else r
-
-
-def _slow_minimum(t, o, inplace):
-    import cudalite
-
-    o = o if isinstance(o, Tensor) else cudalite.tensor(o, dtype=t.dtype, device=t.device)
-    r = cudalite.minimum(t, o)
-    return t.copy_(r) if inplace else r
-
-
-def _foreach_add(self, other, *, alpha=1):
-    return _binary("add", "add", self, other, False, alpha)
-
-
-def _foreach_add_(self, other, *, alpha=1):
-    return _binary("add", "add", self, other, True, alpha)
-
-
-def _foreach_sub(self, other, *, alpha=1):
-    return _binary("sub", "sub", self, other, False, alpha)
-
-
-def _foreach_sub_(self, other, *, alpha=1):
-    return _binary("sub", "sub", self, other, True, alpha)
-
-
-def _foreach_mul(self, other):
-    return _binary("mul", "mul", self, other, False)
-
-
-def _foreach_mul_(self, other):
-    return _binary("mul", "mul", self, other, True)
-
-
-def _foreach_div(self, other):
-    return _binary("div", "div", self, other, False)
-
-
-def _foreach_div_(self, other):
-    return _binary("div", "div", self, other, True)
-
-
-def _minmax(op, self, other, inplace):
+def _tensor_only(code, method, self, other, inplace):
+    """A binary op that torch takes tensors only for (maximum, minimum): a list, a number or
+    numbers as the second operand; the per-tensor path makes a tensor of each number."""
     self = _as_list(self)
     if isinstance(other, numbers.Number) or _is_scalar_list(other):
         scalars = [other] * len(self) if isinstance(other, numbers.Number) else list(other)
         _check_lists(self)
         _check_scalars(self, scalars)
         if _fast([self]):
-            r = _run_binary(op, [self], inplace, _SCALAR, 1.0, None, scalars)
+            r = _run_binary(code, [self], inplace, _SCALAR, 1.0, None, scalars)
             if r is not None:
                 return r
         pairs = zip(self, scalars, strict=True)
@@ -287,81 +207,95 @@ def _minmax(op, self, other, inplace):
         other = list(other)
         _check_lists(self, other)
         if _fast([self, other]):
-            r = _run_binary(op, [self, other], inplace, _LIST, 1.0, None, ())
+            r = _run_binary(code, [self, other], inplace, _LIST, 1.0, None, ())
             if r is not None:
                 return r
         pairs = zip(self, other, strict=True)
-    slow = _slow_maximum if op == "maximum" else _slow_minimum
-    out = [slow(t, o, inplace) for t, o in pairs]
+    import cudalite
+
+    fn = getattr(cudalite, method)
+    out = []
+    for t, o in pairs:
+        o = o if isinstance(o, Tensor) else cudalite.tensor(o, dtype=t.dtype, device=t.device)
+        r = fn(t, o)
+        out.append(t.copy_(r) if inplace else r)
     return self if inplace else tuple(out)
 
 
-def _foreach_maximum(self, other):
-    return _minmax("maximum", self, other, False)
+def _reversed(code, method, number, tensors):
+    """``number <op> tensors[i]`` (``_foreach_pow(2.0, tensors)``)."""
+    tensors = list(tensors)
+    _check_lists(tensors)
+    if _fast([tensors]):
+        out = _empty_like_all(tensors)
+        if _C._foreach_fast_path_ok([tensors, out]):
+            _launch(code, [tensors, out], 1, False, _SCALAR, 1.0, None, [number] * len(out))
+            return tuple(out)
+    import cudalite
+
+    return tuple(getattr(cudalite, method)(number, t) for t in tensors)
 
 
-def _foreach_maximum_(self, other):
-    return _minmax("maximum", self, other, True)
+def _make_binary(name, code, alpha, tensor_only, runs):
+    """``_foreach_<name>`` and ``_foreach_<name>_`` of a binary row. An op with a number-first
+    form names its operand ``exponent``, as torch's pow does."""
+    reversed_code = _REVERSED.get(name)
+    if tensor_only:
 
+        def out_of_place(self, other):
+            return _tensor_only(code, runs, self, other, False)
 
-def _foreach_minimum(self, other):
-    return _minmax("minimum", self, other, False)
+        def in_place(self, other):
+            return _tensor_only(code, runs, self, other, True)
 
+    elif alpha:
 
-def _foreach_minimum_(self, other):
-    return _minmax("minimum", self, other, True)
+        def out_of_place(self, other, *, alpha=1):
+            return _binary(code, runs, self, other, False, alpha)
 
+        def in_place(self, other, *, alpha=1):
+            return _binary(code, runs, self, other, True, alpha)
 
-def _foreach_clamp_min(self, other):
-    return _minmax("maximum", self, other, False)
+    elif reversed_code is not None:
 
+        def out_of_place(self, exponent):
+            if isinstance(self, numbers.Number):
+                return _reversed(reversed_code, runs, self, exponent)
+            return _binary(code, runs, self, exponent, False)
 
-def _foreach_clamp_min_(self, other):
-    return _minmax("maximum", self, other, True)
+        def in_place(self, exponent):
+            return _binary(code, runs, self, exponent, True)
 
+    else:
 
-def _foreach_clamp_max(self, other):
-    return _minmax("minimum", self, other, False)
+        def out_of_place(self, other):
+            return _binary(code, runs, self, other, False)
 
+        def in_place(self, other):
+            return _binary(code, runs, self, other, True)
 
-def _foreach_clamp_max_(self, other):
-    return _minmax("minimum", self, other, True)
-
-
-def _foreach_pow(self, exponent):
-    """``self[i] ** exponent`` (a number, numbers or tensors), or ``self ** exponent[i]`` when
-    ``self`` is a number."""
-    if isinstance(self, numbers.Number):
-        exponent = list(exponent)
-        _check_lists(exponent)
-        if _fast([exponent]):
-            out = _empty_like_all(exponent)
-            if _C._foreach_fast_path_ok([exponent, out]):
-                _launch("rpow", [exponent, out], 1, False, _SCALAR, 1.0, None, [self] * len(out))
-                return tuple(out)
-        import cudalite
-
-        return tuple(cudalite.pow(self, e) for e in exponent)
-    return _binary("pow", "pow", self, exponent, False)
-
-
-def _foreach_pow_(self, exponent):
-    return _binary("pow", "pow", self, exponent, True)
+    out_of_place.__doc__ = (
+        f"``self[i].{runs}(other)`` (a list, a number, numbers), in one launch on CUDA."
+    )
+    in_place.__doc__ = (
+        f"``self[i].{runs}_(other)`` for each tensor of ``self``, in one launch on CUDA."
+    )
+    return {f"_foreach_{name}": out_of_place, f"_foreach_{name}_": in_place}
 
 
 # ---- unary ops ----
 
 
-def _unary(op, method, self, inplace):
+def _unary(code, method, self, inplace):
     self = _as_list(self)
     _check_lists(self)
     if _fast([self]):
         if inplace:
-            _launch(op, [self], 1, True)
+            _launch(code, [self], 1, True)
             return self
         out = _empty_like_all(self)
         if _C._foreach_fast_path_ok([self, out]):
-            _launch(op, [self, out], 1, False)
+            _launch(code, [self, out], 1, False)
             return tuple(out)
     if inplace:
         for t in self:
@@ -370,52 +304,47 @@ def _unary(op, method, self, inplace):
     return tuple(getattr(t, method)() for t in self)
 
 
-def _make_unary(op):
+def _make_unary(name, code, alpha, tensor_only, runs):
     def out_of_place(self):
-        return _unary(op, op, self, False)
+        return _unary(code, runs, self, False)
 
     def in_place(self):
-        return _unary(op, op, self, True)
+        return _unary(code, runs, self, True)
 
-    out_of_place.__name__ = f"_foreach_{op}"
-    in_place.__name__ = f"_foreach_{op}_"
-    out_of_place.__doc__ = f"``tuple(t.{op}() for t in self)``, in one launch on CUDA."
-    in_place.__doc__ = f"``t.{op}_()`` for each tensor of ``self``, in one launch on CUDA."
-    return out_of_place, in_place
+    out_of_place.__doc__ = f"``tuple(t.{runs}() for t in self)``, in one launch on CUDA."
+    in_place.__doc__ = f"``t.{runs}_()`` for each tensor of ``self``, in one launch on CUDA."
+    return {f"_foreach_{name}": out_of_place, f"_foreach_{name}_": in_place}
 
 
-_foreach_neg, _foreach_neg_ = _make_unary("neg")
-_foreach_sqrt, _foreach_sqrt_ = _make_unary("sqrt")
-_foreach_rsqrt, _foreach_rsqrt_ = _make_unary("rsqrt")
-_foreach_abs, _foreach_abs_ = _make_unary("abs")
-_foreach_exp, _foreach_exp_ = _make_unary("exp")
-_foreach_log, _foreach_log_ = _make_unary("log")
-_foreach_reciprocal, _foreach_reciprocal_ = _make_unary("reciprocal")
-_foreach_sign, _foreach_sign_ = _make_unary("sign")
-
-
-def _foreach_zero_(self):
-    """Fills every tensor with zeros."""
-    self = _as_list(self)
-    _check_lists(self)
-    if _fast([self]):
-        _launch("zero", [self], 1, True)
+def _make_zero(name, code, alpha, tensor_only, runs):
+    def in_place(self):
+        """Fills every tensor with zeros."""
+        self = _as_list(self)
+        _check_lists(self)
+        if _fast([self]):
+            _launch(code, [self], 1, True)
+            return self
+        for t in self:
+            getattr(t, name + "_")()
         return self
-    for t in self:
-        t.zero_()
-    return self
+
+    return {f"_foreach_{name}_": in_place}
 
 
-def _foreach_copy_(self, src, non_blocking=False):
-    """``self[i].copy_(src[i])``; one launch when both lists are alike on one CUDA device."""
-    self, src = _as_list(self), list(src)
-    _check_lists(self, src)
-    if _fast([self, src]):
-        _launch("copy", [self, src], 2, True, _LIST)
+def _make_copy(name, code, alpha, tensor_only, runs):
+    def in_place(self, src, non_blocking=False):
+        """``self[i].copy_(src[i])``; one launch when both lists are alike on one CUDA
+        device."""
+        self, src = _as_list(self), list(src)
+        _check_lists(self, src)
+        if _fast([self, src]):
+            _launch(code, [self, src], 2, True, _LIST)
+            return self
+        for t, s in zip(self, src, strict=True):
+            getattr(t, name + "_")(s, non_blocking=non_blocking)
         return self
-    for t, s in zip(self, src, strict=True):
-        t.copy_(s, non_blocking=non_blocking)
-    return self
+
+    return {f"_foreach_{name}_": in_place}
 
 
 # ---- ternary ops ----
@@ -436,44 +365,43 @@ def _values(self, value):
     return value
 
 
-def _pointwise3(op, self, t1, t2, value, inplace):
+def _scaled(code, name, self, t1, t2, value, inplace):
     self, t1, t2 = _as_list(self), list(t1), list(t2)
     _check_lists(self, t1, t2)
     values = _values(self, value)
     if _fast([self, t1, t2]):
         if inplace:
-            _launch(op, [self, t1, t2], 3, True, _LIST, 1.0, None, values)
+            _launch(code, [self, t1, t2], 3, True, _LIST, 1.0, None, values)
             return self
         out = _empty_like_all(self)
         if _C._foreach_fast_path_ok([self, t1, t2, out]):
-            _launch(op, [self, t1, t2, out], 3, False, _LIST, 1.0, None, values)
+            _launch(code, [self, t1, t2, out], 3, False, _LIST, 1.0, None, values)
             return tuple(out)
     from cudalite.optim import _functional as F
 
-    res = []
-    for x, a, b, v in zip(self, t1, t2, values, strict=True):
-        fn = F.addcmul if op == "addcmul" else F.addcdiv
-        res.append(fn(x, a, b, v, x if inplace else None))
+    fn = getattr(F, name)
+    res = [
+        fn(x, a, b, v, x if inplace else None)
+        for x, a, b, v in zip(self, t1, t2, values, strict=True)
+    ]
     return self if inplace else tuple(res)
 
 
-def _foreach_addcmul(self, tensor1, tensor2, value=1):
-    return _pointwise3("addcmul", self, tensor1, tensor2, value, False)
+def _make_scaled(name, code, alpha, tensor_only, runs):
+    def out_of_place(self, tensor1, tensor2, value=1):
+        return _scaled(code, name, self, tensor1, tensor2, value, False)
+
+    def in_place(self, tensor1, tensor2, value=1):
+        return _scaled(code, name, self, tensor1, tensor2, value, True)
+
+    out_of_place.__doc__ = (
+        f"``self[i]`` plus ``value`` times ``{name}``'s ``tensor1[i]`` by ``tensor2[i]``."
+    )
+    in_place.__doc__ = out_of_place.__doc__ + " In place."
+    return {f"_foreach_{name}": out_of_place, f"_foreach_{name}_": in_place}
 
 
-def _foreach_addcmul_(self, tensor1, tensor2, value=1):
-    return _pointwise3("addcmul", self, tensor1, tensor2, value, True)
-
-
-def _foreach_addcdiv(self, tensor1, tensor2, value=1):
-    return _pointwise3("addcdiv", self, tensor1, tensor2, value, False)
-
-
-def _foreach_addcdiv_(self, tensor1, tensor2, value=1):
-    return _pointwise3("addcdiv", self, tensor1, tensor2, value, True)
-
-
-def _lerp(self, end, weight, inplace):
+def _lerp(code, name, self, end, weight, inplace):
     self, end = _as_list(self), list(end)
     _check_lists(self, end)
     weight_list = not isinstance(weight, numbers.Number) and not _is_scalar_list(weight)
@@ -488,11 +416,11 @@ def _lerp(self, end, weight, inplace):
     if _fast(lists):
         nin = len(lists)
         if inplace:
-            _launch("lerp", lists, nin, True, _LIST, 1.0, None, scalars, weight_list)
+            _launch(code, lists, nin, True, _LIST, 1.0, None, scalars, weight_list)
             return self
         out = _empty_like_all(self)
         if _C._foreach_fast_path_ok([*lists, out]):
-            _launch("lerp", [*lists, out], nin, False, _LIST, 1.0, None, scalars, weight_list)
+            _launch(code, [*lists, out], nin, False, _LIST, 1.0, None, scalars, weight_list)
             return tuple(out)
     from cudalite.optim import _functional as F
 
@@ -500,43 +428,78 @@ def _lerp(self, end, weight, inplace):
     for i, (x, e) in enumerate(zip(self, end, strict=True)):
         w = weight[i] if weight_list else scalars[i]
         if isinstance(w, Tensor):
-            r = x.lerp(e, w)
+            r = getattr(x, name)(e, w)
             res.append(x.copy_(r) if inplace else r)
         else:
             target = x if inplace else x._clone()
-            res.append(F.lerp_(target, e, w))
+            res.append(getattr(F, name + "_")(target, e, w))
     return self if inplace else tuple(res)
 
 
-def _foreach_lerp(self, tensors1, weight):
-    return _lerp(self, tensors1, weight, False)
+def _make_lerp(name, code, alpha, tensor_only, runs):
+    def out_of_place(self, tensors1, weight):
+        """``self[i].lerp(tensors1[i], weight)`` (a number, numbers or a list)."""
+        return _lerp(code, name, self, tensors1, weight, False)
 
+    def in_place(self, tensors1, weight):
+        """``self[i].lerp_(tensors1[i], weight)`` (a number, numbers or a list)."""
+        return _lerp(code, name, self, tensors1, weight, True)
 
-def _foreach_lerp_(self, tensors1, weight):
-    return _lerp(self, tensors1, weight, True)
+    return {f"_foreach_{name}": out_of_place, f"_foreach_{name}_": in_place}
 
 
 # ---- norms ----
 
 
-def _foreach_norm(self, ord=2, dtype=None):
-    """The vector norm of each tensor, as 0-dim tensors (one multi-tensor pass on CUDA for
-    ord 1, 2 and inf)."""
-    self = _as_list(self)
-    _check_lists(self)
-    if ord in (math.inf, -math.inf) and any(t.numel() == 0 for t in self):
-        raise RuntimeError(
-            "_foreach_norm cannot compute the infinity norm on an empty tensor because the "
-            "operation does not have an identity"
-        )
-    first = self[0]
-    if (
-        _multi_tensor_device(first)
-        and ord in (1, 2, math.inf)
-        and (dtype is None or dtype.is_floating_point)
-        and _C._foreach_fast_path_ok([self])
-    ):
-        return tuple(_C._foreach_norm_fast(self, float(ord), dtype or first.dtype))
-    import cudalite
+def _make_norm(name, code, alpha, tensor_only, runs):
+    def out_of_place(self, ord=2, dtype=None):
+        """The vector norm of each tensor, as 0-dim tensors (one multi-tensor pass on CUDA for
+        ord 1, 2 and inf)."""
+        self = _as_list(self)
+        _check_lists(self)
+        if ord in (math.inf, -math.inf) and any(t.numel() == 0 for t in self):
+            raise RuntimeError(
+                "_foreach_norm cannot compute the infinity norm on an empty tensor because the "
+                "operation does not have an identity"
+            )
+        first = self[0]
+        if (
+            _multi_tensor_device(first)
+            and ord in (1, 2, math.inf)
+            and (dtype is None or dtype.is_floating_point)
+            and _C._foreach_fast_path_ok([self])
+        ):
+            return tuple(_C._foreach_norm_fast(self, float(ord), dtype or first.dtype))
+        import cudalite
 
-    return tuple(cudalite.norm(t, p=ord, dtype=dtype) for t in self)
+        return tuple(getattr(cudalite, name)(t, p=ord, dtype=dtype) for t in self)
+
+    return {f"_foreach_{name}": out_of_place}
+
+
+_MAKERS = {
+    "binary": _make_binary,
+    "unary": _make_unary,
+    "zero": _make_zero,
+    "copy": _make_copy,
+    "scaled": _make_scaled,
+    "lerp": _make_lerp,
+    "norm": _make_norm,
+}
+
+
+def _make_all():
+    made = {}
+    for name, code, form, alpha, tensor_only, runs in _ROWS:
+        if form == "reversed":  # part of the binary op of the same name
+            continue
+        for fname, fn in _MAKERS[form](name, code, alpha, tensor_only, runs).items():
+            fn.__name__ = fn.__qualname__ = fname
+            fn.__module__ = __name__
+            made[fname] = fn
+    return made
+
+
+_FUNCTIONS = _make_all()
+globals().update(_FUNCTIONS)
+__all__ = sorted(_FUNCTIONS)

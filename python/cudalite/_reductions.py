@@ -36,7 +36,10 @@ __all__ = [
     "logsumexp",
 ]
 
-SUM, PROD, MAX, MIN, ARGMAX, ARGMIN, ALL, ANY = range(8)
+# The core's reductions by name (csrc/ops/reductions.def, Note [Reduction rows]).
+_OPS = _C._reduce_ops
+SUM, PROD, MAX, MIN = _OPS["sum"], _OPS["prod"], _OPS["max"], _OPS["min"]
+ARGMAX, ARGMIN, ALL, ANY = _OPS["argmax"], _OPS["argmin"], _OPS["all"], _OPS["any"]
 _cpp = _linalg.cpp_name
 
 

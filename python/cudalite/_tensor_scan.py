@@ -15,7 +15,7 @@ from cudalite._tensor_scatter import out_no_grad
 
 __all__ = ["cumsum", "cumprod"]
 
-_SUM, _PROD = 0, 1
+_SUM, _PROD = _C._scan_ops["cumsum"], _C._scan_ops["cumprod"]  # csrc/ops/reductions.def
 
 
 def _scan(name, op, self, dim, dtype):

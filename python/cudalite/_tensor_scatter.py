@@ -19,7 +19,7 @@ from cudalite._tensor import method
 __all__ = ["gather", "scatter", "scatter_add", "index_add"]
 
 _ASSIGN, _ADD, _MULTIPLY = 0, 1, 2
-_MAX, _MIN = 2, 3  # _reductions' op numbers
+_MAX, _MIN = _C._reduce_ops["max"], _C._reduce_ops["min"]
 _REDUCE = {"add": _ADD, "multiply": _MULTIPLY}
 
 

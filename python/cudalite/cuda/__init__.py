@@ -9,9 +9,9 @@ determine if your system supports CUDA. Neither :func:`is_available()` nor
 """
 
 import os  # noqa: F401  (torch.cuda.os is part of torch's namespace; tutorials use it)
-import sys as _sys
 
 from cudalite import _C
+from cudalite.cuda import _dynlib
 from cudalite.cuda._device import (  # noqa: F401  (private names torch.cuda also has)
     _CudaDeviceProperties,
     _exchange_device,
@@ -64,13 +64,7 @@ has_magma: bool = False
 
 def _pip_library_dirs():
     """site-packages/nvidia/*/lib folders, where pip's CUDA wheels put libcublas."""
-    dirs = []
-    for base in _sys.path:
-        for sub in ("nvidia/cu13/lib", "nvidia/cublas/lib"):
-            d = os.path.join(base or ".", sub)
-            if os.path.isdir(d):
-                dirs.append(d)
-    return dirs
+    return _dynlib.wheel_dirs("nvidia/cu13/lib", "nvidia/cublas/lib")
 
 
 if _is_compiled():

@@ -11,12 +11,12 @@ cached per list of devices; by default each device's work is queued on its curre
 from __future__ import annotations
 
 import collections.abc
-import os
 import sys
 import warnings
 from collections.abc import Sequence
 
 from cudalite import _C
+from cudalite.cuda import _dynlib
 
 __all__ = ["all_gather", "all_reduce", "broadcast", "reduce", "reduce_scatter"]
 
@@ -31,13 +31,10 @@ _candidates_set = False
 def _library_candidates() -> list[str]:
     """libnccl.so.2 files to try before the system's: CUDALITE_NCCL_PATH, then the
     nvidia-nccl wheel in site-packages (found without importing anything)."""
-    paths = []
-    env = os.environ.get("CUDALITE_NCCL_PATH")
-    if env:
-        paths.append(os.path.join(env, "libnccl.so.2") if os.path.isdir(env) else env)
-    for base in sys.path:
-        p = os.path.join(base or ".", "nvidia", "nccl", "lib", "libnccl.so.2")
-        if os.path.isfile(p) and p not in paths:
+    env = _dynlib.env_library("CUDALITE_NCCL_PATH", "libnccl.so.2")
+    paths = [env] if env else []
+    for p in _dynlib.wheel_files("libnccl.so.2", "nvidia/nccl/lib"):
+        if p not in paths:
             paths.append(p)
     return paths
 

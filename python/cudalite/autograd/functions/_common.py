@@ -67,7 +67,7 @@ def fix(g, m):
 # The plain C++ methods, filled in by autograd.install before it wraps them: formulas use
 # them when no graph is being built.
 RAW = {}
-_SUM = 0  # _reductions.SUM
+_SUM = _C._reduce_ops["sum"]
 
 
 def sum_to(g, shape):

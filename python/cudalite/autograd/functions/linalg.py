@@ -75,7 +75,7 @@ class AddmmBackward0(Node):
                 gi = (
                     g.sum(0)
                     if g._rg and _C._is_grad_enabled()
-                    else _C._reduce(0, g, [0], False, None)
+                    else _C._reduce(_C._reduce_ops["sum"], g, [0], False, None)
                 )
             else:
                 gi = fix(g if b == 1 else g * b, self.m0)

@@ -9,7 +9,6 @@ convolutions on CUDA run as im2col + cuBLAS. The flags are stored and read back 
 checks and read by every convolution on CUDA.
 """
 
-import os
 import sys
 import types
 from contextlib import contextmanager
@@ -38,12 +37,9 @@ _loaded = None  # whether cuDNN could be loaded, once asked
 
 def _pip_library_dirs():
     """site-packages/nvidia/cudnn/lib folders, where pip's cuDNN wheel puts libcudnn."""
-    dirs = []
-    for base in sys.path:
-        d = os.path.join(base or ".", "nvidia", "cudnn", "lib")
-        if os.path.isdir(d):
-            dirs.append(d)
-    return dirs
+    from cudalite.cuda import _dynlib
+
+    return _dynlib.wheel_dirs("nvidia/cudnn/lib")
 
 
 def _load():
