@@ -5,10 +5,9 @@ torch's kernel is floating-only."""
 
 from __future__ import annotations
 
-import math
-
 from cudalite import _C, _arg_parser
 from cudalite._C import Tensor
+from cudalite.autograd.functions import gelu as _gelu
 
 __all__ = [
     "gelu",
@@ -23,9 +22,6 @@ __all__ = [
     "hardtanh_",
     "relu6",
 ]
-
-_SQRT_HALF = math.sqrt(0.5)
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
 def _tensor(op, x):
@@ -55,10 +51,7 @@ def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     _floating(input, "GeluKernelImpl", "GeluCUDAKernelImpl")
-    if approximate == "tanh":
-        inner = (input + input * input * input * 0.044715) * _SQRT_2_OVER_PI
-        return input * 0.5 * (inner.tanh() + 1)
-    return input * 0.5 * ((input * _SQRT_HALF).erf() + 1)
+    return _gelu.gelu(input, approximate)
 
 
 def silu(input, inplace=False):
