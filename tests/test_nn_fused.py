@@ -157,6 +157,17 @@ def test_layer_norm_empty_and_no_grad(device):
     x = torch.zeros(0, 4, device=device)
     assert F.layer_norm(x, (4,)).shape == (0, 4)
     w = torch.ones(4, device=device, requires_grad=True)
+    xe = torch.zeros(0, 4, device=device, requires_grad=True)
+    F.layer_norm(xe, (4,), w).sum().backward()
+    assert (npy(w.grad) == 0).all() and xe.grad.shape == (0, 4)
+    # rows of no elements: mean 0 and rstd NaN, as torch's
+    x0 = torch.zeros(2, 0, device=device, requires_grad=True)
+    y = F.layer_norm(x0, (0,))
+    assert y.shape == (2, 0)
+    assert (npy(y.grad_fn.result1) == 0).all() and np.isnan(npy(y.grad_fn.result2)).all()
+    y.sum().backward()
+    assert x0.grad.shape == (2, 0)
+    w = torch.ones(4, device=device, requires_grad=True)
     with torch.no_grad():
         assert F.layer_norm(torch.ones(2, 4, device=device), (4,), w).grad_fn is None
 

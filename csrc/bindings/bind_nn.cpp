@@ -20,17 +20,17 @@ py::tuple wrap3(const std::tuple<Tensor, Tensor, Tensor>& r) {
 
 void bind_nn(py::module_& m) {
   m.def("_native_layer_norm",
-        [](const Tensor& x, int64_t n, py::handle w, py::handle b, double eps) {
+        [](const Tensor& x, int64_t k, py::handle w, py::handle b, double eps) {
           Tensor wt = opt(w), bt = opt(b);
           return wrap3(maybe_without_gil(worth_releasing(x),
-                                         [&] { return native_layer_norm(x, n, wt, bt, eps); }));
+                                         [&] { return native_layer_norm(x, k, wt, bt, eps); }));
         });
   m.def("_native_layer_norm_backward",
-        [](const Tensor& g, const Tensor& x, int64_t n, const Tensor& mean, const Tensor& rstd,
+        [](const Tensor& g, const Tensor& x, int64_t k, const Tensor& mean, const Tensor& rstd,
            py::handle w, bool gi, bool gw, bool gb) {
           Tensor wt = opt(w);
           return wrap3(maybe_without_gil(worth_releasing(x), [&] {
-            return native_layer_norm_backward(g, x, n, mean, rstd, wt, {gi, gw, gb});
+            return native_layer_norm_backward(g, x, k, mean, rstd, wt, {gi, gw, gb});
           }));
         });
   m.def("_softmax", [](const Tensor& x, int64_t dim, bool log) {

@@ -27,20 +27,34 @@ void check_devices(const Tensor& a, const Tensor& b, const Tensor& c) {
   check_same_device({&a, &b, &c});
 }
 
+// (rows, elements per row) of x normalised over its last k dims.
+std::pair<int64_t, int64_t> rows_of(const Tensor& x, int64_t k) {
+  const int64_t nd = x->dim();
+  CL_CHECK(k >= 1 && k <= nd, "native_layer_norm: ", k, " normalized dims for a ", nd,
+           "-dim input");
+  int64_t M = 1, n = 1;
+  for (int64_t d = 0; d < nd; ++d) (d < nd - k ? M : n) *= x->sizes[d];
+  return {M, n};
+}
+
 }  // namespace
 
-std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& x_in, int64_t n,
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& x_in, int64_t k,
                                                      const Tensor& weight, const Tensor& bias,
                                                      double eps) {
   check_devices(x_in, weight, bias);
   Tensor x = contiguous(x_in);
   const ScalarType dt = x->dtype, acc = nn_acc_dtype(dt);
-  CL_CHECK(n > 0 && x->numel() % n == 0, "native_layer_norm: bad normalized size ", n);
-  const int64_t M = x->numel() / n;
+  const auto [M, n] = rows_of(x, k);
   Tensor w = param(weight, dt), b = param(bias, dt);
   Tensor y = empty(x->sizes, dt, x->device());
   Tensor mean = empty({M}, acc, x->device()), rstd = empty({M}, acc, x->device());
   if (M == 0) return {y, mean, rstd};
+  if (n == 0) {  // torch: mean 0, rstd NaN (0 / 0)
+    fill_(mean, Scalar(0.0));
+    fill_(rstd, Scalar(std::nan("")));
+    return {y, mean, rstd};
+  }
   if (x->is_cuda()) {
     cuda::DeviceGuard g(x->device().index);
     cuda::layer_norm(x, w, b, M, n, eps, y, mean, rstd);
@@ -51,13 +65,12 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& x_in, int64_t
 }
 
 std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(
-    const Tensor& grad, const Tensor& x_in, int64_t n, const Tensor& mean, const Tensor& rstd,
+    const Tensor& grad, const Tensor& x_in, int64_t k, const Tensor& mean, const Tensor& rstd,
     const Tensor& weight, std::array<bool, 3> mask) {
   check_devices(x_in, grad, weight);
   Tensor x = contiguous(x_in);
   const ScalarType dt = x->dtype;
-  CL_CHECK(n > 0 && x->numel() % n == 0, "native_layer_norm_backward: bad normalized size ", n);
-  const int64_t M = x->numel() / n;
+  const auto [M, n] = rows_of(x, k);
   CL_CHECK(grad->numel() == x->numel(), "native_layer_norm_backward: grad of ", grad->numel(),
            " elements for an input of ", x->numel());
   Tensor g = contiguous(grad->dtype == dt ? grad : to(grad, grad->device(), dt, false, false));
@@ -66,7 +79,7 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(
   Tensor dx = mask[0] ? empty(x->sizes, dt, x->device()) : Tensor();
   Tensor dw = mask[1] && w ? empty({n}, pdt, x->device()) : Tensor();
   Tensor db = mask[2] ? empty({n}, pdt, x->device()) : Tensor();
-  if (M == 0) {
+  if (M == 0 || n == 0) {
     if (dw) fill_(dw, Scalar(0.0));
     if (db) fill_(db, Scalar(0.0));
     return {dx, dw, db};

@@ -35,16 +35,16 @@ inline ScalarType nn_acc_dtype(ScalarType t) {
 }
 
 // ---- layer_norm ----
-// x normalised over its last `n` elements (M = numel / n rows), then * weight + bias
+// x normalised over its last `k` dims (rows of their n elements), then * weight + bias
 // (either may be undefined; of x's dtype, or float32 for a float16/bfloat16 x). Returns
 // (y, mean[M], rstd[M]); mean and rstd are float32 for float16/bfloat16 inputs.
-std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& x, int64_t n,
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& x, int64_t k,
                                                      const Tensor& weight, const Tensor& bias,
                                                      double eps);
 // The gradients of native_layer_norm: (grad_input, grad_weight, grad_bias), each computed
 // only where `mask` asks (undefined otherwise); grad_weight/grad_bias have weight's dtype.
 std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad, const Tensor& x,
-                                                              int64_t n, const Tensor& mean,
+                                                              int64_t k, const Tensor& mean,
                                                               const Tensor& rstd,
                                                               const Tensor& weight,
                                                               std::array<bool, 3> mask);

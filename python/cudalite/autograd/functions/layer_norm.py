@@ -7,8 +7,6 @@ be differentiated again."""
 
 from __future__ import annotations
 
-import math
-
 from cudalite import _C
 from cudalite._C import Tensor
 from cudalite.autograd.functions._common import Node, edge, mark
@@ -33,9 +31,9 @@ class NativeLayerNormBackward0(Node):
         if _grad_on():
             return _composed_backward(self, g, need)
         x, w, b = self.input, self.weight, self.bias
-        n = math.prod(self.normalized_shape)
+        k = len(self.normalized_shape)
         gi, gw, gb = _C._native_layer_norm_backward(
-            g, x, n, self.result1, self.result2, w, need[0], need[1] and w is not None, need[2]
+            g, x, k, self.result1, self.result2, w, need[0], need[1] and w is not None, need[2]
         )
         if gi is not None:
             gi = gi.view(x.shape)
@@ -80,8 +78,7 @@ def _composed_backward(node, g, need):
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """layer_norm over the trailing ``normalized_shape`` (checked by the caller)."""
     shape = list(normalized_shape)
-    n = math.prod(shape)
-    y, mean, rstd = _C._native_layer_norm(input, n, weight, bias, float(eps))
+    y, mean, rstd = _C._native_layer_norm(input, len(shape), weight, bias, float(eps))
     y = y.view(input.shape)
     if (_requires(input) or _requires(weight) or _requires(bias)) and _grad_on():
         stat = list(input.shape[: input.dim() - len(shape)]) + [1] * len(shape)
