@@ -31,15 +31,18 @@ __global__ void layer_norm_kernel(const T* __restrict__ x, const W* __restrict__
   for (int64_t r = rm.first; r < M; r += rm.step) {
     const T* xr = x + r * N;
     A s = 0;
+#pragma unroll 4
     for (int64_t i = rm.lane; i < N; i += rm.width) s += load<A>(xr, i);
     const A mu = row_reduce<kWarp>(s, Sum<A>(), shm) / A(N);
     A q = 0;
+#pragma unroll 4
     for (int64_t i = rm.lane; i < N; i += rm.width) {
       const A d = load<A>(xr, i) - mu;
       q += d * d;
     }
     const A rs = rsqrt_of(row_reduce<kWarp>(q, Sum<A>(), shm) / A(N) + eps);
     T* yr = y + r * N;
+#pragma unroll 4
     for (int64_t i = rm.lane; i < N; i += rm.width) {
       A v = (load<A>(xr, i) - mu) * rs;
       if (w) v = v * load<A>(w, i);
@@ -65,6 +68,7 @@ __global__ void layer_norm_grad_input_kernel(const T* __restrict__ g, const T* _
     const T* xr = x + r * N;
     const A mu = mean[r], rs = rstd[r];
     A sa = 0, sc = 0;
+#pragma unroll 4
     for (int64_t i = rm.lane; i < N; i += rm.width) {
       A gw = load<A>(gr, i);
       if (w) gw = gw * load<A>(w, i);
@@ -74,6 +78,7 @@ __global__ void layer_norm_grad_input_kernel(const T* __restrict__ g, const T* _
     const A a = row_reduce<kWarp>(sa, Sum<A>(), shm) / A(N);
     const A c = row_reduce<kWarp>(sc, Sum<A>(), shm) / A(N);
     T* dr = dx + r * N;
+#pragma unroll 4
     for (int64_t i = rm.lane; i < N; i += rm.width) {
       A gw = load<A>(gr, i);
       if (w) gw = gw * load<A>(w, i);

@@ -4,7 +4,8 @@
 // neighbouring threads read neighbouring elements, accumulates in `A` (float for float16,
 // bfloat16 and float32; double for float64), and the group combines its threads' values
 // with warp shuffles (then, for a block, through shared memory), every thread receiving the
-// result.
+// result. The strided loops are unrolled by 4 so that each thread has several loads in
+// flight.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -37,15 +37,19 @@ __global__ void softmax_rows_kernel(const T* __restrict__ x, T* __restrict__ y, 
     const T* xr = x + r * n;
     T* yr = y + r * n;
     A m = A(-INFINITY);
+#pragma unroll 4
     for (int64_t i = rm.lane; i < n; i += rm.width) m = Max<A>()(m, load<A>(xr, i));
     m = row_reduce<kWarp>(m, Max<A>(), shm);
     A s = 0;
+#pragma unroll 4
     for (int64_t i = rm.lane; i < n; i += rm.width) s += ex(load<A>(xr, i) - m);
     s = row_reduce<kWarp>(s, Sum<A>(), shm);
     if constexpr (kLog) {
       const A ls = lg(s);
+#pragma unroll 4
       for (int64_t i = rm.lane; i < n; i += rm.width) yr[i] = store<T>(load<A>(xr, i) - m - ls);
     } else {
+#pragma unroll 4
       for (int64_t i = rm.lane; i < n; i += rm.width) yr[i] = store<T>(ex(load<A>(xr, i) - m) / s);
     }
   }
@@ -61,10 +65,12 @@ __global__ void softmax_backward_rows_kernel(const T* __restrict__ g, const T* _
     const T* yr = y + r * n;
     T* out = gx + r * n;
     A s = 0;
+#pragma unroll 4
     for (int64_t i = rm.lane; i < n; i += rm.width) {
       s += kLog ? load<A>(gr, i) : load<A>(gr, i) * load<A>(yr, i);
     }
     s = row_reduce<kWarp>(s, Sum<A>(), shm);
+#pragma unroll 4
     for (int64_t i = rm.lane; i < n; i += rm.width) {
       const A gv = load<A>(gr, i), yv = load<A>(yr, i);
       out[i] = store<T>(kLog ? gv - ex(yv) * s : yv * (gv - s));
