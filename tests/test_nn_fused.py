@@ -98,6 +98,28 @@ def test_layer_norm_many_rows_column_sums(device):
     np.testing.assert_allclose(npy(b.grad), gb, rtol=1e-4, atol=1e-2)
 
 
+@pytest.mark.parametrize("n", [9000, 20000])
+def test_long_rows_take_wider_blocks(n, device):
+    # CUDA: blocks of 512 (rows up to 16384) and 1024 threads per row
+    x = rand((3, n), 45, torch.float64, device, scale=2.0).requires_grad_(True)
+    w = rand((n,), 46, torch.float64, device).requires_grad_(True)
+    g = rand((3, n), 47, torch.float64, device)
+    y = F.layer_norm(x, (n,), w)
+    ref, grads = ln_ref(npy(x), 1, npy(w))
+    close(y, ref, 1e-10)
+    y.backward(g)
+    gx, gw, _ = grads(npy(g))
+    close(x.grad, gx, 1e-9)
+    close(w.grad, gw, 1e-9)
+    for log in (False, True):
+        x.grad = None
+        y = (F.log_softmax if log else F.softmax)(x, 1)
+        sref = softmax_ref(npy(x), 1, log)
+        close(y, sref, 1e-12)
+        y.backward(g)
+        close(x.grad, softmax_grad_ref(npy(g), sref, 1, log), 1e-10)
+
+
 def test_layer_norm_several_dims_and_non_contiguous(device):
     base = rand((4, 6, 5), 9, torch.float64, device)
     x = base.transpose(0, 2).requires_grad_(True)  # (5, 6, 4), not contiguous
