@@ -176,7 +176,11 @@ class NllLossBackward0(Node):
     def apply(self, g):
         if _grad_on():
             return (self._composed(g),)
-        rows = _to_rows(self.self_.detach())
+        x = self.self_
+        if x.dim() == 2:
+            rows = x.detach()
+        else:  # only its shape, dtype and device are read: no copy of the input
+            rows = _C._full([], 0, x.dtype, x.device).expand(len(self.target), self.classes)
         gx = _C._nll_loss_backward(
             g.reshape(-1) if self.reduction == "none" else g,
             rows,
