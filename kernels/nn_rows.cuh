@@ -1,3 +1,4 @@
+// Note [Fused nn rows] (docs/design.md)
 // Row kernels of the fused nn ops (kernels/layer_norm.cu, kernels/softmax.cu): a row is
 // worked on by one warp (rows of up to kWarpRowMax elements, several rows per block) or by
 // one block (longer rows). Each thread strides over the row at the group's width, so that
