@@ -452,6 +452,20 @@ def test_gelu_values_and_gradients(approximate, dtype, device):
     close(x.grad, npy(g) * d, TOL[dtype] * 10)
 
 
+def test_gelu_keeps_a_dense_layout(device):
+    x = rand((5, 7), 48, torch.float64, device).t()
+    y = F.gelu(x)
+    assert y.stride() == x.stride() == (1, 7)
+    close(y, gelu_ref(npy(x), "none")[0], 1e-12)
+    z = rand((4, 6), 49, torch.float64, device)[:, ::2]  # not dense: a contiguous result
+    assert F.gelu(z).stride() == (3, 1)
+    close(F.gelu(z), gelu_ref(npy(z), "none")[0], 1e-12)
+    xg = x.detach().requires_grad_(True)
+    g = rand((7, 5), 50, torch.float64, device)  # contiguous: another layout than x's
+    F.gelu(xg, approximate="tanh").backward(g)
+    close(xg.grad, npy(g) * gelu_ref(npy(x), "tanh")[1], 1e-12)
+
+
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 def test_gelu_gradgradcheck(approximate, device):
     x = rand((4, 3), 40, torch.float64, device).requires_grad_(True)

@@ -1,17 +1,29 @@
 // gelu and its backward as one elementwise pass each (torch's GeluKernelImpl /
 // GeluBackwardKernelImpl formulas, computed in float32 for float16/bfloat16 and in the
-// dtype itself otherwise) over contiguous operands. The CPU loop is below, the CUDA one in
+// dtype itself otherwise) over the memory of dense operands: the result takes the input's
+// layout when it is non-overlapping and dense (x.t() gives a transposed result, as torch's),
+// other inputs are made contiguous first. The CPU loop is below, the CUDA one in
 // kernels/gelu.cu; both instantiate the functors of ops/gelu_math.h.
 #include "core/cuda_api.h"
+#include "core/mem_overlap.h"
 #include "ops/gelu_math.h"
 #include "ops/nn_ops.h"
 #include "ops/ops.h"
 
 namespace cl {
 
+namespace {
+
+// x itself when its elements fill its memory span once (any order of dims), else a
+// contiguous copy: the loops walk that span linearly.
+Tensor dense(const Tensor& x) { return is_non_overlapping_and_dense(*x) ? x : contiguous(x); }
+
+}  // namespace
+
 Tensor gelu(const Tensor& x_in, bool tanh) {
-  Tensor x = contiguous(x_in);
-  Tensor y = empty(x->sizes, x->dtype, x->device());
+  Tensor x = dense(x_in);
+  Tensor y = empty_preserve(x, x->dtype, x->device());
+  CL_CHECK(y->strides == x->strides, "gelu: internal error: result layout differs");
   if (y->numel() == 0) return y;
   if (x->is_cuda()) {
     cuda::DeviceGuard g(x->device().index);
