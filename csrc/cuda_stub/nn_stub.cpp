@@ -29,7 +29,7 @@ void nll_loss_backward(const Tensor&, const Tensor&, const Tensor&, int, int64_t
                        const Tensor&) {
   fail();
 }
-void gelu(const Tensor&, bool, const Tensor&) { fail(); }
-void gelu_backward(const Tensor&, const Tensor&, bool, const Tensor&) { fail(); }
+void gelu(const ElementwiseIter&, bool) { fail(); }
+void gelu_backward(const ElementwiseIter&, bool) { fail(); }
 
 }  // namespace cl::cuda

@@ -1,5 +1,6 @@
 // The scalar GELU formulas (torch's ActivationGeluKernel), for host and device: `A` is the
-// computation type (float for float16, bfloat16 and float32; double for float64).
+// computation type (float for float16, bfloat16 and float32; double for float64: the
+// elementwise loops' opmath_t).
 #pragma once
 
 #include <cmath>
@@ -19,9 +20,6 @@ namespace cl {
 constexpr double kGeluSqrtHalf = 0.70710678118654752440;
 constexpr double kGeluInvSqrt2Pi = 0.39894228040143267794;
 constexpr double kGeluSqrt2OverPi = 0.79788456080286535588;
-
-template <class T>
-using gelu_acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 // x * Phi(x) = x / 2 * (1 + erf(x / sqrt(2)))
 template <class A>
@@ -62,6 +60,32 @@ CL_GELU_HD A gelu_tanh_grad(A x) {
   const A right_derivative = left * (A(1) - t * t) * kBeta * (A(1) + A(3) * kKappa * x_sq);
   return left_derivative + right_derivative;
 }
+
+// The functors the elementwise loops (ops/cpu_loops.h, kernels/loops.cuh) run: x -> gelu(x),
+// and (g, x) -> g * gelu'(x).
+template <bool kTanh>
+struct GeluFn {
+  template <class A>
+  CL_GELU_HD A operator()(A x) const {
+    if constexpr (kTanh) {
+      return gelu_tanh<A>(x);
+    } else {
+      return gelu_erf<A>(x);
+    }
+  }
+};
+
+template <bool kTanh>
+struct GeluBackwardFn {
+  template <class A>
+  CL_GELU_HD A operator()(A g, A x) const {
+    if constexpr (kTanh) {
+      return g * gelu_tanh_grad<A>(x);
+    } else {
+      return g * gelu_erf_grad<A>(x);
+    }
+  }
+};
 
 }  // namespace cl
 

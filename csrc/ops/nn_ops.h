@@ -13,6 +13,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/tensor.h"
+#include "ops/elementwise_iter.h"
 
 // Dispatch of the four floating dtypes (scalar_t inside the body).
 #define CL_DISPATCH_FLOATING(TYPE, NAME, ...)                                 \
@@ -91,8 +92,9 @@ Tensor gelu_backward(const Tensor& grad, const Tensor& x, bool tanh);
                 int64_t ignore_index, const Tensor& out, const Tensor& total_weight);              \
   void nll_loss_backward(const Tensor& g, const Tensor& t, const Tensor& w, int reduction,         \
                          int64_t ignore_index, const Tensor& total_weight, const Tensor& gx);      \
-  void gelu(const Tensor& x, bool tanh, const Tensor& y);                                          \
-  void gelu_backward(const Tensor& g, const Tensor& x, bool tanh, const Tensor& gx);
+  /* it: (y, x) and (gx, g, x), inputs of one floating dtype */                                    \
+  void gelu(const ElementwiseIter& it, bool tanh);                                                 \
+  void gelu_backward(const ElementwiseIter& it, bool tanh);
 
 namespace cpu {
 CL_DECLARE_NN_KERNELS
