@@ -126,15 +126,21 @@ __global__ void layer_norm_cols_kernel(const T* __restrict__ g, const T* __restr
   }
 }
 
-// out[col] = sum over chunks of part[chunk * N + col], in chunk order.
+// dw[col], db[col] = sums over chunks of pw/pb[chunk * N + col], in chunk order (either
+// pair may be null).
 template <class W, class A>
-__global__ void sum_chunks_kernel(const A* __restrict__ part, int64_t chunks, int64_t N,
-                                  W* __restrict__ out) {
+__global__ void sum_chunks_kernel(const A* __restrict__ pw, const A* __restrict__ pb,
+                                  int64_t chunks, int64_t N, W* __restrict__ dw,
+                                  W* __restrict__ db) {
   for (int64_t col = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; col < N;
        col += int64_t(gridDim.x) * blockDim.x) {
-    A s = 0;
-    for (int64_t c = 0; c < chunks; ++c) s += part[c * N + col];
-    out[col] = store<W>(s);
+    A sw = 0, sb = 0;
+    for (int64_t c = 0; c < chunks; ++c) {
+      if (pw) sw += pw[c * N + col];
+      if (pb) sb += pb[c * N + col];
+    }
+    if (dw) dw[col] = store<W>(sw);
+    if (db) db[col] = store<W>(sb);
   }
 }
 
@@ -209,14 +215,8 @@ void run_backward(const Tensor& g, const Tensor& x, const Tensor& mean, const Te
       cptr<T>(g), cptr<T>(x), cptr<A>(mean), cptr<A>(rstd), M, N, rows_per_chunk, pw, pb);
   CL_CUDA_KERNEL_LAUNCH_CHECK();
   const unsigned cgrid = unsigned(std::min<int64_t>((N + 255) / 256, 65535));
-  if (dw) {
-    sum_chunks_kernel<W, A><<<cgrid, 256, 0, s>>>(pw, chunks, N, mptr<W>(dw));
-    CL_CUDA_KERNEL_LAUNCH_CHECK();
-  }
-  if (db) {
-    sum_chunks_kernel<W, A><<<cgrid, 256, 0, s>>>(pb, chunks, N, mptr<W>(db));
-    CL_CUDA_KERNEL_LAUNCH_CHECK();
-  }
+  sum_chunks_kernel<W, A><<<cgrid, 256, 0, s>>>(pw, pb, chunks, N, mptr<W>(dw), mptr<W>(db));
+  CL_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 }  // namespace
