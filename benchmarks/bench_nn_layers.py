@@ -1,13 +1,16 @@
 """Transformer layers side by side with torch, on CUDA when available, else CPU: forward and
 forward + backward of gelu, layer_norm, embedding and causal scaled_dot_product_attention
 at GPT-2-small-like widths, and one training step (forward, cross_entropy, backward, Adam) of
-a 2-layer GPT of nanoGPT's shape.
+a 2-layer GPT of nanoGPT's shape. Then the fused kernels (layer_norm, softmax,
+log_softmax, cross_entropy, gelu) forward + backward at nanoGPT's shapes, in float32 and
+bfloat16, as time and as GB/s of the bytes each must move (forward: read x, write y;
+backward: read the gradient and the saved tensor, write grad_input).
 
-    python benchmarks/bench_nn_layers.py [--device cpu|cuda] [--small]
+    python benchmarks/bench_nn_layers.py [--device cpu|cuda] [--small] [--fused-only]
 
-cudalite composes these functions of tensor ops (several kernels each) where torch runs one
-fused kernel, and its attention materialises the scores matrix: the ratios say what the
-composition costs. Run with an interpreter that has both cudalite and torch importable.
+layer_norm, softmax, nll_loss and gelu are one kernel forward and one backward each, as
+torch's; attention still materialises the scores matrix. Run with an interpreter that has
+both cudalite and torch importable.
 """
 
 from __future__ import annotations
@@ -122,17 +125,136 @@ def _gpt_step(M, device, n_embd, n_head, n_layer, vocab, block, batch):
     return run
 
 
+def _fused_step(M, device, dtype, fn, shape, grad_shape=None, extra=None):
+    """Forward + backward of ``fn(M, x)`` with a fixed output gradient."""
+    M.manual_seed(0)
+    dt = getattr(M, dtype)
+    x = M.randn(*shape, device=device, dtype=dt).requires_grad_(True)
+    args = extra(M) if extra else ()
+    g = M.randn(*(grad_shape or shape), device=device, dtype=dt) if grad_shape != () else None
+
+    def run():
+        y = fn(M, x, *args)
+        y.backward(g)
+        x.grad = None
+
+    return run
+
+
+def _ln_affine(M, x, w, b):
+    return M.nn.functional.layer_norm(x, (x.shape[-1],), w, b)
+
+
+def _fused_cases(device, small):
+    """(name, dtype, make(M) -> run, bytes moved by one forward + backward)."""
+    rows = 1024 if small else 16384  # nanoGPT: batch 64 x block 256 tokens
+    attn = (8, 6, 128, 128) if small else (64, 6, 256, 256)
+    ce = (rows, 65)
+    ce_big = (256, 8192) if small else (4096, 50304)
+    gelu_shape = (rows, 1536)
+    out = []
+    for dtype, size in (("float32", 4), ("bfloat16", 2)):
+
+        def params(M, dtype=dtype, n=384):
+            dt = getattr(M, dtype)
+            w = M.ones(n, device=device, dtype=dt).requires_grad_(True)
+            return (w, M.zeros(n, device=device, dtype=dt).requires_grad_(True))
+
+        def ce_target(M, shape):
+            M.manual_seed(1)
+            return (M.randint(0, shape[1], (shape[0],), device=device),)
+
+        n_ln = rows * 384
+        n_attn = attn[0] * attn[1] * attn[2] * attn[3]
+        cases = [
+            (f"layer_norm ({rows}x384, affine)", _ln_affine, (rows, 384), None, params, n_ln * 5),
+            (
+                f"softmax {attn}, last dim",
+                lambda M, x: M.nn.functional.softmax(x, -1),
+                attn,
+                None,
+                None,
+                n_attn * 5,
+            ),
+            (
+                f"log_softmax {attn}, last dim",
+                lambda M, x: M.nn.functional.log_softmax(x, -1),
+                attn,
+                None,
+                None,
+                n_attn * 5,
+            ),
+            (
+                f"gelu {gelu_shape}",
+                lambda M, x: M.nn.functional.gelu(x),
+                gelu_shape,
+                None,
+                None,
+                gelu_shape[0] * gelu_shape[1] * 5,
+            ),
+            (
+                f"gelu tanh {gelu_shape}",
+                lambda M, x: M.nn.functional.gelu(x, approximate="tanh"),
+                gelu_shape,
+                None,
+                None,
+                gelu_shape[0] * gelu_shape[1] * 5,
+            ),
+        ]
+        for shape in (ce, ce_big):
+            cases.append(
+                (
+                    f"cross_entropy {shape}",
+                    lambda M, x, t: M.nn.functional.cross_entropy(x, t),
+                    shape,
+                    (),
+                    lambda M, shape=shape: ce_target(M, shape),
+                    shape[0] * shape[1] * 6,
+                )
+            )
+        for name, fn, shape, gshape, extra, elems in cases:
+            out.append(
+                (
+                    f"{name} {dtype}",
+                    lambda M, fn=fn, shape=shape, gshape=gshape, extra=extra, dtype=dtype: (
+                        _fused_step(M, device, dtype, fn, shape, gshape, extra)
+                    ),
+                    elems * size,
+                )
+            )
+    return out
+
+
+def fused_tables(device, libs, small, repeat):
+    times = Table(f"fused nn kernels on {device}, forward + backward (time per call)")
+    rates = Table(
+        f"fused nn kernels on {device}, forward + backward", unit="GB/s", higher_is_better=True
+    )
+    for name, make, nbytes in _fused_cases(device, small):
+        t = {}
+        for lib_name, M in libs.items():
+            t[lib_name] = per_call(make(M), repeat=repeat, sync=_sync(M, device), min_time=0.3)
+        times.add(name, **t)
+        rates.add(name, **{k: nbytes / v / 1e9 for k, v in t.items() if v})
+    print(times.render())
+    print(rates.render())
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", choices=["cpu", "cuda"], default=None)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--small", action="store_true", help="smaller shapes (a 2-core CPU)")
+    ap.add_argument("--fused-only", action="store_true", help="only the fused kernels' tables")
     args = ap.parse_args()
     has_cuda = cudalite._C._cuda.device_count() > 0
     device = args.device or ("cuda" if has_cuda else "cpu")
     libs = {"cudalite": cudalite}
     if torch is not None and (device == "cpu" or torch.cuda.is_available()):
         libs["torch"] = torch
+    if args.fused_only:
+        fused_tables(device, libs, args.small, args.repeat)
+        return
     if args.small:
         rows, width, heads, emb = 512, 768, (4, 6, 128, 64), (4096, 256, 2048)
         gpt = dict(n_embd=128, n_head=4, n_layer=2, vocab=512, block=64, batch=4)
@@ -165,6 +287,7 @@ def main():
             )
         table.add(name, **row)
     print(table.render())
+    fused_tables(device, libs, args.small, args.repeat)
 
 
 if __name__ == "__main__":

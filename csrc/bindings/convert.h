@@ -90,6 +90,7 @@ void bind_dtype(py::module_& m);
 void bind_device(py::module_& m);
 void bind_tensor(py::module_& m);
 void bind_ops(py::module_& m);
+void bind_nn(py::module_& m);       // the fused nn kernels (layer_norm, softmax, nll_loss, gelu)
 void bind_methods(py::module_& m);  // also the fast methods' shared machinery
 void bind_arith(py::module_& m);
 void bind_creation(py::module_& m);

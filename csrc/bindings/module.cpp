@@ -8,6 +8,7 @@ PYBIND11_MODULE(_C, m) {
   cl::bind::bind_device(m);
   cl::bind::bind_tensor(m);
   cl::bind::bind_ops(m);
+  cl::bind::bind_nn(m);
   cl::bind::bind_methods(m);
   cl::bind::bind_arith(m);
   cl::bind::bind_creation(m);

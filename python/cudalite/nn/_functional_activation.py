@@ -6,12 +6,12 @@ raise torch's NotImplementedError where torch's kernel is floating-only."""
 
 from __future__ import annotations
 
-import math
 import struct
 import warnings
 
 from cudalite import _C, _arg_parser
 from cudalite._C import Tensor
+from cudalite.autograd.functions import gelu as _gelu
 
 __all__ = [
     "gelu",
@@ -47,9 +47,6 @@ __all__ = [
     "gumbel_softmax",
 ]
 
-_SQRT_HALF = math.sqrt(0.5)
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-
 
 def _tensor(op, x):
     if not isinstance(x, Tensor):
@@ -78,10 +75,7 @@ def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     _floating(input, "GeluKernelImpl", "GeluCUDAKernelImpl")
-    if approximate == "tanh":
-        inner = (input + input * input * input * 0.044715) * _SQRT_2_OVER_PI
-        return input * 0.5 * (inner.tanh() + 1)
-    return input * 0.5 * ((input * _SQRT_HALF).erf() + 1)
+    return _gelu.gelu(input, approximate)
 
 
 def silu(input, inplace=False):

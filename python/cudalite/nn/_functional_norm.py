@@ -1,12 +1,13 @@
-"""``nn.functional.layer_norm`` and ``rms_norm``: normalisation over the trailing
-dimensions, composed of mean, rsqrt and the affine transform (half and bfloat16 inputs are
-computed in float32, as torch's kernels accumulate, and cast back); ``local_response_norm``
-across channels."""
+"""``nn.functional.layer_norm``: normalisation over the trailing dimensions, one kernel
+forward and one backward (``native_layer_norm``, autograd/functions/layer_norm.py; half and
+bfloat16 inputs are computed in float32 inside the kernels, as torch's); ``rms_norm``,
+composed of mean, rsqrt and the weight; ``local_response_norm`` across channels."""
 
 from __future__ import annotations
 
 from cudalite import _C, _arg_parser
 from cudalite._C import Tensor
+from cudalite.autograd.functions import layer_norm as _ln
 
 __all__ = ["layer_norm", "rms_norm", "local_response_norm"]
 
@@ -62,19 +63,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             )
     shape = _shape_list(normalized_shape)
     _check(input, shape, weight, bias)
-    dt = input.dtype
-    low = dt in (_C.float16, _C.bfloat16)
-    x = input.float() if low else input
-    dims = list(range(x.dim() - len(shape), x.dim()))
-    mean = x.mean(dims, keepdim=True)
-    centered = x - mean
-    var = (centered * centered).mean(dims, keepdim=True)
-    y = centered * (var + eps).rsqrt()
-    if weight is not None:
-        y = y * weight.to(x.dtype)
-    if bias is not None:
-        y = y + bias.to(x.dtype)
-    return y.to(dt) if low else y
+    return _ln.native_layer_norm(input, shape, weight, bias, eps)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from cudalite import _C, _reductions
 from cudalite._C import Tensor
-from cudalite.autograd.functions._common import B, Node, U, edge, fix, mark, meta, out_meta
+from cudalite.autograd.functions._common import B, Node, edge, fix, mark, meta, out_meta
 
-_MAX, _SUM = _reductions.MAX, _reductions.SUM
+_SUM = _reductions.SUM
 # The in-place steps below write into tensors made here (their bump_version argument is False:
 # the results are new, at version 0 as torch's).
 _grad_on = _C._is_grad_enabled
@@ -31,25 +31,28 @@ def _wrap_dim(dim, ndim):
 
 
 class SoftmaxBackward0(Node):
+    """One kernel (``_C._softmax_backward``); composed of recorded ops when the backward
+    builds a graph (``create_graph=True``)."""
+
     __slots__ = ("_result", "dim")
     _saved = ("_result",)
+    _log = False
 
     def apply(self, g):
-        y = self.result
-        return (y * (g - (g * y).sum(self.dim, keepdim=True)),)
+        if _grad_on():
+            y = self.result
+            return (y * (g - (g * y).sum(self.dim, keepdim=True)),)
+        return (_C._softmax_backward(g, self._result, self.dim, self._log),)
 
 
 class LogSoftmaxBackward0(SoftmaxBackward0):
     __slots__ = ()
+    _log = True
 
     def apply(self, g):
-        return (g - self.result.exp() * g.sum(self.dim, keepdim=True),)
-
-
-def _shifted(x, dim):
-    """``x - max(x, dim)``, the numerically safe argument of exp."""
-    m = _C._reduce(_MAX, x, [dim], True, None)
-    return _C._binary(B["sub"], x, m, None)
+        if _grad_on():
+            return (g - self.result.exp() * g.sum(self.dim, keepdim=True),)
+        return (_C._softmax_backward(g, self._result, self.dim, True),)
 
 
 def _check_softmax(x, dim, name, dtype=None):
@@ -75,13 +78,13 @@ def _check_softmax(x, dim, name, dtype=None):
 
 
 def softmax(input, dim, dtype=None):
+    """One kernel (``_C._softmax``), float32 inside for float16/bfloat16."""
     _check_softmax(input, dim, "softmax", dtype)
     x = input if dtype is None else input.to(dtype)
     dim = _wrap_dim(dim, x.dim())
     if x.numel() == 0:
         return x.clone()
-    e = _C._unary(U["exp"], _shifted(x, dim), None)
-    r = _C._binary(B["div"], e, _C._reduce(_SUM, e, [dim], True, None), e, False)
+    r = _C._softmax(x, dim, False)
     if _recording(x):
         node = SoftmaxBackward0((edge(x),))
         node.result, node.dim = r, dim
@@ -95,11 +98,7 @@ def log_softmax(input, dim, dtype=None):
     dim = _wrap_dim(dim, x.dim())
     if x.numel() == 0:
         return x.clone()
-    s = _shifted(x, dim)
-    lse = _C._unary(
-        U["log"], _C._reduce(_SUM, _C._unary(U["exp"], s, None), [dim], True, None), None
-    )
-    r = _C._binary(B["sub"], s, lse, s, False)
+    r = _C._softmax(x, dim, True)
     if _recording(x):
         node = LogSoftmaxBackward0((edge(x),))
         node.result, node.dim = r, dim
@@ -157,37 +156,64 @@ def mse_loss(input, target, reduction="mean"):
 
 class NllLossBackward0(Node):
     """Only the picked log-probabilities get a gradient: ``-weight[t] * g`` (over the total
-    weight for 'mean'); built as a one-hot product so no scatter kernel is needed."""
+    weight for 'mean'), written with the zeros around it by one kernel
+    (``_C._nll_loss_backward``); composed of recorded ops (a one-hot product) when the
+    backward builds a graph."""
 
     __slots__ = (
         "self_",
         "target",
         "weight",
-        "valid",
-        "wvalid",
-        "denom",
+        "total_weight",
+        "ignore_index",
         "reduction",
         "shape",
         "classes",
     )
-    # torch saves self, target and weight (kept here for their version check; the formula
-    # uses what the forward derived from them)
-    _saved = ("self_", "target", "weight", "valid", "wvalid", "denom")
+    # torch saves self, target, weight and total_weight
+    _saved = ("self_", "target", "weight", "total_weight")
 
     def apply(self, g):
+        if _grad_on():
+            return (self._composed(g),)
+        x = self.self_
+        if x.dim() == 2:
+            rows = x.detach()
+        else:  # only its shape, dtype and device are read: no copy of the input
+            rows = _C._full([], 0, x.dtype, x.device).expand(len(self.target), self.classes)
+        gx = _C._nll_loss_backward(
+            g.reshape(-1) if self.reduction == "none" else g,
+            rows,
+            self.target,
+            self.weight,
+            _REDUCTION_CODES[self.reduction],
+            self.ignore_index,
+            self.total_weight,
+        )
+        return (_from_rows(gx, self.shape),)
+
+    def _composed(self, g):
         t, c = self.target, self.classes
+        valid = t != self.ignore_index
+        if self.weight is not None:
+            wv = self.weight[_C._where(valid, t, 0)] * valid
+        else:
+            wv = valid.to(g.dtype)
         onehot = _onehot(t, c, g.device)
         if self.reduction == "none":
-            scale = self.wvalid * g.reshape(-1)
+            scale = wv * g.reshape(-1)
         elif self.reduction == "mean":
-            scale = self.wvalid * (g / self.denom)
+            scale = wv * (g / self.total_weight)
         else:
-            scale = self.wvalid * g
+            scale = wv * g
         # Only picked, not ignored, entries get a gradient (also when every target is ignored
         # and 'mean' divides by 0); the others get +0, as torch writes nothing there.
-        keep = _C._binary(B["logical_and"], onehot, self.valid.unsqueeze(1), None)
-        gi = _C._where(keep, _C._unary(U["neg"], scale, None).unsqueeze(1), 0.0)
-        return (_from_rows(gi, self.shape),)
+        keep = onehot & valid.unsqueeze(1)
+        gi = (-scale).unsqueeze(1).where(keep, 0.0)
+        return _from_rows(gi, self.shape)
+
+
+_REDUCTION_CODES = {"none": 0, "mean": 1, "sum": 2}
 
 
 def _onehot(target, classes, device):
@@ -215,16 +241,10 @@ def _from_rows(g, shape):
     return g.permute(0, len(shape) - 1, *range(1, len(shape) - 1))
 
 
-def _check_targets(t, classes, ignore_index):
-    bad = _C._binary(B["logical_or"], t < 0, t >= classes, None)
-    if ignore_index is not None:
-        bad = _C._binary(B["logical_and"], bad, t != ignore_index, None)
-    if bool(_C._reduce(_reductions.ANY, bad, None, False, None).item()):
-        v = int(t[bad.nonzero()[0, 0]].item())
-        raise IndexError(f"Target {v} is out of bounds.")
-
-
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+    """One kernel: the picked, weighted log-probabilities and, for 'mean' and 'sum', their
+    reduction with the total weight. Targets outside the classes (other than ignore_index)
+    raise IndexError on the CPU and stop the kernel on CUDA (torch's device-side assert)."""
     _check_reduction(reduction)
     if target.dtype.is_floating_point or target.dtype == _C.bool:
         raise RuntimeError(f"expected scalar type Long but found {target.dtype._short_name}")
@@ -239,32 +259,18 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     t = target.reshape(-1)
     if t.device != rows.device:
         t = t.to(rows.device)
-    _check_targets(t, classes, ignore_index)
-    valid = _C._binary(B["ne"], t, ignore_index, None)
-    if weight is not None:
-        wc = weight.contiguous()
-        pos = _C._binary(B["add"], _C._where(valid, t, 0), wc.storage_offset(), None)
-        w = _C._gather_offsets(wc, pos)
-        wvalid = _C._binary(B["mul"], w, valid, None)
-    else:
-        wvalid = _C._to(valid, None, rows.dtype, False, False)
-    onehot = _onehot(t, classes, rows.device)
-    # where, not a product with the one-hot: -inf log-probabilities of other classes stay out.
-    picked = _C._reduce(_SUM, _C._where(onehot, rows, 0.0), [1], False, None)
-    losses = _C._binary(B["mul"], picked, wvalid, None)
-    _C._unary(U["neg"], losses, losses, False)
-    denom = None
+    if t.dtype != _C.int64:
+        t = t.to(_C.int64)
+    w = weight.detach() if weight is not None else None
+    out, total = _C._nll_loss(rows, t, w, _REDUCTION_CODES[reduction], int(ignore_index))
     if reduction == "none":
-        r = losses.reshape(target.shape) if input.dim() > 1 else losses.reshape([])
+        r = out.reshape(target.shape) if input.dim() > 1 else out.reshape([])
     else:
-        r = _C._reduce(_SUM, losses, None, False, None)
-        if reduction == "mean":
-            denom = _C._reduce(_SUM, wvalid, None, False, None)
-            r = _C._binary(B["div"], r, denom, r, False)
+        r = out
     if _recording(input):
         node = NllLossBackward0((edge(input),))
-        node.self_, node.target, node.weight = input, t, weight
-        node.valid, node.wvalid, node.denom = valid, wvalid, denom
-        node.reduction, node.shape, node.classes = reduction, input.shape, classes
+        node.self_, node.target, node.weight, node.total_weight = input, t, w, total
+        node.ignore_index, node.reduction = int(ignore_index), reduction
+        node.shape, node.classes = input.shape, classes
         mark(r, node)
     return r
