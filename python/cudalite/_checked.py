@@ -68,20 +68,13 @@ def _parser(kind, name):
 
 def _param_names(kind, name):
     """The parameter names of ``name``'s signatures, and those that take None."""
-    params = [p for s in _parser(kind, name).signatures for p in s.params]
-    return {p.name for p in params}, {p.name for p in params if p.allow_none}
+    parser = _parser(kind, name)
+    params = [p for i in range(parser.n_signatures) for p in parser.params(i)]
+    return {n for n, _, _ in params}, {n for n, _, allow_none in params if allow_none}
 
 
 def _forwarded(key, value, known, nullable):
     return isinstance(value, _Absent) or (value is None and (key in nullable or key not in known))
-
-
-def _unpack_int_lists(sig, raw):
-    """torch's "failed to unpack" TypeError for an int list whose later element is not an
-    int (matching looks at the first only)."""
-    for p, v in zip(sig.params, raw, strict=True):
-        if "int[]" in p.types and isinstance(v, (tuple, list)):
-            sig._int_list(p, v)
 
 
 def _as_called(kind, name, args, kwargs):
@@ -105,8 +98,6 @@ def complete_combination(kind, name, args, kwargs, exc):
     texts = _parser(kind, name).texts
     if not texts:
         return
-    from cudalite import _invalid_args
-
     call_args, kwargs = _as_called(kind, name, args, kwargs)
     kwargs = dict(reversed(list(kwargs.items())))  # as torch lists them
     # The function's own list of the arguments, where it names keywords that the cleaning
@@ -117,7 +108,7 @@ def complete_combination(kind, name, args, kwargs, exc):
     got = None
     if m and len(texts) > 1 and m.group(1).count("=") > len(kwargs):
         got = m.group(1)
-    e = TypeError(_invalid_args.format_invalid_args(name, call_args, kwargs, texts, got))
+    e = TypeError(_C._invalid_arguments(name, call_args, kwargs, texts, got))
     e._cl_checked = True
     raise e from None
 
@@ -130,12 +121,8 @@ def reject(kind, name, args, kwargs, exc=None):
     parser = _parser(kind, name)
     call_args, kwargs = _as_called(kind, name, args, kwargs)
     try:
-        for sig in parser.signatures:
-            raw = sig.parse(call_args, kwargs, False)
-            if raw is not None:
-                _unpack_int_lists(sig, raw)
-                break
-        else:
+        matched = parser.match(call_args, kwargs)
+        if matched is None:
             parser.parse(call_args, kwargs)  # raises torch's TypeError
             return
     except TypeError as e:
@@ -143,10 +130,21 @@ def reject(kind, name, args, kwargs, exc=None):
         raise e from None
     except Exception:  # a value the parser cannot read: the original error stands
         return
-    for p, v in zip(sig.params, raw, strict=True):
-        # An int beyond int64, which pybind11 calls an incompatible argument: torch's error.
-        if p.type == "int" and type(v) is int and not -(1 << 63) <= v < 1 << 63:
-            raise ValueError("Overflow when unpacking long long") from None
+    i, raw = matched
+    try:
+        # torch's "failed to unpack" TypeError for an int list whose later element is not
+        # an int (matching looks at the first only), and its error for an int beyond int64
+        # (which pybind11 calls an incompatible argument)
+        parser.convert(i, raw)
+    except TypeError as e:
+        e._cl_checked = True
+        raise e from None
+    except ValueError as e:
+        if str(e) == "Overflow when unpacking long long":
+            raise ValueError(str(e)) from None
+        return
+    except Exception:
+        return
     # (pybind11's "Unable to cast" RuntimeError is a failed argument conversion)
     if (
         not isinstance(exc, RuntimeError)
@@ -154,7 +152,7 @@ def reject(kind, name, args, kwargs, exc=None):
         or str(exc).startswith("Unable to cast Python instance")
     ):
         try:
-            _check_names(name, sig, raw, args)
+            _check_names(name, parser.params(i), raw, args)
         except RuntimeError as e:
             e._cl_checked = True
             raise e from None
@@ -164,16 +162,16 @@ def reject(kind, name, args, kwargs, exc=None):
 _NO_DIMNAME = {"all": "all", "any": "any", "squeeze_": "squeeze"}
 
 
-def _check_names(name, sig, raw, args):
-    for p, v in zip(sig.params, raw, strict=True):
-        if p.type not in ("Dimname", "Dimname[]") or v is _arg_parser._MISSING:
+def _check_names(name, params, raw, args):
+    for (_, typ, _), v in zip(params, raw, strict=True):
+        if typ not in ("Dimname", "Dimname[]") or v is _arg_parser.MISSING:
             continue
-        if v is None and p.type == "Dimname[]":
+        if v is None and typ == "Dimname[]":
             continue
-        if p.type == "Dimname" and v is None and name not in _NO_DIMNAME:
+        if typ == "Dimname" and v is None and name not in _NO_DIMNAME:
             raise RuntimeError("Please look up dimensions by name, got: name = None.") from None
         first = v if isinstance(v, str) else next((x for x in v if x is not None), None)
-        if first is None and name in _NO_DIMNAME and p.type == "Dimname":
+        if first is None and name in _NO_DIMNAME and typ == "Dimname":
             first = "None"
         if first is None:
             continue

@@ -95,14 +95,15 @@ def call(kind, name, args, kwargs):
     for i, (fmt, shown, alternatives, reorder) in enumerate(forms):
         sig = _deprecated_parsed.get((kind, name, i))
         if sig is None:
-            sig = _deprecated_parsed[(kind, name, i)] = _arg_parser.Signature(fmt)
+            sig = _deprecated_parsed[(kind, name, i)] = _arg_parser.Parser(fmt)
         try:
-            raw = sig.parse(call_args, kwargs, False)
+            matched = sig.match(call_args, kwargs)
         except Exception:
-            raw = None
-        if raw is None:
+            matched = None
+        if matched is None:
             continue
-        new_args, new_kwargs = reorder(*(None if v is _arg_parser._MISSING else v for v in raw))
+        raw = matched[1]
+        new_args, new_kwargs = reorder(*(None if v is _arg_parser.MISSING else v for v in raw))
         new_kwargs = {k: v for k, v in new_kwargs.items() if v is not None}
         if not _deprecation_warned:
             _deprecation_warned = True
