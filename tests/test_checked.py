@@ -77,8 +77,8 @@ def test_other_errors_stand(x):
         x.add(C.ones(4, device=x.device))
     with pytest.raises(IndexError, match="Dimension out of range"):
         x.sum(5)
-    # A function's own TypeError, in torch's words, is kept as it is.
-    with err(TypeError, "asarray(): argument 'dtype' must be cudalite.dtype, not str"):
+    # Arguments that fit no signature never reach the function: torch's TypeError.
+    with err(TypeError, "asarray(): argument 'dtype' must be torch.dtype, not str"):
         C.asarray([1], dtype="float")
 
 
@@ -533,3 +533,38 @@ def test_calls_torch_refuses(x):
         C.result_type(x, "a")
     with err(RuntimeError, "Name 'a' not found in Tensor[None, None]."):
         x.squeeze("a")
+
+
+def test_calls_are_parsed_on_the_way_in(x):
+    """The entry matches a call against torch's signatures before the function runs (Note
+    [Parsing at the entry]): a call that fits none is torch's TypeError, never run."""
+    calls = []
+
+    def fn(*args, **kwargs):
+        calls.append((args, kwargs))
+        return "ran"
+
+    entry = C._C._Checked(fn, lambda exc, args, kwargs: None, None, ("f", "dot"))
+    a, b = x[0], x[1]
+    assert entry(a, b) == "ran"
+    assert len(calls[-1][0]) == 2 and calls[-1][0][1] is b and calls[-1][1] == {}
+    assert entry(a, tensor=b) == "ran"
+    assert calls[-1][0][0] is a and list(calls[-1][1]) == ["tensor"]
+    n = len(calls)
+    with err(TypeError, "dot(): argument 'tensor' (position 2) must be Tensor, not int"):
+        entry(x[0], 5)
+    with err(TypeError, "dot() got an unexpected keyword argument 'other'"):
+        entry(x[0], x[1], other=x[1])
+    assert len(calls) == n
+    # Calls checked after a failure instead: a keyword given None (forwarded defaults) and
+    # NumPy's keyword names.
+    assert entry(x[0], tensor=None) == "ran"
+    assert entry(x[0], x2=x[1]) == "ran"
+    # Methods: self is not among torch's parameters.
+    method = C._C._Checked(fn, lambda exc, args, kwargs: None, None, ("m", "dot"))
+    assert method(x[0], x[1]) == "ran"
+    with err(TypeError, "dot(): argument 'tensor' (position 1) must be Tensor, not int"):
+        method(x[0], 5)
+    # A call cudalite's function used to accept, refused as torch refuses it.
+    with err(TypeError, "argmax(): argument 'dim' (position 2) must be int, not Tensor"):
+        C.argmax(x, x, keepdim=1)

@@ -359,7 +359,9 @@ void extra_kwargs(const Signature& s, PyObject* kwargs, Py_ssize_t nargs) {
 
 void bad_type(const Signature& s, const Param& p, PyObject* obj, PyObject* args, Py_ssize_t arg_pos,
               bool is_kwd, int failed) {
-  const char* tn = printed_name(p.type());
+  // torch's int[N] (an int list that takes one int) is "int|int[]" in the table
+  const char* tn =
+      p.has(ArgType::Int) && p.has(ArgType::IntList) ? "tuple of ints" : printed_name(p.type());
   if (is_kwd) {
     set_type_error(s.name + "(): argument '" + p.name + "' must be " + tn + ", not " +
                    type_name(obj));
@@ -665,19 +667,63 @@ Signature::~Signature() {
   }
 }
 
-int Signature::match(PyObject* args, PyObject* kwargs, bool raise,
-                     std::vector<PyObject*>& out) const {
-  out.clear();
-  Py_ssize_t nargs = PyTuple_GET_SIZE(args);
-  Py_ssize_t remaining = kwargs ? PyDict_GET_SIZE(kwargs) : 0;
+namespace {
+
+// A call's arguments as a tuple and a dict (the parser's Python API, and the error paths).
+struct TupleArgs {
+  PyObject* args;
+  PyObject* kwargs;  // nullable
+  Py_ssize_t nargs() const { return PyTuple_GET_SIZE(args); }
+  PyObject* pos(Py_ssize_t i) const { return PyTuple_GET_ITEM(args, i); }
+  Py_ssize_t nkw() const { return kwargs ? PyDict_GET_SIZE(kwargs) : 0; }
+  // The keyword's value (borrowed), nullptr when absent (or with an error set).
+  PyObject* kw(PyObject* name) const { return PyDict_GetItemWithError(kwargs, name); }
+  bool first_is_int_list(int& failed) const { return is_int_list(args, failed); }
+};
+
+// A vectorcall's arguments, as the entry of a function receives them (no tuple, no dict).
+struct VectorArgs {
+  PyObject* const* args;
+  Py_ssize_t n;
+  PyObject* kwnames;  // nullable; the values follow the positional arguments
+  Py_ssize_t nargs() const { return n; }
+  PyObject* pos(Py_ssize_t i) const { return args[i]; }
+  Py_ssize_t nkw() const { return kwnames ? PyTuple_GET_SIZE(kwnames) : 0; }
+  PyObject* kw(PyObject* name) const {
+    Py_ssize_t nk = nkw();
+    for (Py_ssize_t i = 0; i < nk; ++i) {  // keyword names are interned: identity first
+      if (PyTuple_GET_ITEM(kwnames, i) == name) return args[n + i];
+    }
+    for (Py_ssize_t i = 0; i < nk; ++i) {
+      if (PyUnicode_Compare(PyTuple_GET_ITEM(kwnames, i), name) == 0) return args[n + i];
+    }
+    return nullptr;
+  }
+  bool first_is_int_list(int& failed) const {
+    if (n == 0) return true;
+    if (is_int_like(args[0])) return true;
+    failed = 0;
+    return false;
+  }
+};
+
+// Signature::match over either form. With `raise` (tuple form only), torch's error of this
+// signature; `out` receives the values (for the tuple form).
+template <class Args>
+int match_impl(const Signature& s, const Args& a, bool raise, std::vector<PyObject*>* out,
+               PyObject* args_tuple, PyObject* kwargs_dict) {
+  if (out) out->clear();
+  Py_ssize_t nargs = a.nargs();
+  Py_ssize_t remaining = a.nkw();
   Py_ssize_t arg_pos = 0;
   bool varargs = false;
-  if (max_pos_args == 1 && params[0].has(ArgType::IntList)) {
+  const auto& params = s.params;
+  if (s.max_pos_args == 1 && params[0].has(ArgType::IntList)) {
     int ignored = -1;
-    varargs = nargs == 0 || is_int_list(args, ignored);
+    varargs = a.first_is_int_list(ignored);
   }
-  if (nargs > max_pos_args && !varargs) {
-    if (raise) extra_args(*this, nargs);
+  if (nargs > s.max_pos_args && !varargs) {
+    if (raise) extra_args(s, nargs);
     return raise ? -1 : 0;
   }
   for (size_t i = 0; i < params.size(); ++i) {
@@ -686,33 +732,33 @@ int Signature::match(PyObject* args, PyObject* kwargs, bool raise,
     bool is_kwd = false;
     if (arg_pos < nargs) {
       if (p.keyword_only) {
-        if (raise) extra_args(*this, nargs);
+        if (raise) extra_args(s, nargs);
         return raise ? -1 : 0;
       }
-      obj = PyTuple_GET_ITEM(args, arg_pos);
-    } else if (remaining || (kwargs && PyDict_GET_SIZE(kwargs))) {
-      obj = PyDict_GetItemWithError(kwargs, p.py_name);
+      obj = a.pos(arg_pos);
+    } else if (a.nkw()) {
+      obj = a.kw(p.py_name);
       if (!obj && PyErr_Occurred()) return -1;
       is_kwd = true;
     }
     int failed = -1;
     bool varargs_eligible = varargs && arg_pos == 0 && !is_kwd;
     if ((!obj && p.optional) || (obj == Py_None && p.allow_none)) {
-      out.push_back(nullptr);
+      if (out) out->push_back(nullptr);
     } else if (!obj) {
-      if (raise) missing_args(*this, i);
+      if (raise) missing_args(s, i);
       return raise ? -1 : 0;
     } else {
       int r = check(p, obj, failed);
       if (r < 0) return -1;
       if (r) {
-        out.push_back(obj);
-      } else if (varargs_eligible && is_int_list(args, failed)) {
-        out.push_back(args);  // f(1, 2, 3) as f((1, 2, 3))
+        if (out) out->push_back(obj);
+      } else if (varargs_eligible && a.first_is_int_list(failed)) {
+        if (out) out->push_back(args_tuple);  // f(1, 2, 3) as f((1, 2, 3))
         arg_pos = nargs;
         continue;
       } else {
-        if (raise) bad_type(*this, p, obj, args, arg_pos, is_kwd, failed);
+        if (raise) bad_type(s, p, obj, args_tuple, arg_pos, is_kwd, failed);
         return raise ? -1 : 0;
       }
     }
@@ -723,10 +769,21 @@ int Signature::match(PyObject* args, PyObject* kwargs, bool raise,
     }
   }
   if (remaining > 0) {
-    if (raise) extra_kwargs(*this, kwargs, nargs);
+    if (raise) extra_kwargs(s, kwargs_dict, nargs);
     return raise ? -1 : 0;
   }
   return 1;
+}
+
+}  // namespace
+
+int Signature::match(PyObject* args, PyObject* kwargs, bool raise,
+                     std::vector<PyObject*>& out) const {
+  return match_impl(*this, TupleArgs{args, kwargs}, raise, &out, args, kwargs);
+}
+
+int Signature::fits(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) const {
+  return match_impl(*this, VectorArgs{args, nargs, kwnames}, false, nullptr, nullptr, nullptr);
 }
 
 // An int list's values as int64s, with torch's "failed to unpack" errors (matching looked
@@ -824,15 +881,26 @@ int FunctionParser::parse(PyObject* args, PyObject* kwargs, std::vector<PyObject
     if (s.min_args <= n && n <= s.max_args && !s.hidden) plausible.push_back(&s);
   }
   std::vector<PyObject*> ignored;
-  if (plausible.size() == 1 || (single && !plausible.empty())) {
+  if (plausible.size() == 1 && !single) {
     if (plausible[0]->match(args, kwargs, true, ignored) < 0) return -1;
   }
-  if (single) {
-    for (const Signature& s : *sigs) {
-      if (s.hidden) continue;
-      if (s.match(args, kwargs, true, ignored) < 0) return -1;
-      break;
+  if (single) {  // torch's one signature: of the table's forms of it, the one that takes
+                 // the most of the call (the plausible ones first)
+    if (plausible.empty()) {
+      for (const Signature& s : *sigs) {
+        if (!s.hidden) plausible.push_back(&s);
+      }
     }
+    const Signature* best = nullptr;
+    size_t reached = 0;
+    for (const Signature* s : plausible) {
+      if (s->match(args, kwargs, false, ignored) < 0) return -1;
+      if (!best || ignored.size() > reached) {
+        best = s;
+        reached = ignored.size();
+      }
+    }
+    if (best && best->match(args, kwargs, true, ignored) < 0) return -1;
   }
   PyObject* empty = nullptr;
   if (!kwargs) kwargs = empty = PyDict_New();
@@ -849,6 +917,36 @@ int FunctionParser::parse(PyObject* args, PyObject* kwargs, std::vector<PyObject
   Py_DECREF(ordered);
   set_type_error(msg);
   return -1;
+}
+
+int FunctionParser::fits(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) const {
+  for (const Signature& s : signatures) {
+    int r = s.fits(args, nargs, kwnames);
+    if (r) return r;
+  }
+  return 0;
+}
+
+int FunctionParser::refuse(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* tuple = PyTuple_New(nargs);
+  if (!tuple) return -1;
+  for (Py_ssize_t i = 0; i < nargs; ++i) PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
+  PyObject* kwargs = PyDict_New();
+  Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t i = 0; kwargs && i < nk; ++i) {
+    if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0) {
+      Py_CLEAR(kwargs);
+    }
+  }
+  if (!kwargs) {
+    Py_DECREF(tuple);
+    return -1;
+  }
+  std::vector<PyObject*> out;
+  int r = parse(tuple, kwargs, out);
+  Py_DECREF(tuple);
+  Py_DECREF(kwargs);
+  return r < 0 ? -1 : 0;
 }
 
 std::string invalid_arguments(const std::string& name, PyObject* args, PyObject* kwargs,
@@ -915,6 +1013,14 @@ void bind_arg_parser(py::module_& m) {
                p->signatures.emplace_back(f, h);
              }
              if (p->signatures.empty()) throw py::value_error("_ArgParser: no signature");
+             for (Signature& s : p->signatures) {  // torch's should_allow_numbers_as_tensors
+               if (!numbers_as_tensors(s.name)) continue;
+               for (Param& q : s.params) {
+                 if (q.has(ArgType::Tensor) && !q.has(ArgType::Number)) {
+                   q.types.push_back(ArgType::Number);
+                 }
+               }
+             }
              p->name = p->signatures[0].name;
              p->has_texts = texts.has_value();
              if (texts) p->texts = *texts;
