@@ -568,3 +568,16 @@ def test_calls_are_parsed_on_the_way_in(x):
     # A call cudalite's function used to accept, refused as torch refuses it.
     with err(TypeError, "argmax(): argument 'dim' (position 2) must be int, not Tensor"):
         C.argmax(x, x, keepdim=1)
+
+
+def test_parameters_named_as_torchs_parser_names_them(x):
+    """Where torch's type stubs name a parameter otherwise than its parser (tests/
+    gen_signatures.py), the messages use the parser's name."""
+    with err(
+        TypeError, "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not str"
+    ):
+        x.requires_grad_("a")
+    with err(TypeError, "numel(): argument 'input' (position 1) must be Tensor, not float"):
+        C.numel(1.5)
+    with err(TypeError, "roll(): argument 'dims' (position 2) must be tuple of ints, not str"):
+        x.roll(0, "a")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import types
 
 from cudalite import _C, _arg_parser, _signatures
+from cudalite import _deprecated_overloads as _deprecated
 from cudalite._reductions import _Absent
 
 _parsers = {}
@@ -48,12 +49,9 @@ def _parser(kind, name):
     if p is None:
         data = _signature_data()
         sigs = list(data["methods" if kind == "m" else "functions"][name])
-        hidden = ()
-        from cudalite import _deprecated_overloads as _deprecated
-
-        if key in _deprecated.DEPRECATED:  # Note [Deprecated overloads]
-            sigs += [fmt for fmt, *_ in _deprecated.DEPRECATED[key] if fmt not in sigs]
-            hidden = [f for f in sigs if _deprecated.SCALAR_FIRST.search(f)]
+        # Note [Deprecated overloads]: torch's old argument orders, matched, never shown
+        hidden = _deprecated.forms(kind, name, data)
+        sigs += [f for f in hidden if f not in sigs]
         texts = data["method_texts" if kind == "m" else "function_texts"].get(name)
         # No texts: torch's parser has a single signature (its errors never list one).
         p = _parsers[key] = _arg_parser.Parser(
@@ -253,10 +251,8 @@ def _numpy_names(kind, name, exc, kwargs):
 
 def _wrap(fn, kind, name):
     def on_error(exc, args, kwargs):
-        from cudalite import _deprecated_overloads as _deprecated
-
-        if type(exc) is TypeError and (kind, name) in _deprecated.DEPRECATED:
-            call = _deprecated.call(kind, name, args, kwargs)
+        if type(exc) is TypeError:
+            call = _deprecated.call(kind, name, args, kwargs, _signature_data())
             if call is not None:
                 return (checked(*call[0], **call[1]),)
         renamed = _numpy_names(kind, name, exc, kwargs)
