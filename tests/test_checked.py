@@ -565,6 +565,12 @@ def test_calls_are_parsed_on_the_way_in(x):
     assert method(x[0], x[1]) == "ran"
     with err(TypeError, "dot(): argument 'tensor' (position 1) must be Tensor, not int"):
         method(x[0], 5)
+    # The entry skips the matching for a call with the types of the last call that fit by
+    # its types alone; a tensor where an int goes fits by its value, never cached.
+    for _ in range(2):
+        assert x.sum(C.tensor(0, device=x.device)).shape == (3,)
+        with pytest.raises(TypeError, match=r"^sum\(\) received an invalid combination"):
+            x.sum(C.tensor([0, 1], device=x.device))
     # A call cudalite's function used to accept, refused as torch refuses it.
     with err(TypeError, "argmax(): argument 'dim' (position 2) must be int, not Tensor"):
         C.argmax(x, x, keepdim=1)

@@ -711,8 +711,9 @@ struct VectorArgs {
 // signature; `out` receives the values (for the tuple form).
 template <class Args>
 int match_impl(const Signature& s, const Args& a, bool raise, std::vector<PyObject*>* out,
-               PyObject* args_tuple, PyObject* kwargs_dict) {
+               PyObject* args_tuple, PyObject* kwargs_dict, bool* determined = nullptr) {
   if (out) out->clear();
+  if (determined) *determined = true;
   Py_ssize_t nargs = a.nargs();
   Py_ssize_t remaining = a.nkw();
   Py_ssize_t arg_pos = 0;
@@ -753,7 +754,10 @@ int match_impl(const Signature& s, const Args& a, bool raise, std::vector<PyObje
       if (r < 0) return -1;
       if (r) {
         if (out) out->push_back(obj);
+        // a tensor fits a number or an int by its value (0-dim), not by its type
+        if (determined && !p.has(ArgType::Tensor) && is_tensor(obj)) *determined = false;
       } else if (varargs_eligible && a.first_is_int_list(failed)) {
+        if (determined && !PyLong_CheckExact(a.pos(0))) *determined = false;
         if (out) out->push_back(args_tuple);  // f(1, 2, 3) as f((1, 2, 3))
         arg_pos = nargs;
         continue;
@@ -782,8 +786,10 @@ int Signature::match(PyObject* args, PyObject* kwargs, bool raise,
   return match_impl(*this, TupleArgs{args, kwargs}, raise, &out, args, kwargs);
 }
 
-int Signature::fits(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) const {
-  return match_impl(*this, VectorArgs{args, nargs, kwnames}, false, nullptr, nullptr, nullptr);
+int Signature::fits(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                    bool* determined) const {
+  return match_impl(*this, VectorArgs{args, nargs, kwnames}, false, nullptr, nullptr, nullptr,
+                    determined);
 }
 
 // An int list's values as int64s, with torch's "failed to unpack" errors (matching looked
@@ -919,9 +925,10 @@ int FunctionParser::parse(PyObject* args, PyObject* kwargs, std::vector<PyObject
   return -1;
 }
 
-int FunctionParser::fits(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) const {
+int FunctionParser::fits(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                         bool* determined) const {
   for (const Signature& s : signatures) {
-    int r = s.fits(args, nargs, kwnames);
+    int r = s.fits(args, nargs, kwnames, determined);
     if (r) return r;
   }
   return 0;

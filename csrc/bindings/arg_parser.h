@@ -66,8 +66,10 @@ struct Signature {
   // `raise`, or one it raises while matching, e.g. a Tensor list with another element).
   int match(PyObject* args, PyObject* kwargs, bool raise, std::vector<PyObject*>& out) const;
   // match() without raising or values, for a vectorcall's arguments (the entry's check on
-  // the way in: no tuple, no dict).
-  int fits(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) const;
+  // the way in: no tuple, no dict). `determined`: set to whether any call whose arguments
+  // have the same types (of those the entry caches: Note [Parsing at the entry]) fits too.
+  int fits(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+           bool* determined = nullptr) const;
   // The values of a match as the function receives them (torch's PythonArgs): ints and int
   // lists unpacked, Python types read as dtypes, defaults filled in. A new list or nullptr
   // with the error set.
@@ -89,7 +91,8 @@ struct FunctionParser {
   int parse(PyObject* args, PyObject* kwargs, std::vector<PyObject*>& out);
   // For a vectorcall's arguments: 1 when a signature (a hidden one included) accepts them,
   // 0 when none does, -1 with an error torch raises while matching.
-  int fits(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) const;
+  int fits(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+           bool* determined = nullptr) const;
   // Sets torch's error for arguments that fit no signature (-1); 0 where parse() finds one
   // after all (torch's texts of its overloads accept what the table does not).
   int refuse(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);

@@ -42,6 +42,10 @@ struct Checked {
   FunctionParser* parser;
   int parser_state;  // 0: not loaded yet, 1: loaded, 2: none
   bool method;       // args[0] is self, which torch's method signatures leave out
+  // The types of the last call that fit by its types alone (Note [Parsing at the entry])
+  Py_ssize_t cached_nargs;  // -1: none
+  PyObject* cached_kwnames;
+  PyTypeObject* cached_types[6];
 };
 
 // Note [Parsing at the entry]
@@ -54,6 +58,11 @@ struct Checked {
 // instead, for the check after a failure (Note [Argument errors]) to read as it does: a
 // keyword given None (wrappers forward their defaults), a NumPy keyword name (axis=,
 // keepdims=: renamed after the failure), and a forwarded _Absent marker.
+//
+// The entry remembers the argument types of the last call that fit because of its types
+// alone (tensors, ints, floats, bools, None, strings, dtypes; no tensor in the place of a
+// number, no list): a call with the same keyword names (the same tuple of a call site) and
+// the same types fits too, and skips the matching (a few pointer compares).
 //
 // Only the outermost entry parses: a call that cudalite's own Python code makes while another
 // entry's function runs (a method forwarding to a function, a loss calling expand) is an
@@ -217,15 +226,52 @@ void mark_checked() {
   PyErr_Restore(type, value, tb);
 }
 
+constexpr Py_ssize_t kCachedArgs = 6;
+
+// Whether an object of this type fits a parameter by its type alone.
+bool cacheable_type(PyTypeObject* t) {
+  static PyTypeObject* dtype_type = Py_TYPE(dtype_pyobject(ScalarType::Float32));
+  return t == reinterpret_cast<PyTypeObject*>(tensor_type().ptr()) || t == &PyLong_Type ||
+         t == &PyFloat_Type || t == &PyBool_Type || t == Py_TYPE(Py_None) || t == &PyUnicode_Type ||
+         t == dtype_type;
+}
+
+bool cache_hit(const Checked* c, PyObject* const* args, Py_ssize_t n, PyObject* kwnames,
+               Py_ssize_t total) {
+  if (c->cached_nargs != n || c->cached_kwnames != kwnames || total > kCachedArgs) return false;
+  for (Py_ssize_t i = 0; i < total; ++i) {
+    if (Py_TYPE(args[i]) != c->cached_types[i]) return false;
+  }
+  return true;
+}
+
+void cache_store(Checked* c, PyObject* const* args, Py_ssize_t n, PyObject* kwnames,
+                 Py_ssize_t total) {
+  if (total > kCachedArgs) return;
+  for (Py_ssize_t i = 0; i < total; ++i) {
+    if (!cacheable_type(Py_TYPE(args[i]))) return;
+  }
+  for (Py_ssize_t i = 0; i < total; ++i) c->cached_types[i] = Py_TYPE(args[i]);
+  Py_XINCREF(kwnames);
+  Py_XSETREF(c->cached_kwnames, kwnames);
+  c->cached_nargs = n;
+}
+
 // 1: the call goes on; -1: torch's error is set.
 int parse_at_entry(Checked* c, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  Py_ssize_t total = n + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+  if (cache_hit(c, args, n, kwnames, total)) return 1;
   FunctionParser* p = parser_of(c);
   if (!p) return 1;
-  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
   Py_ssize_t skip = c->method ? 1 : 0;
   if (n < skip) return 1;
-  int r = p->fits(args + skip, n - skip, kwnames);
-  if (r > 0) return 1;
+  bool determined = false;
+  int r = p->fits(args + skip, n - skip, kwnames, &determined);
+  if (r > 0) {
+    if (determined) cache_store(c, args, n, kwnames, total);
+    return 1;
+  }
   if (r == 0) {
     if (!refusable(args + skip, n - skip, kwnames)) return 1;
     if (p->refuse(args + skip, n - skip, kwnames) == 0) return 1;
@@ -312,6 +358,8 @@ PyObject* checked_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   c->parser_obj = nullptr;
   c->parser = nullptr;
   c->parser_state = 0;
+  c->cached_nargs = -1;
+  c->cached_kwnames = nullptr;
   c->method = key && PyUnicode_Check(PyTuple_GET_ITEM(key, 0)) &&
               PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(key, 0), "m") == 0;
   return reinterpret_cast<PyObject*>(c);
@@ -341,6 +389,8 @@ int checked_clear(PyObject* self) {
   c->parser = nullptr;
   c->parser_state = 2;
   Py_CLEAR(c->parser_obj);
+  c->cached_nargs = -1;
+  Py_CLEAR(c->cached_kwnames);
   return 0;
 }
 
