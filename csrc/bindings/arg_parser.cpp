@@ -1004,38 +1004,68 @@ py::object as_dict(py::handle kwargs) {
   return py::dict(py::reinterpret_borrow<py::object>(kwargs));
 }
 
+// _ArgParser.parse(args, kwargs)
+PyObject* parser_parse(PyObject* self, PyObject* const* a, Py_ssize_t n) {
+  if (n != 2) {
+    PyErr_SetString(PyExc_TypeError, "parse() takes 2 arguments: args and kwargs");
+    return nullptr;
+  }
+  try {
+    auto v_h = reinterpret_cast<py::detail::instance*>(self)->get_value_and_holder();
+    if (!v_h.holder_constructed()) {
+      PyErr_SetString(PyExc_TypeError, "parse(): an uninitialized _ArgParser");
+      return nullptr;
+    }
+    FunctionParser& p = *v_h.template holder<std::shared_ptr<FunctionParser>>();
+    py::tuple args = as_tuple(a[0]);
+    py::object kwargs = as_dict(a[1]);
+    std::vector<PyObject*> raw;
+    int i = p.parse(args.ptr(), kwargs.ptr(), raw);
+    if (i < 0) return nullptr;
+    PyObject* values = p.signatures[size_t(i)].convert(raw);
+    if (!values) return nullptr;
+    return Py_BuildValue("(iN)", i, values);
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return nullptr;
+  }
+}
+
 }  // namespace
 
 void bind_arg_parser(py::module_& m) {
   g_missing = PyObject_CallNoArgs(reinterpret_cast<PyObject*>(&PyBaseObject_Type));
   m.add_object("_ARG_MISSING", py::reinterpret_borrow<py::object>(g_missing));
-  py::class_<FunctionParser, std::shared_ptr<FunctionParser>>(
+  py::class_<FunctionParser, std::shared_ptr<FunctionParser>> cls(
       m, "_ArgParser",
-      "torch's argument parser for a function's signatures (Note [Argument errors]).")
-      .def(py::init([](std::vector<std::string> fmts, std::vector<std::string> hidden,
-                       std::optional<std::vector<std::string>> texts, bool single) {
-             auto p = std::make_shared<FunctionParser>();
-             for (const std::string& f : fmts) {
-               bool h = std::find(hidden.begin(), hidden.end(), f) != hidden.end();
-               p->signatures.emplace_back(f, h);
-             }
-             if (p->signatures.empty()) throw py::value_error("_ArgParser: no signature");
-             for (Signature& s : p->signatures) {  // torch's should_allow_numbers_as_tensors
-               if (!numbers_as_tensors(s.name)) continue;
-               for (Param& q : s.params) {
-                 if (q.has(ArgType::Tensor) && !q.has(ArgType::Number)) {
-                   q.types.push_back(ArgType::Number);
-                 }
-               }
-             }
-             p->name = p->signatures[0].name;
-             p->has_texts = texts.has_value();
-             if (texts) p->texts = *texts;
-             p->single = single;
-             return p;
-           }),
-           py::arg("fmts"), py::arg("hidden") = std::vector<std::string>{},
-           py::arg("texts") = py::none(), py::arg("single") = false)
+      "torch's argument parser for a function's signatures (Note [Argument errors]).");
+  cls.def(py::init([](std::vector<std::string> fmts, std::vector<std::string> hidden,
+                      std::optional<std::vector<std::string>> texts, bool single) {
+            auto p = std::make_shared<FunctionParser>();
+            for (const std::string& f : fmts) {
+              bool h = std::find(hidden.begin(), hidden.end(), f) != hidden.end();
+              p->signatures.emplace_back(f, h);
+            }
+            if (p->signatures.empty()) throw py::value_error("_ArgParser: no signature");
+            for (Signature& s : p->signatures) {  // torch's should_allow_numbers_as_tensors
+              if (!numbers_as_tensors(s.name)) continue;
+              for (Param& q : s.params) {
+                if (q.has(ArgType::Tensor) && !q.has(ArgType::Number)) {
+                  q.types.push_back(ArgType::Number);
+                }
+              }
+            }
+            p->name = p->signatures[0].name;
+            p->has_texts = texts.has_value();
+            if (texts) p->texts = *texts;
+            p->single = single;
+            return p;
+          }),
+          py::arg("fmts"), py::arg("hidden") = std::vector<std::string>{},
+          py::arg("texts") = py::none(), py::arg("single") = false)
       .def_readonly("name", &FunctionParser::name)
       .def_property_readonly("texts",
                              [](const FunctionParser& p) -> py::object {
@@ -1044,20 +1074,6 @@ void bind_arg_parser(py::module_& m) {
                              })
       .def_property_readonly("n_signatures",
                              [](const FunctionParser& p) { return p.signatures.size(); })
-      .def(
-          "parse",
-          [](FunctionParser& p, py::handle args, py::handle kwargs) {
-            py::tuple a = as_tuple(args);
-            py::object k = as_dict(kwargs);
-            std::vector<PyObject*> raw;
-            int i = p.parse(a.ptr(), k.ptr(), raw);
-            if (i < 0) throw py::error_already_set();
-            PyObject* values = p.signatures[size_t(i)].convert(raw);
-            if (!values) throw py::error_already_set();
-            return py::make_tuple(i, py::reinterpret_steal<py::object>(values));
-          },
-          "(index, values) of the first signature that accepts the call (values as "
-          "the function receives them); torch's error when none does.")
       .def(
           "match",
           [](FunctionParser& p, py::handle args, py::handle kwargs) -> py::object {
@@ -1112,6 +1128,17 @@ void bind_arg_parser(py::module_& m) {
   m.def(
       "_tp_name", [](py::handle obj) { return type_name(obj.ptr()); },
       "The name torch's messages give obj's type.");
+  // parse() is a plain CPython method: the Python functions that parse their variadic
+  // arguments call it on every call.
+  static PyMethodDef parse_def = {
+      "parse", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&parser_parse)),
+      METH_FASTCALL,
+      "parse(args, kwargs): (index, values) of the first signature that accepts the call "
+      "(values as the function receives them); torch's error when none does."};
+  py::object descr = py::reinterpret_steal<py::object>(
+      PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), &parse_def));
+  if (!descr) throw py::error_already_set();
+  py::setattr(cls, "parse", descr);
 }
 
 }  // namespace cl::bind
