@@ -2,9 +2,8 @@
 its argument parser accepts) for the Tensor methods and ``torch`` functions that cudalite
 has, read from torch's type stubs (torch/_C/__init__.pyi and _VariableFunctions.pyi), and
 torch's texts of those overloads as its errors list them; and _signatures.py, the names
-alone. cudalite checks a call against the signatures only after
-the call failed (Note [Argument errors] in python/cudalite/_checked.py). Run with torch
-installed:
+alone. cudalite's C++ parser (csrc/bindings/arg_parser.cpp) matches each call against the
+signatures on the way in (Note [Argument errors] in docs/design.md). Run with torch installed:
 
     python tests/gen_signatures.py
 """
@@ -23,7 +22,7 @@ import cudalite
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STUBS = os.path.join(os.path.dirname(torch.__file__), "_C")
 
-# Stub annotations -> the parser's type names (python/cudalite/_arg_parser.py). Anything not
+# Stub annotations -> the parser's type names (csrc/bindings/arg_parser.h). Anything not
 # listed becomes "object", which matches every value: a call is never rejected for a type
 # the table does not know.
 _BASE = {
@@ -88,6 +87,16 @@ def param_type(ann):
     return "|".join(dict.fromkeys(types)) + ("?" if optional else "")
 
 
+# Parameters that torch's parser names otherwise than its stubs: a Python keyword the stubs
+# escape ("from_"), and names of the stubs' own.
+_KEYWORD_NAMES = {"from_": "from"}
+_PARSER_NAMES = {("requires_grad_", "mode"): "requires_grad", ("numel", "self"): "input"}
+
+
+def _param_name(name, arg):
+    return _PARSER_NAMES.get((name, arg), _KEYWORD_NAMES.get(arg, arg))
+
+
 def signature(name, fn, is_method):
     args = fn.args
     params = []
@@ -97,7 +106,9 @@ def signature(name, fn, is_method):
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
     for a, d in zip(positional, defaults, strict=True):
         t = param_type(a.annotation)
-        params.append(f"{t} {a.arg}" + ("" if d is None else "=" + ast.unparse(d)))
+        params.append(
+            f"{t} {_param_name(name, a.arg)}" + ("" if d is None else "=" + ast.unparse(d))
+        )
     if args.vararg is not None:  # f(*size): the ints as varargs, as an int[] parameter
         t = param_type(args.vararg.annotation)
         params.append(f"{'int[]' if t == 'int' else t} {args.vararg.arg}")
@@ -108,7 +119,8 @@ def signature(name, fn, is_method):
         params.append("*")
         for a, d in kwonly:
             t = param_type(a.annotation)
-            params.append(f"{t} {a.arg}" + ("" if d is None else "=" + ast.unparse(d)))
+            d = "" if d is None else "=" + ast.unparse(d)
+            params.append(f"{t} {_param_name(name, a.arg)}{d}")
     return f"{name}({', '.join(params)})"
 
 
@@ -129,7 +141,7 @@ class _Odd:
 
 def overload_texts(names, is_method):
     """torch's own texts of each name's overloads, as its "invalid combination" message
-    lists them (python/cudalite/_invalid_args.py): provoked with 40 arguments no overload
+    lists them (csrc/bindings/arg_parser.cpp): provoked with 40 arguments no overload
     takes. Names whose parser has a single signature never list theirs and are left out."""
     out = {}
     t = torch.zeros(1)
@@ -156,6 +168,66 @@ def overload_texts(names, is_method):
     return out
 
 
+# torch's deprecated argument orders, scalar first (tools/autograd/deprecated.yaml; its type
+# stubs leave them out): {kind name: [(signature, as torch's warning shows it, the
+# signatures it names instead)]}. Note [Deprecated overloads] in docs/design.md.
+def _alpha_first(n, kind):
+    if kind == "m":
+        return [
+            (
+                f"{n}(Number alpha, Tensor|Number other)",
+                f"{n}(Number alpha, Tensor other)",
+                [f"{n}(Tensor other, *, Number alpha = 1)"],
+            )
+        ]
+    return [
+        (
+            f"{n}(Tensor input, Number alpha, Tensor|Number other, *, Tensor? out=None)",
+            f"{n}(Tensor input, Number alpha, Tensor other, *, Tensor out = None)",
+            [f"{n}(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)"],
+        )
+    ]
+
+
+_ADDMM_NEW = [
+    "addmm(Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1, "
+    "Tensor out = None)",
+    "addmm(Tensor input, Tensor mat1, Tensor mat2, torch.dtype out_dtype, *, Number beta = 1, "
+    "Number alpha = 1, Tensor out = None)",
+]
+_ADDMM_METHOD_NEW = ["addmm(Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1)"]
+DEPRECATED = {
+    **{f"m {n}": _alpha_first(n, "m") for n in ("add", "add_", "sub", "sub_")},
+    **{f"f {n}": _alpha_first(n, "f") for n in ("add", "sub")},
+    "f addmm": [
+        (
+            "addmm(Number beta, Tensor input, Number alpha, Tensor mat1, Tensor mat2, *, "
+            "Tensor? out=None)",
+            "addmm(Number beta, Tensor input, Number alpha, Tensor mat1, Tensor mat2, *, "
+            "Tensor out = None)",
+            _ADDMM_NEW,
+        ),
+        (
+            "addmm(Number beta, Tensor input, Tensor mat1, Tensor mat2, *, Tensor? out=None)",
+            "addmm(Number beta, Tensor input, Tensor mat1, Tensor mat2, *, Tensor out = None)",
+            _ADDMM_NEW,
+        ),
+    ],
+    "m addmm": [
+        (
+            "addmm(Number beta, Number alpha, Tensor mat1, Tensor mat2)",
+            "addmm(Number beta, Number alpha, Tensor mat1, Tensor mat2)",
+            _ADDMM_METHOD_NEW,
+        ),
+        (
+            "addmm(Number beta, Tensor mat1, Tensor mat2)",
+            "addmm(Number beta, Tensor mat1, Tensor mat2)",
+            _ADDMM_METHOD_NEW,
+        ),
+    ],
+}
+
+
 # Functions whose stubs torch has but whose arguments torch checks by hand, with errors of
 # their own ("set_num_threads expects an int, but got float"), not its argument parser's.
 _PARSED_BY_HAND = {"set_num_threads", "set_num_interop_threads"}
@@ -180,7 +252,11 @@ def main():
         "function_texts": overload_texts(table["functions"], False),
     }
     # One data file, read on the first failed call (Note [Argument errors]).
-    data = {"torch": version, **table, **texts}
+    deprecated = {
+        key: [{"signature": f, "shown": shown, "instead": new} for f, shown, new in forms]
+        for key, forms in DEPRECATED.items()
+    }
+    data = {"torch": version, **table, **texts, "deprecated": deprecated}
     with open(os.path.join(pkg, "_signatures.json"), "w") as f:
         json.dump(data, f, indent=0, sort_keys=True)
         f.write("\n")

@@ -95,7 +95,7 @@ def test_sequences_are_copied(device):
 
 
 def test_arguments():
-    with err(TypeError, "asarray(): argument 'dtype' must be cudalite.dtype, not str"):
+    with err(TypeError, "asarray(): argument 'dtype' must be torch.dtype, not str"):
         C.asarray([1], dtype="float")
     with pytest.raises(TypeError):
         C.asarray(C.ones(1), C.float64)  # dtype is keyword-only

@@ -77,8 +77,8 @@ def test_other_errors_stand(x):
         x.add(C.ones(4, device=x.device))
     with pytest.raises(IndexError, match="Dimension out of range"):
         x.sum(5)
-    # A function's own TypeError, in torch's words, is kept as it is.
-    with err(TypeError, "asarray(): argument 'dtype' must be cudalite.dtype, not str"):
+    # Arguments that fit no signature never reach the function: torch's TypeError.
+    with err(TypeError, "asarray(): argument 'dtype' must be torch.dtype, not str"):
         C.asarray([1], dtype="float")
 
 
@@ -132,19 +132,19 @@ def test_warnings_point_at_the_callers_line():
 def test_the_signature_table_covers_the_common_methods():
     for name in ("sum", "add", "matmul", "view", "reshape", "cat", "where", "to"):
         assert name in _signatures.METHODS or name in _signatures.FUNCTIONS
-    # It is read lazily: every signature parses.
+    # It is read lazily: every signature compiles (an unknown type is a ValueError).
     from cudalite import _arg_parser
 
-    known = set(_arg_parser._TYPE_NAMES)
     data = _checked._signature_data()
     assert _signatures.METHODS.keys() == data["methods"].keys()
     assert _signatures.FUNCTIONS.keys() == data["functions"].keys()
     assert data["method_texts"].keys() <= data["methods"].keys()
     for table in (data["methods"], data["functions"]):
         for sigs in table.values():
-            for sig in _arg_parser.Parser(*sigs).signatures:
-                for p in sig.params:
-                    assert set(p.types) <= known, (sig.name, p.name, p.types)
+            parser = _arg_parser.Parser(*sigs)
+            assert parser.n_signatures == len(sigs)
+    with pytest.raises(ValueError, match="unknown parameter type 'Tensr'"):
+        _arg_parser.Parser("f(Tensr x)")
 
 
 CASES = [
@@ -440,7 +440,7 @@ def test_deprecated_overload_warns_once_as_torch():
 def test_invalid_combination_lists_torchs_overloads(x, monkeypatch):
     """The whole "invalid combination" message: torch's texts of the overloads, and under
     those whose argument count fits, why they did not match (torch's matching, quirks
-    included: python/cudalite/_invalid_args.py). Messages are torch 2.11's."""
+    included: csrc/bindings/arg_parser.cpp). Messages are torch 2.11's."""
     head = "received an invalid combination of arguments - got"
     with err(
         TypeError,
@@ -533,3 +533,57 @@ def test_calls_torch_refuses(x):
         C.result_type(x, "a")
     with err(RuntimeError, "Name 'a' not found in Tensor[None, None]."):
         x.squeeze("a")
+
+
+def test_calls_are_parsed_on_the_way_in(x):
+    """The entry matches a call against torch's signatures before the function runs (Note
+    [Parsing at the entry]): a call that fits none is torch's TypeError, never run."""
+    calls = []
+
+    def fn(*args, **kwargs):
+        calls.append((args, kwargs))
+        return "ran"
+
+    entry = C._C._Checked(fn, lambda exc, args, kwargs: None, None, ("f", "dot"))
+    a, b = x[0], x[1]
+    assert entry(a, b) == "ran"
+    assert len(calls[-1][0]) == 2 and calls[-1][0][1] is b and calls[-1][1] == {}
+    assert entry(a, tensor=b) == "ran"
+    assert calls[-1][0][0] is a and list(calls[-1][1]) == ["tensor"]
+    n = len(calls)
+    with err(TypeError, "dot(): argument 'tensor' (position 2) must be Tensor, not int"):
+        entry(x[0], 5)
+    with err(TypeError, "dot() got an unexpected keyword argument 'other'"):
+        entry(x[0], x[1], other=x[1])
+    assert len(calls) == n
+    # Calls checked after a failure instead: a keyword given None (forwarded defaults) and
+    # NumPy's keyword names.
+    assert entry(x[0], tensor=None) == "ran"
+    assert entry(x[0], x2=x[1]) == "ran"
+    # Methods: self is not among torch's parameters.
+    method = C._C._Checked(fn, lambda exc, args, kwargs: None, None, ("m", "dot"))
+    assert method(x[0], x[1]) == "ran"
+    with err(TypeError, "dot(): argument 'tensor' (position 1) must be Tensor, not int"):
+        method(x[0], 5)
+    # The entry skips the matching for a call with the types of the last call that fit by
+    # its types alone; a tensor where an int goes fits by its value, never cached.
+    for _ in range(2):
+        assert x.sum(C.tensor(0, device=x.device)).shape == (3,)
+        with pytest.raises(TypeError, match=r"^sum\(\) received an invalid combination"):
+            x.sum(C.tensor([0, 1], device=x.device))
+    # A call cudalite's function used to accept, refused as torch refuses it.
+    with err(TypeError, "argmax(): argument 'dim' (position 2) must be int, not Tensor"):
+        C.argmax(x, x, keepdim=1)
+
+
+def test_parameters_named_as_torchs_parser_names_them(x):
+    """Where torch's type stubs name a parameter otherwise than its parser (tests/
+    gen_signatures.py), the messages use the parser's name."""
+    with err(
+        TypeError, "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not str"
+    ):
+        x.requires_grad_("a")
+    with err(TypeError, "numel(): argument 'input' (position 1) must be Tensor, not float"):
+        C.numel(1.5)
+    with err(TypeError, "roll(): argument 'dims' (position 2) must be tuple of ints, not str"):
+        x.roll(0, "a")

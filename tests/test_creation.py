@@ -356,7 +356,7 @@ def test_empty_entry_point(device):
         C.empty(2, device="cuda:x")
     with pytest.raises(RuntimeError, match="^Trying to create tensor with negative dimension"):
         C.empty(2, -1, device=device)
-    with pytest.raises(TypeError, match=re.escape(_NOT.format(1, "float"))):
+    with pytest.raises(TypeError, match=re.escape("empty() received an invalid combination of ")):
         C.empty(2.0, device=device)
 
 
@@ -517,10 +517,11 @@ def test_linspace_negative_steps():
 
 @pytest.mark.parametrize("n, m", [(3, None), (2, 3), (3, 2), (0, None), (1, 1)])
 def test_eye_vs_numpy(n, m, device):
-    t = C.eye(n, m, device=device)
+    t = C.eye(n, device=device) if m is None else C.eye(n, m, device=device)
     assert t.dtype is C.float32
     np.testing.assert_array_equal(to_np(t), np.eye(n, m))
-    np.testing.assert_array_equal(to_np(C.eye(n, m, dtype=C.bool)), np.eye(n, m, dtype=bool))
+    b = C.eye(n, dtype=C.bool) if m is None else C.eye(n, m, dtype=C.bool)
+    np.testing.assert_array_equal(to_np(b), np.eye(n, m, dtype=bool))
 
 
 def test_eye_negative():

@@ -81,10 +81,11 @@ def test_sort_is_stable_with_torchs_order(device, dtype, descending, shape, dim)
     if dtype == C.bfloat16:
         a = a.astype(np.float32)
     want_v, want_i = ref_sort(a, dim, descending)
-    check(C.sort(t, dim, descending, stable=True), want_v, want_i)
+    check(C.sort(t, dim=dim, descending=descending, stable=True), want_v, want_i)
     check(t.sort(dim=dim, descending=descending), want_v, want_i)
     np.testing.assert_array_equal(to_np(C.argsort(t, dim, descending)), want_i)
-    np.testing.assert_array_equal(to_np(t.argsort(dim, descending, stable=True)), want_i)
+    got = t.argsort(dim=dim, descending=descending, stable=True)
+    np.testing.assert_array_equal(to_np(got), want_i)
     r = t.sort(dim, descending)
     assert r.values.is_contiguous() and r.indices.is_contiguous()
     assert r.values.dtype == dtype and r.values.device.type == device

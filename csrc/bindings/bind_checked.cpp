@@ -12,6 +12,7 @@
 #include <Python.h>
 #include <structmember.h>
 
+#include "bindings/arg_parser.h"
 #include "bindings/convert.h"
 
 namespace cl::bind {
@@ -34,7 +35,43 @@ struct Checked {
   PyObject* dict;
   PyObject* recorder;  // null until armed
   int cast_policy;     // its autocast list (Note [Autocast at the entry]); 0: none
+  // Note [Parsing at the entry]: (kind, name) of a function with torch signatures, else
+  // null; its parser, compiled on the first call.
+  PyObject* key;
+  PyObject* parser_obj;
+  FunctionParser* parser;
+  int parser_state;  // 0: not loaded yet, 1: loaded, 2: none
+  bool method;       // args[0] is self, which torch's method signatures leave out
+  // The types of the last call that fit by its types alone (Note [Parsing at the entry])
+  Py_ssize_t cached_nargs;  // -1: none
+  PyObject* cached_kwnames;
+  PyTypeObject* cached_types[6];
 };
+
+// Note [Parsing at the entry]
+// A function with torch signatures has them compiled (arg_parser.h) on its first call, from
+// _signatures.json through the loader _checked.py sets. Every call is then matched against
+// them before the function runs, on the vectorcall's arguments as they are (no tuple, no
+// dict): the type checks of a few arguments against one or two signatures. A call that fits
+// one goes on as before; a call that fits none raises torch's TypeError there, from the
+// same parse, without running the function. Three kinds of call that fit none go on
+// instead, for the check after a failure (Note [Argument errors]) to read as it does: a
+// keyword given None (wrappers forward their defaults), a NumPy keyword name (axis=,
+// keepdims=: renamed after the failure), and a forwarded _Absent marker.
+//
+// The entry remembers the argument types of the last call that fit because of its types
+// alone (tensors, ints, floats, bools, None, strings, dtypes; no tensor in the place of a
+// number, no list): a call with the same keyword names (the same tuple of a call site) and
+// the same types fits too, and skips the matching (a few pointer compares).
+//
+// Only the outermost entry parses: a call that cudalite's own Python code makes while another
+// entry's function runs (a method forwarding to a function, a loss calling expand) is an
+// internal call, which torch makes in C++ without its parser, so it goes straight on, as do
+// user callbacks run from inside an op (hooks during backward), which are checked after a
+// failure.
+thread_local int t_entry_depth = 0;
+PyObject* g_parser_loader = nullptr;  // loader(kind, name) -> _ArgParser or None
+PyObject* g_absent_type = nullptr;    // _reductions._Absent
 
 // Note [Autocast at the entry]
 // An op in one of torch's autocast lists (python/cudalite/amp/autocast_mode.py) has its
@@ -134,14 +171,132 @@ PyObject* checked_call(PyObject* self, PyObject* const* args, size_t nargsf, PyO
   return checked_dispatch(c, args, nargsf, kwnames);
 }
 
+FunctionParser* parser_of(Checked* c) {
+  if (c->parser_state == 0) {
+    c->parser_state = 2;
+    if (g_parser_loader && c->key && PyTuple_Check(c->key)) {
+      PyObject* p = PyObject_CallObject(g_parser_loader, c->key);
+      if (!p) {
+        PyErr_WriteUnraisable(c->fn);  // the call goes on unchecked
+      } else if (p == Py_None) {
+        Py_DECREF(p);
+      } else {
+        try {
+          c->parser = py::cast<FunctionParser*>(py::handle(p));
+          c->parser_obj = p;
+          c->parser_state = 1;
+        } catch (const py::cast_error&) {
+          Py_DECREF(p);
+        }
+      }
+    }
+  }
+  return c->parser_state == 1 ? c->parser : nullptr;
+}
+
+bool is_numpy_name(PyObject* key) {
+  static const char* names[] = {"axis", "keepdims", "x", "a", "x1", "x2"};
+  for (const char* n : names) {
+    if (PyUnicode_CompareWithASCIIString(key, n) == 0) return true;
+  }
+  return false;
+}
+
+// Whether a call that fits no signature is refused at the entry (Note [Parsing at the
+// entry]).
+bool refusable(PyObject* const* args, Py_ssize_t n, PyObject* kwnames) {
+  Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t i = 0; i < n + nk; ++i) {
+    if (g_absent_type && PyObject_TypeCheck(args[i], (PyTypeObject*)g_absent_type)) return false;
+  }
+  for (Py_ssize_t i = 0; i < nk; ++i) {
+    if (args[n + i] == Py_None || is_numpy_name(PyTuple_GET_ITEM(kwnames, i))) return false;
+  }
+  return true;
+}
+
+// torch's error raised at the entry, marked as the argument check's (Note [Argument
+// errors]: outer entries word it again with their own arguments).
+void mark_checked() {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  if (value && PyObject_SetAttrString(value, "_cl_checked", Py_True) < 0) PyErr_Clear();
+  if (tb && value) PyException_SetTraceback(value, tb);
+  PyErr_Restore(type, value, tb);
+}
+
+constexpr Py_ssize_t kCachedArgs = 6;
+
+// Whether an object of this type fits a parameter by its type alone.
+bool cacheable_type(PyTypeObject* t) {
+  static PyTypeObject* dtype_type = Py_TYPE(dtype_pyobject(ScalarType::Float32));
+  return t == reinterpret_cast<PyTypeObject*>(tensor_type().ptr()) || t == &PyLong_Type ||
+         t == &PyFloat_Type || t == &PyBool_Type || t == Py_TYPE(Py_None) || t == &PyUnicode_Type ||
+         t == dtype_type;
+}
+
+bool cache_hit(const Checked* c, PyObject* const* args, Py_ssize_t n, PyObject* kwnames,
+               Py_ssize_t total) {
+  if (c->cached_nargs != n || c->cached_kwnames != kwnames || total > kCachedArgs) return false;
+  for (Py_ssize_t i = 0; i < total; ++i) {
+    if (Py_TYPE(args[i]) != c->cached_types[i]) return false;
+  }
+  return true;
+}
+
+void cache_store(Checked* c, PyObject* const* args, Py_ssize_t n, PyObject* kwnames,
+                 Py_ssize_t total) {
+  if (total > kCachedArgs) return;
+  for (Py_ssize_t i = 0; i < total; ++i) {
+    if (!cacheable_type(Py_TYPE(args[i]))) return;
+  }
+  for (Py_ssize_t i = 0; i < total; ++i) c->cached_types[i] = Py_TYPE(args[i]);
+  Py_XINCREF(kwnames);
+  Py_XSETREF(c->cached_kwnames, kwnames);
+  c->cached_nargs = n;
+}
+
+// 1: the call goes on; -1: torch's error is set.
+int parse_at_entry(Checked* c, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  Py_ssize_t total = n + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+  if (cache_hit(c, args, n, kwnames, total)) return 1;
+  FunctionParser* p = parser_of(c);
+  if (!p) return 1;
+  Py_ssize_t skip = c->method ? 1 : 0;
+  if (n < skip) return 1;
+  bool determined = false;
+  int r = p->fits(args + skip, n - skip, kwnames, &determined);
+  if (r > 0) {
+    if (determined) cache_store(c, args, n, kwnames, total);
+    return 1;
+  }
+  if (r == 0) {
+    if (!refusable(args + skip, n - skip, kwnames)) return 1;
+    if (p->refuse(args + skip, n - skip, kwnames) == 0) return 1;
+  }
+  if (!PyErr_ExceptionMatches(PyExc_TypeError)) {
+    PyErr_WriteUnraisable(c->fn);  // not torch's: the call goes on unchecked
+    return 1;
+  }
+  mark_checked();
+  return -1;
+}
+
 // The call past the autocast check: the recorder or the function, and on_error.
 PyObject* checked_dispatch(Checked* c, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  if (c->key && t_entry_depth == 0 && parse_at_entry(c, args, nargsf, kwnames) < 0) {
+    return nullptr;
+  }
   PyObject* target = c->fn;
   if (c->recorder) {
     Py_ssize_t n = PyVectorcall_NARGS(nargsf) + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
     if (any_requires_grad(args, n)) target = c->recorder;
   }
+  ++t_entry_depth;
   PyObject* r = PyObject_Vectorcall(target, args, nargsf, kwnames);
+  --t_entry_depth;
   if (r || !PyErr_ExceptionMatches(PyExc_Exception)) return r;  // KeyboardInterrupt passes
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
@@ -176,12 +331,17 @@ PyObject* checked_bypass(PyObject* self, PyObject* const* args, Py_ssize_t nargs
 }
 
 PyObject* checked_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  PyObject *fn, *on_error, *reduce;
+  PyObject *fn, *on_error, *reduce, *key = nullptr;
   if (kwargs && PyDict_GET_SIZE(kwargs)) {
     PyErr_SetString(PyExc_TypeError, "_Checked() takes no keyword arguments");
     return nullptr;
   }
-  if (!PyArg_UnpackTuple(args, "_Checked", 3, 3, &fn, &on_error, &reduce)) return nullptr;
+  if (!PyArg_UnpackTuple(args, "_Checked", 3, 4, &fn, &on_error, &reduce, &key)) return nullptr;
+  if (key == Py_None) key = nullptr;
+  if (key && (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) != 2)) {
+    PyErr_SetString(PyExc_TypeError, "_Checked(): key must be (kind, name) or None");
+    return nullptr;
+  }
   auto* c = reinterpret_cast<Checked*>(type->tp_alloc(type, 0));
   if (!c) return nullptr;
   c->vectorcall = checked_call;
@@ -194,6 +354,14 @@ PyObject* checked_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   c->dict = nullptr;
   c->recorder = nullptr;
   c->cast_policy = 0;
+  c->key = Py_XNewRef(key);
+  c->parser_obj = nullptr;
+  c->parser = nullptr;
+  c->parser_state = 0;
+  c->cached_nargs = -1;
+  c->cached_kwnames = nullptr;
+  c->method = key && PyUnicode_Check(PyTuple_GET_ITEM(key, 0)) &&
+              PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(key, 0), "m") == 0;
   return reinterpret_cast<PyObject*>(c);
 }
 
@@ -204,6 +372,8 @@ int checked_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(c->reduce);
   Py_VISIT(c->dict);
   Py_VISIT(c->recorder);
+  Py_VISIT(c->key);
+  Py_VISIT(c->parser_obj);
   Py_VISIT(Py_TYPE(self));
   return 0;
 }
@@ -215,6 +385,12 @@ int checked_clear(PyObject* self) {
   Py_CLEAR(c->reduce);
   Py_CLEAR(c->dict);
   Py_CLEAR(c->recorder);
+  Py_CLEAR(c->key);
+  c->parser = nullptr;
+  c->parser_state = 2;
+  Py_CLEAR(c->parser_obj);
+  c->cached_nargs = -1;
+  Py_CLEAR(c->cached_kwnames);
   return 0;
 }
 
@@ -365,6 +541,17 @@ void bind_checked(py::module_& m) {
       "_set_autocast_active", [](bool on) { t_autocast = on ? 1 : 0; },
       "Whether an autocast region is enabled in this thread (any device).");
   m.def("_is_autocast_active", [] { return t_autocast != 0; });
+  m.def(
+      "_set_parser_loader",
+      [](py::object loader, py::object absent) {
+        Py_XDECREF(g_parser_loader);
+        Py_XDECREF(g_absent_type);
+        g_parser_loader = loader.is_none() ? nullptr : loader.release().ptr();
+        g_absent_type = absent.is_none() ? nullptr : absent.release().ptr();
+      },
+      "loader(kind, name) -> the _ArgParser of a function's torch signatures (Note [Parsing "
+      "at the entry]), and the class of forwarded markers that defer to the check after a "
+      "failure.");
 }
 
 }  // namespace cl::bind

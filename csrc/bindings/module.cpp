@@ -1,4 +1,5 @@
 // The extension module cudalite._C: conversion code only; the logic lives in the core.
+#include "bindings/arg_parser.h"
 #include "bindings/convert.h"
 
 PYBIND11_MODULE(_C, m) {
@@ -19,6 +20,7 @@ PYBIND11_MODULE(_C, m) {
   cl::bind::bind_interop(m);
   cl::bind::bind_memory(m);
   cl::bind::bind_autograd(m);
+  cl::bind::bind_arg_parser(m);
   cl::bind::bind_checked(m);
   cl::bind::bind_checksum(m);
   cl::bind::bind_parallel(m);

@@ -1,116 +1,68 @@
-"""torch's deprecated argument orders, scalar first (Note [Deprecated overloads]); used by
-the argument check (_checked.py) when a call fails."""
+"""torch's deprecated argument orders, scalar first (Note [Deprecated overloads] in
+docs/design.md): ``x.add_(-lr, grad)``, common in old training loops, ``torch.add(x, 2, y)``
+(x + 2 * y), ``torch.addmm(beta, m, alpha, a, b)``. Their signatures are data
+(``_signatures.json``'s "deprecated", from tests/gen_signatures.py): hidden signatures of
+the function's parser, so such a call goes on at the entry and fails as soon as Python binds
+its arguments; on that failure it is matched here and made again in the new order, after
+torch's UserWarning (once per process, as torch's TORCH_WARN_ONCE; without its "Triggered
+internally at" line, which names a file of torch's)."""
 
 from __future__ import annotations
 
-import re
-
 from cudalite import _arg_parser
 
-
-# Note [Deprecated overloads]
-# torch still takes a few old argument orders with the scalar first (tools/autograd/
-# deprecated.yaml): ``x.add_(-lr, grad)``, common in old training loops, ``torch.add(x, 2, y)``
-# (x + 2 * y), ``torch.addmm(beta, m, alpha, a, b)``. Such a call fails here as soon as Python
-# binds its arguments, so the new order costs nothing to calls in the usual one: on the
-# failure, the arguments are matched against the deprecated signatures, and when one accepts
-# them the call is made again in the new order, after torch's UserWarning (once per process,
-# as torch's TORCH_WARN_ONCE; without its "Triggered internally at" line, which names a file
-# of torch's).
-def _alpha_first(n, kind):
-    """add/sub and their in-place forms: (alpha, other) -> (other, alpha=alpha)."""
-    if kind == "m":
-        return [
-            (
-                f"{n}(Number alpha, Tensor|Number other)",
-                f"{n}(Number alpha, Tensor other)",
-                [f"{n}(Tensor other, *, Number alpha = 1)"],
-                lambda a, other: ((other,), {"alpha": a}),
-            )
-        ]
-    return [
-        (
-            f"{n}(Tensor input, Number alpha, Tensor|Number other, *, Tensor? out=None)",
-            f"{n}(Tensor input, Number alpha, Tensor other, *, Tensor out = None)",
-            [f"{n}(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)"],
-            lambda x, a, other, out: ((x, other), {"alpha": a, "out": out}),
-        )
-    ]
+_parsed = {}
+_warned = []
 
 
-_ADDMM_NEW = [
-    "addmm(Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1, "
-    "Tensor out = None)",
-    "addmm(Tensor input, Tensor mat1, Tensor mat2, torch.dtype out_dtype, *, Number beta = 1, "
-    "Number alpha = 1, Tensor out = None)",
-]
-DEPRECATED = {
-    **{("m", n): _alpha_first(n, "m") for n in ("add", "add_", "sub", "sub_")},
-    **{("f", n): _alpha_first(n, "f") for n in ("add", "sub")},
-    ("f", "addmm"): [
-        (
-            "addmm(Number beta, Tensor input, Number alpha, Tensor mat1, Tensor mat2, *, "
-            "Tensor? out=None)",
-            "addmm(Number beta, Tensor input, Number alpha, Tensor mat1, Tensor mat2, *, "
-            "Tensor out = None)",
-            _ADDMM_NEW,
-            lambda b, x, a, m1, m2, out: ((x, m1, m2), {"beta": b, "alpha": a, "out": out}),
-        ),
-        (
-            "addmm(Number beta, Tensor input, Tensor mat1, Tensor mat2, *, Tensor? out=None)",
-            "addmm(Number beta, Tensor input, Tensor mat1, Tensor mat2, *, Tensor out = None)",
-            _ADDMM_NEW,
-            lambda b, x, m1, m2, out: ((x, m1, m2), {"beta": b, "out": out}),
-        ),
-    ],
-    ("m", "addmm"): [
-        (
-            "addmm(Number beta, Number alpha, Tensor mat1, Tensor mat2)",
-            "addmm(Number beta, Number alpha, Tensor mat1, Tensor mat2)",
-            ["addmm(Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1)"],
-            lambda b, a, m1, m2: ((m1, m2), {"beta": b, "alpha": a}),
-        ),
-        (
-            "addmm(Number beta, Tensor mat1, Tensor mat2)",
-            "addmm(Number beta, Tensor mat1, Tensor mat2)",
-            ["addmm(Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1)"],
-            lambda b, m1, m2: ((m1, m2), {"beta": b}),
-        ),
-    ],
-}
-# A deprecated signature: the scalar before the tensors (after self/input, if named).
-SCALAR_FIRST = re.compile(r"^\w+\((Tensor (self|input), )?Number (alpha|beta|value)\b")
-_deprecated_parsed = {}
-_deprecation_warned = False
+def forms(kind, name, data):
+    """The deprecated signatures of ``name`` (``kind`` "m" or "f") in ``data`` (the
+    signature file's contents)."""
+    return [f["signature"] for f in data.get("deprecated", {}).get(f"{kind} {name}", ())]
 
 
-def call(kind, name, args, kwargs):
-    """The arguments in the new order (args, kwargs) when the call fits one of the deprecated
-    signatures of ``name``, else None; warns as torch does (Note [Deprecated overloads])."""
-    global _deprecation_warned
-    forms = DEPRECATED.get((kind, name))
-    if forms is None:
-        return None
-    call_args = args[1:] if kind == "m" else args
-    for i, (fmt, shown, alternatives, reorder) in enumerate(forms):
-        sig = _deprecated_parsed.get((kind, name, i))
-        if sig is None:
-            sig = _deprecated_parsed[(kind, name, i)] = _arg_parser.Signature(fmt)
-        try:
-            raw = sig.parse(call_args, kwargs, False)
-        except Exception:
-            raw = None
-        if raw is None:
+def _new_order(text):
+    """The parameter names of torch's text of a signature ("add(Tensor other, *, Number alpha
+    = 1)"): (positional, keyword-only)."""
+    positional, keyword, kw_only = [], [], False
+    for p in text[text.index("(") + 1 : -1].split(", "):
+        if p == "*":
+            kw_only = True
             continue
-        new_args, new_kwargs = reorder(*(None if v is _arg_parser._MISSING else v for v in raw))
-        new_kwargs = {k: v for k, v in new_kwargs.items() if v is not None}
-        if not _deprecation_warned:
-            _deprecation_warned = True
+        name = p.split(" = ")[0].rsplit(" ", 1)[1]
+        (keyword if kw_only else positional).append(name)
+    return positional, keyword
+
+
+def call(kind, name, args, kwargs, data):
+    """The arguments in the new order (args, kwargs) when the call fits one of the deprecated
+    signatures of ``name``, else None; warns as torch does."""
+    call_args = args[1:] if kind == "m" else args
+    for form in data.get("deprecated", {}).get(f"{kind} {name}", ()):
+        parser = _parsed.get(form["signature"])
+        if parser is None:
+            parser = _parsed[form["signature"]] = _arg_parser.Parser(form["signature"])
+        try:
+            matched = parser.match(call_args, kwargs)
+        except Exception:
+            matched = None
+        if matched is None:
+            continue
+        values = {
+            p: v
+            for (p, _, _), v in zip(parser.params(0), matched[1], strict=True)
+            if v is not _arg_parser.MISSING and v is not None
+        }
+        positional, keyword = _new_order(form["instead"][0])
+        new_args = tuple(values[p] for p in positional)
+        new_kwargs = {p: values[p] for p in keyword if p in values}
+        if not _warned:
+            _warned.append(True)
             import warnings
 
             warnings.warn(
-                f"This overload of {name} is deprecated:\n\t{shown}\nConsider using one of the "
-                "following signatures instead:\n\t" + "\n\t".join(alternatives),
+                f"This overload of {name} is deprecated:\n\t{form['shown']}\nConsider using "
+                "one of the following signatures instead:\n\t" + "\n\t".join(form["instead"]),
                 UserWarning,
                 stacklevel=3,
             )

@@ -405,7 +405,7 @@ def unsqueeze_(self, dim):
 
 
 def _T(self):  # noqa: N802
-    return self.permute(*reversed(range(self.dim())))
+    return self.permute(tuple(reversed(range(self.dim()))))  # (torch refuses permute())
 
 
 def _matrix_transpose(name):
