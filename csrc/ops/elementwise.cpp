@@ -230,6 +230,13 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
     CL_CHECK_AS(NotImplementedError, !(out && dev.is_cuda() && is_floating(out->dtype)),
                 not_implemented(info.name, dev, out ? out->dtype : rt));
   }
+  if (op == BinaryOp::Gcd || op == BinaryOp::Lcm) {  // integers only: bools too have no kernel
+    CL_CHECK_AS(NotImplementedError, rt != ScalarType::Bool, not_implemented(info.name, dev, rt));
+  }
+  if (op == BinaryOp::Heaviside) {
+    CL_CHECK(a.is_scalar || b.is_scalar || a.tensor->dtype == b.tensor->dtype,
+             "heaviside is not yet implemented for tensors with different dtypes.");
+  }
   if (op == BinaryOp::Sub) {
     // torch's sub_check: a Python True counts as a bool operand too.
     auto is_bool = [](const Operand& o) {

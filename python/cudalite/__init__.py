@@ -49,6 +49,13 @@ from cudalite._tensor_scatter import *  # noqa: F403
 from cudalite._tensor_scan import *  # noqa: F403
 from cudalite._tensor_triangular import *  # noqa: F403
 from cudalite._tensor_rearrange import *  # noqa: F403
+
+# ---- more math: composed pointwise ops, statistics, products, diagonals, norms ----
+from cudalite._pointwise import *  # noqa: F403
+from cudalite._statistics import *  # noqa: F403
+from cudalite._products import *  # noqa: F403
+from cudalite._diagonals import *  # noqa: F403
+from cudalite._norms import *  # noqa: F403
 from cudalite.random import (
     Generator,
     default_generator,

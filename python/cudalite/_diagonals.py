@@ -1,0 +1,98 @@
+"""Diagonals as tensors of their own: trace, diag, diagflat and diag_embed.
+
+``diagonal`` is a view (``_tensor_views``); these copy, sum or build a tensor around the
+values, with ordinary recorded ops so that autograd differentiates them.
+"""
+
+from __future__ import annotations
+
+from cudalite import _C
+from cudalite._reductions import _out
+from cudalite._tensor import method
+from cudalite._tensor_scatter import out_no_grad
+
+__all__ = ["trace", "diag", "diagflat", "diag_embed"]
+
+
+def _trace(input):
+    if input.dim() != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
+    if input.dtype == _C.bool:
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    return input.diagonal().sum()
+
+
+def trace(input):
+    """The sum of the main diagonal of a matrix."""
+    return _trace(input)
+
+
+method(name="trace")(_trace)
+
+
+def _diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    nd = input.dim() + 1
+    d1, d2 = _C._wrap_dim(dim1, nd), _C._wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = input.shape[-1] if input.dim() else 1
+    x = input if input.dim() else input.reshape(1)
+    size = n + abs(offset)
+    # The last dim of x spread over a square [size, size]: x's element k lands at
+    # (k, k + offset) for a positive offset, (k - offset, k) for a negative one.
+    rows = _arange(size, input.device).unsqueeze(1)
+    cols = _arange(size, input.device).unsqueeze(0)
+    on = (cols - rows) == offset
+    k = rows if offset >= 0 else cols  # the position along x of each diagonal element
+    idx = k.clamp(max=max(n - 1, 0)).expand(size, size)
+    if n == 0:
+        square = x.new_zeros((*x.shape[:-1], size, size))
+    else:
+        gathered = x[..., idx.reshape(-1)].reshape(*x.shape[:-1], size, size)
+        square = gathered.where(on, x.new_zeros(()))
+    # the square's two dims go to dim1 and dim2
+    return square.movedim((-2, -1), (d1, d2)).contiguous()
+
+
+def _arange(n, device):
+    from cudalite._creation import arange
+
+    return arange(n, device=device)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """A tensor whose diagonals (``offset``, over dims ``dim1`` and ``dim2``) hold the last
+    dimension of ``input``; zeros elsewhere."""
+    return _diag_embed(input, offset, dim1, dim2)
+
+
+method(name="diag_embed")(_diag_embed)
+
+
+def _diag(input, diagonal=0):
+    if input.dim() == 1:
+        return _diag_embed(input, diagonal)
+    if input.dim() == 2:
+        return input.diagonal(diagonal).clone()
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.dim()}D")
+
+
+def diag(input, diagonal=0, *, out=None):
+    """A vector's square matrix with it on a diagonal, or a matrix's diagonal as a vector."""
+    out_no_grad("diag", out, input)
+    return _out(_diag(input, diagonal), out)
+
+
+method(name="diag")(_diag)
+
+
+def _diagflat(input, offset=0):
+    return _diag_embed(input.reshape(-1), offset)
+
+
+def diagflat(input, offset=0):
+    """The square matrix with ``input``'s elements (flattened) on its ``offset`` diagonal."""
+    return _diagflat(input, offset)
+
+
+method(name="diagflat")(_diagflat)
