@@ -10,7 +10,8 @@ sliced with steps or an offset), broadcast operands and values (with nan, inf an
 through every elementwise op of the core, in-place and out= forms, casts, the reductions
 over all, one or several dims, where, clamp, cat, matmul, the optimizers' fused
 multiply-add (`_C._fma`, against torch's addcmul), the sorts (sort, argsort, msort, topk,
-kthvalue), logit and einsum. The same numbers go to both
+kthvalue), logit, einsum, and the special functions, statistics, scans, composed pointwise
+ops, products and diagonals of docs/math_ops.md. The same numbers go to both
 libraries; the results must agree in whether an exception is raised (and its type), dtype,
 shape and values (nan where nan). Prints the first mismatches and exits non-zero if any.
 """
@@ -371,6 +372,14 @@ _MATHOPS = {
     "cov": lambda M, x, d, k, q: M.cov(x, correction=k % 2),
     "corrcoef": lambda M, x, d, k, q: M.corrcoef(x),
     "bincount": lambda M, x, d, k, q: M.bincount(x.reshape(-1).abs(), minlength=k),
+    "igamma": lambda M, x, d, k, q: M.igamma(x.abs(), x.abs().flip(-1) if x.dim() else x),
+    "igammac": lambda M, x, d, k, q: x.abs().igammac(x.abs() + q),
+    "angle": lambda M, x, d, k, q: M.angle(x),
+    "left_shift": lambda M, x, d, k, q: M.bitwise_left_shift(x, k),
+    "right_shift": lambda M, x, d, k, q: x.bitwise_right_shift(x.flip(-1) if x.dim() else x),
+    "diff": lambda M, x, d, k, q: M.diff(x, k % 3, d),
+    "histogram": lambda M, x, d, k, q: tuple(M.histogram(x, k + 1, range=(-1.0, 1.0))),
+    "matrix_power": lambda M, x, d, k, q: M.matrix_power(x[..., :2, :2] / 4, k),
 }
 
 

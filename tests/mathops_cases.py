@@ -96,6 +96,8 @@ SPECIAL = [
     "M.i0(sp)",
     "M.i0(spd)",
     "M.i0(d * 4)",
+    "M.i0(M.tensor([85.0, 88.5, 89.0, 95.0, -89.0], device=dev))",
+    "M.i0(M.tensor([700.0, 712.0, 714.0], dtype=M.float64, device=dev))",
     "M.i0(h)",
     "M.i0(i)",
     "M.sinc(f)",
@@ -105,6 +107,23 @@ SPECIAL = [
     "M.sinc(i)",
     "zeta(d.abs() + 1.5, d.abs() + 0.25)",
     "zeta(d + 4, v4.double().repeat(4)[:14])",
+    "M.igamma(d.abs(), d.abs().flip(0))",
+    "M.igammac(d.abs(), d.abs().flip(0))",
+    "M.igamma(f.abs() * 3, f.abs().flip(0) * 2)",
+    "M.igammac(h.abs(), h.abs().flip(0))",
+    "M.igamma(M.tensor([-1.0, 1, math.inf, 1, 2, 0, 0, 100, 0.5], device=dev),"
+    " M.tensor([1.0, -1, 1, math.inf, math.nan, 0, 1, 90, 1e-3], device=dev))",
+    "M.igammac(M.tensor([-1.0, 1, math.inf, 1, 2, 0, 0, 100, 0.5], device=dev),"
+    " M.tensor([1.0, -1, 1, math.inf, math.nan, 0, 1, 90, 1e-3], device=dev))",
+    "M.igamma(i, i)",
+    "M.igamma(f, 2.0)",
+    "d.abs().igamma_(d.abs().flip(0))",
+    "d.abs().igammac_(M.ones(1, dtype=M.float64, device=dev))",
+    "M.angle(f)",
+    "M.angle(sp)",
+    "M.angle(i)",
+    "M.angle(b)",
+    "M.angle(h)",
 ]
 
 NUMBER_THEORY = [
@@ -133,6 +152,15 @@ NUMBER_THEORY = [
     "M.logaddexp2(sp, sp.flip(0))",
     "M.logaddexp2(h, h.flip(0))",
     "M.logaddexp2(i, i)",
+    "M.bitwise_left_shift(i, i.flip(0).abs() % 8)",
+    "M.bitwise_left_shift(i.to(M.int8), M.tensor([1, 9, -1, 7], dtype=M.int8, device=dev))",
+    "M.bitwise_right_shift(i.to(M.int8), M.tensor([1, 9, -1, 7], dtype=M.int8, device=dev))",
+    "M.bitwise_right_shift(i, 2)",
+    "M.bitwise_left_shift(u8, u8.flip(1))",
+    "M.bitwise_right_shift(u8, M.tensor([1, 8, 0, 3], dtype=M.uint8, device=dev))",
+    "M.bitwise_left_shift(f, f)",
+    "i.clone().bitwise_left_shift_(2)",
+    "i.clone().bitwise_right_shift_(i.abs() % 3)",
     "M.sgn(f)",
     "M.sgn(i)",
     "M.sgn(b)",
@@ -182,6 +210,8 @@ POINTWISE = [
     "f.clone().addcmul_(f, f, value=3)",
     "f.clone().addcdiv_(f, f + 10, value=3)",
     "i.clone().addcmul_(f, f)",
+    "M.addcmul(b, b, b)",
+    "M.addcmul(b, f[:4], b)",
     "f.clone().lerp_(f.flip(0), 0.25)",
     "f.clone().lerp_(f.flip(0), f.sigmoid())",
     "M.frexp(f)",
@@ -193,6 +223,21 @@ POINTWISE = [
     "M.frexp(M.tensor([5e-320, 1e300], dtype=M.float64, device=dev))",
     "M.frexp(i)",
     "f.frexp()",
+    "f.conj() is f",
+    "M.conj(i) is i",
+    "M.conj_physical(f) is f",
+    "f.conj_physical_() is f",
+    "f.resolve_conj() is f",
+    "M.resolve_neg(f) is f",
+    "M.diff(f)",
+    "M.diff(i, n=2, dim=0)",
+    "M.diff(i, dim=0, prepend=i[:1], append=i[-1:] * 2)",
+    "M.diff(b)",
+    "M.diff(f, n=20)",
+    "M.diff(mt, 1, 0)",
+    "M.diff(s)",
+    "M.diff(f, n=-1)",
+    "i.diff(dim=1)",
 ]
 
 STATISTICS = [
@@ -267,6 +312,14 @@ STATISTICS = [
     "M.histc(f, 4, min=3, max=1)",
     "M.histc(f, -1)",
     "f.histc(bins=7)",
+    "M.histogram(f, 4)",
+    "M.histogram(f, 3, range=(-1.0, 2.0))",
+    "M.histogram(d, M.tensor([-1.0, 0.0, 0.5, 4.0], dtype=M.float64, device=dev))",
+    "M.histogram(f, 2, weight=f.abs(), density=True)",
+    "M.histogram(s, 3)",
+    "M.histogram(i, 3)",
+    "M.histogram(f, -1)",
+    "f.histogram(5, range=(0.0, 10.0), density=True)",
     "M.bincount(cnt)",
     "M.bincount(cnt, minlength=10)",
     "M.bincount(cnt, wts)",
@@ -394,12 +447,30 @@ PRODUCTS = [
     "M.cross(a34, a34)",
     "vec3.cross(vec3b, 2)",
     "M.cross(vec3.int(), vec3b.int(), dim=1)",
+    "M.matrix_power(vec3, 0)",
+    "M.matrix_power(vec3, 1)",
+    "M.matrix_power(vec3 / 8, 5)",
+    "M.matrix_power(i[:, :3], 3)",
+    "M.matrix_power(a34, 2)",
+    "M.matrix_power(v3, 2)",
+    "a43[:3].matrix_power(4)",
 ]
 
 DIAGONALS_AND_NORMS = [
     "M.trace(a34)",
     "M.trace(i)",
     "M.trace(b.reshape(2, 2))",
+    "M.trace(a34.half())",
+    "M.vdot(b, b)",
+    "M.cross(vec3.bool(), vec3b.bool(), dim=1)",
+    "M.median(b)",
+    "M.nanmedian(b)",
+    "M.median(b, 0)",
+    "M.cov(b)",
+    "M.heaviside(i32, i32, out=M.empty(0, dtype=M.int64, device=dev))",
+    "M.lcm(i.to(M.int8) * 11, i.to(M.int8).flip(0) * 13)",
+    "M.polygamma(3, b)",
+    "M.ldexp(h, M.tensor([3], device=dev))",
     "M.trace(bt)",
     "M.trace(e)",
     "a43.trace()",
@@ -444,10 +515,32 @@ DIAGONALS_AND_NORMS = [
     "M.renorm(a34, -1, 0, 1.0)",
     "M.renorm(a34, 2, 0, -1.0)",
     "a34.renorm(2, 1, 1.0)",
+    "M.renorm(v3, 2, 0, 1.0)",
     "a34.clone().renorm_(2, 0, 0.5)",
 ]
 
 CASES = SPECIAL + NUMBER_THEORY + POINTWISE + STATISTICS + SCANS + PRODUCTS + DIAGONALS_AND_NORMS
+
+
+# Errors that name torch's CPU kernel (its CUDA kernels have other names, or the op works
+# there): compared on the CPU only.
+CPU_ONLY = {
+    "M.trace(a34.half())",
+    "M.addcmul(b, b, b)",
+    "M.addcmul(b, f[:4], b)",
+    "M.median(b)",
+    "M.nanmedian(b)",
+    "M.median(b, 0)",
+    "M.gcd(b, b)",
+    "M.gcd(f, f)",
+    "M.nextafter(i, i)",
+    "M.logaddexp2(i, i)",
+    "M.bitwise_left_shift(f, f)",
+    "M.igamma(i, i)",
+    "M.histc(i, 4)",
+    "M.bincount(f)",
+    "M.logcumsumexp(i, 0)",
+}
 
 
 def _result(M, r):

@@ -36,7 +36,7 @@ IDS = [op.name for op in OPS]
 # What torch does that the row's columns don't say (each also in test_ops.py): ops without a
 # bool kernel, and square of bools, which is pow(x, 2) and promotes to int64.
 NO_BOOL_KERNEL = {"sub", "floor_divide", "remainder", "pow", "relu", "floor", "ceil", "round"}
-NO_BOOL_KERNEL |= {"trunc", "gcd", "lcm"}
+NO_BOOL_KERNEL |= {"trunc", "gcd", "lcm", "bitwise_left_shift", "bitwise_right_shift"}
 
 
 def _loop_takes(loop, dtype):
@@ -194,8 +194,8 @@ _GRAD_DOMAIN = {
     "erfinv": lambda x: x * 0.4,
     "_zeta": lambda x: x + 1.5,  # zeta(x, q) is finite for x > 1
 }
-# Ops without a derivative for their first operand (torch's special.zeta).
-_NO_SELF_GRAD = {"_zeta"}
+# Ops without a derivative for their first operand (torch's special.zeta, igamma, igammac).
+_NO_SELF_GRAD = {"_zeta", "igamma", "igammac"}
 
 
 @pytest.mark.parametrize(

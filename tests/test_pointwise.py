@@ -129,3 +129,31 @@ def test_zero_size_and_zero_dim(device):
     s = C.tensor(0.5, device=device)
     assert C.polygamma(2, s).shape == ()
     assert C.mvlgamma(s + 2, 2).shape == ()
+
+
+def test_incomplete_gamma_identities(device):
+    x = np.array([1e-3, 0.2, 1.0, 2.5, 7.0, 30.0, 200.0])
+    t = C.tensor(x, dtype=F64, device=device)
+    one, half = C.ones_like(t), C.full_like(t, 0.5)
+    np.testing.assert_allclose(to_np(C.igamma(one, t)), -np.expm1(-x), rtol=1e-13)
+    np.testing.assert_allclose(to_np(C.igammac(one, t)), np.exp(-x), rtol=1e-12, atol=1e-300)
+    erf = np.vectorize(math.erf)(np.sqrt(x))
+    np.testing.assert_allclose(to_np(half.igamma(t)), erf, rtol=1e-13)
+    total = to_np(C.igamma(t + 1, t) + C.igammac(t + 1, t))
+    np.testing.assert_allclose(total, np.ones_like(x), rtol=1e-13)
+
+
+def test_incomplete_gamma_gradient_is_for_the_second_argument(device):
+    a = C.tensor([0.7, 1.5, 3.0], dtype=F64, device=device)
+    assert gradcheck(lambda x: C.igamma(a, x), (_x(3, device=device),))
+    assert gradcheck(lambda x: C.igammac(a, x), (_x(3, device=device),))
+    with pytest.raises(NotImplementedError, match="the derivative for 'igamma: input'"):
+        C.igamma(_x(3, device=device), a).sum().backward()
+
+
+def test_conjugates_of_real_tensors_are_the_tensor(device):
+    x = C.tensor([1.0, -2.0], device=device)
+    assert x.conj() is x and C.conj(x) is x
+    assert x.resolve_conj() is x and C.resolve_neg(x) is x
+    assert x.conj_physical() is x and x.conj_physical_() is x
+    np.testing.assert_allclose(to_np(C.angle(x)), [0.0, math.pi], rtol=1e-7)

@@ -87,3 +87,18 @@ def test_inplace_forms_and_out(device):
     out = C.empty(3, 4, dtype=F64, device=device)
     assert C.outer(w, v, out=out) is out
     assert C.ger is C.outer
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 8])
+def test_matrix_power_matches_numpy(device, n):
+    a = _a(2, 3, 3) / 2
+    np.testing.assert_allclose(
+        to_np(C.matrix_power(_t(a, device), n)), np.linalg.matrix_power(a, n), rtol=1e-12
+    )
+    x = C.tensor(a, dtype=F64, device=device).requires_grad_()
+    assert gradcheck(lambda t: t.matrix_power(n), (x,))
+
+
+def test_matrix_power_refuses_negative_powers(device):
+    with pytest.raises(NotImplementedError, match="negative exponent"):
+        C.matrix_power(C.eye(2, device=device), -1)

@@ -109,3 +109,18 @@ def test_out_arguments(device):
     r = C.aminmax(x, dim=1, out=(lo, hi))
     assert r.min is lo and r.max is hi
     assert repr(r).startswith("cudalite.return_types.aminmax(\nmin=")
+
+
+def test_histogram_matches_numpy(device):
+    a = _data(200)
+    x = C.tensor(a, device=device)
+    h, e = C.histogram(x, 9)
+    wh, we = np.histogram(a, 9)
+    np.testing.assert_array_equal(to_np(h), wh)
+    np.testing.assert_allclose(to_np(e), we, rtol=1e-12)
+    edges = np.array([-3.0, -0.5, 0.0, 0.1, 2.0])
+    w = np.abs(_data(200, seed=1))
+    r = x.histogram(C.tensor(edges, device=device), weight=C.tensor(w, device=device), density=True)
+    want = np.histogram(a, edges, weights=w, density=True)[0]
+    np.testing.assert_allclose(to_np(r.hist), want, rtol=1e-12)
+    assert r.bin_edges.shape == (5,)

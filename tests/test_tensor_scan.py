@@ -237,3 +237,28 @@ def test_scan_out_and_empty(device):
     e = C.zeros(0, 4, device=device)
     assert C.cummin(e, 1).values.shape == (0, 4)
     assert C.logcumsumexp(e, 0).shape == (0, 4)
+
+
+# ---- diff ----
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_diff_matches_numpy(device, n, dim):
+    a = np.random.default_rng(3).integers(-9, 9, size=(5, 6))
+    x = C.tensor(a, device=device)
+    np.testing.assert_array_equal(to_np(C.diff(x, n, dim)), np.diff(a, n, axis=dim))
+    pre, app = a[:1] if dim == 0 else a[:, :1], a[-2:] if dim == 0 else a[:, -2:]
+    r = x.diff(n, dim, prepend=C.tensor(pre, device=device), append=C.tensor(app, device=device))
+    want = a if n == 0 else np.diff(a, n, axis=dim, prepend=pre, append=app)  # as torch
+    np.testing.assert_array_equal(to_np(r), want)
+    b = a > 0
+    np.testing.assert_array_equal(
+        to_np(C.diff(C.tensor(b, device=device), 1, dim)), np.diff(b, 1, axis=dim)
+    )
+
+
+def test_diff_gradient(device):
+    x = C.tensor(np.random.default_rng(4).standard_normal((3, 5)), device=device)
+    x = x.requires_grad_()
+    assert C.autograd.gradcheck(lambda t: C.diff(t, 2, 1, prepend=t[:, :1] * 2), (x,))

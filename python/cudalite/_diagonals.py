@@ -14,11 +14,14 @@ from cudalite._tensor_scatter import out_no_grad
 __all__ = ["trace", "diag", "diagflat", "diag_embed"]
 
 
+_NO_CPU_TRACE = (_C.float16, _C.bfloat16)  # torch's CPU kernel has no 16-bit floats
+
+
 def _trace(input):
     if input.dim() != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
-    if input.dtype == _C.bool:
-        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    if input.dtype == _C.bool or (not input.is_cuda and input.dtype in _NO_CPU_TRACE):
+        raise NotImplementedError(f"\"trace\" not implemented for '{input.dtype._short_name}'")
     return input.diagonal().sum()
 
 

@@ -30,8 +30,10 @@ def _renorm(input, p, dim, maxnorm):
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
             f"{input.dtype._short_name}"
         )
-    if input.dim() == 0:
-        return input.clone()
+    if input.dim() < 2:
+        raise RuntimeError(
+            f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions"
+        )
     d = _C._wrap_dim(dim, input.dim())
     others = [k for k in range(input.dim()) if k != d]
     norms = input.norm(p, others, True) if others else input.abs()

@@ -124,19 +124,20 @@ for _n in ("clamp_min", "clamp_max"):
 # ---- ldexp, float_power ----
 
 
+def _ldexp(input, other):
+    rt = _C._result_type(input, other)
+    if not rt.is_floating_point:
+        rt = _C.get_default_dtype()
+    return input * (2.0**other).to(rt)
+
+
 def ldexp(input, other, *, out=None):
-    """``input * 2 ** other``."""
-    return _result("ldexp", input * (2.0**other), out, input, other)
+    """``input * 2 ** other`` (in the operands' floating dtype, else the default one)."""
+    return _result("ldexp", _ldexp(input, other), out, input, other)
 
 
-@method(name="ldexp")
-def _m_ldexp(self, other):
-    return self * (2.0**other)
-
-
-@method(name="ldexp_")
-def _m_ldexp_(self, other):
-    return _into(self, self * (2.0**other))
+method(name="ldexp")(_ldexp)
+method(name="ldexp_")(lambda self, other: _into(self, _ldexp(self, other)))
 
 
 def _double(x):
@@ -205,7 +206,10 @@ def _addc(name, input, tensor1, tensor2, value):
                 "behavior is just the latter implementation: (input + value * tensor1 / "
                 "tensor2), for all dtypes."
             )
-    if not rt.is_floating_point and rt != _C.bool:
+    if rt == _C.bool:
+        kernel = f"{name}_cuda" if input.is_cuda else f"{name}_cpu_out"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    if not rt.is_floating_point:
         value = int(value)
     low = rt in _LOW
     a, b, c = (t.float() if low else t for t in (input, tensor1, tensor2))
@@ -294,6 +298,8 @@ def _polygamma(n, x):
     if n == 1:
         return trigamma(x)
     scale = (1.0 if n % 2 else -1.0) * math.factorial(n)
+    if not x.dtype.is_floating_point:
+        x = x.to(_C.get_default_dtype())
     z = x.new_full((), n + 1)._zeta(x)
     return z * scale
 
@@ -348,3 +354,33 @@ def _m_mvlgamma(self, p):
 @method(name="mvlgamma_")
 def _m_mvlgamma_(self, p):
     return _into(self, _mvlgamma(self, p))
+
+
+# ---- conjugates of real tensors ----
+# cudalite's tensors are real: each is its own conjugate, with no conjugate or negative bit
+# to resolve, so these return the tensor itself, as torch's do for real tensors.
+
+__all__ += ["conj", "conj_physical", "resolve_conj", "resolve_neg"]
+
+
+def conj(input):
+    """``input`` (a real tensor is its own conjugate)."""
+    return input
+
+
+def conj_physical(input, *, out=None):
+    """``input``, or a copy into ``out``."""
+    return input if out is None else _out(input, out)
+
+
+def resolve_conj(input):
+    return input
+
+
+def resolve_neg(input):
+    return input
+
+
+for _n in ("conj", "conj_physical", "resolve_conj", "resolve_neg"):
+    method(name=_n)(lambda self: self)
+method(name="conj_physical_")(lambda self: self)

@@ -237,6 +237,8 @@ def _vdot(input, other):
         raise RuntimeError(
             f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors"
         )
+    if input.dtype == _C.bool or other.dtype == _C.bool:
+        raise NotImplementedError("\"dot\" not implemented for 'Bool'")
     if input.dtype != other.dtype:
         raise RuntimeError(
             "dot : expected both vectors to have same dtype, but found "
@@ -307,6 +309,8 @@ def _cross(input, other, dim):
                 f"linalg.cross: inputs dimension {d} must have length 3. Got "
                 f"{input.shape[d]} and {other.shape[d]}"
             )
+    if input.dtype == _C.bool or other.dtype == _C.bool:
+        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
     a, b = input.expand(shape), other.expand(shape)
     a0, a1, a2 = (a.narrow(d, k, 1) for k in range(3))
     b0, b1, b2 = (b.narrow(d, k, 1) for k in range(3))
@@ -322,3 +326,48 @@ def cross(input, other, dim=None, *, out=None):
 
 
 method(name="cross")(lambda self, other, dim=None: _cross(self, other, dim))
+
+
+# ---- matrix_power ----
+
+__all__ += ["matrix_power"]
+
+
+def _matrix_power(input, n):
+    if input.dim() < 2 or input.shape[-1] != input.shape[-2]:
+        if input.dim() < 2:
+            raise RuntimeError(
+                "linalg.matrix_power: The input tensor A must have at least 2 dimensions."
+            )
+        raise RuntimeError(
+            "linalg.matrix_power: A must be batches of square matrices, but they are "
+            f"{input.shape[-2]} by {input.shape[-1]} matrices"
+        )
+    if n < 0:
+        raise NotImplementedError(
+            "matrix_power with a negative exponent needs a matrix inverse, which cudalite "
+            "does not have"
+        )
+    if n == 0:
+        from cudalite._creation import eye
+
+        k = input.shape[-1]
+        return eye(k, dtype=input.dtype, device=input.device).expand(input.shape).clone()
+    # binary exponentiation: log2(n) squarings
+    result, base = None, input
+    while n:
+        if n & 1:
+            result = base if result is None else result.matmul(base)
+        n >>= 1
+        if n:
+            base = base.matmul(base)
+    return result.clone() if result is input else result
+
+
+def matrix_power(input, n, *, out=None):
+    """``input`` (a square matrix or a batch of them) multiplied by itself ``n`` times."""
+    out_no_grad("matrix_power", out, input)
+    return _out(_matrix_power(input, n), out)
+
+
+method(name="matrix_power")(lambda self, n: _matrix_power(self, n))

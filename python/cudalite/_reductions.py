@@ -97,6 +97,7 @@ class return_types:  # noqa: N801 - torch's module name
     cummin = _return_type("cummin")
     aminmax = _named_pair("aminmax", "min", "max")
     frexp = _named_pair("frexp", "mantissa", "exponent")
+    histogram = _named_pair("histogram", "hist", "bin_edges")
 
 
 def _dims(dim):

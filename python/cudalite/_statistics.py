@@ -80,7 +80,13 @@ def _pick(values, indices, dim, pos, keepdim):
     return v, i
 
 
+def _no_bool(x, kernel):
+    if x.dtype == _C.bool:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
 def _median_dim(name, x, dim, keepdim, ignore_nan):
+    _no_bool(x, "median_out")
     d = _C._wrap_dim(dim, x.dim())
     if x.dim() == 0:
         return x.clone(), x.new_zeros((), dtype=_C.int64)
@@ -102,6 +108,7 @@ def _median_dim(name, x, dim, keepdim, ignore_nan):
 
 
 def _median_all(x, ignore_nan):
+    _no_bool(x, "median_cuda" if x.is_cuda else "median_cpu")
     flat = x.reshape(-1)
     if flat.numel() == 0:
         return x.new_full((), float("nan"))
@@ -355,6 +362,8 @@ def _cov(x, correction, fweights, aweights):
             "cov(): expected input to have two or fewer dimensions but got an input with "
             f"{x.dim()} dimensions"
         )
+    if x.dtype == _C.bool:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
     obs = x if x.dim() == 2 else x.reshape(1, -1)
     if not obs.dtype.is_floating_point:
         obs = obs.to(_C.get_default_dtype())
@@ -426,3 +435,60 @@ method(name="cov")(
     )
 )
 method(name="corrcoef")(lambda self: _corrcoef(self))
+
+
+# ---- histogram ----
+
+
+def _histogram(x, bins, range, weight, density):
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{x.dtype._short_name}'")
+    flat = x.detach().reshape(-1)
+    if isinstance(bins, Tensor):
+        edges = bins.to(x.dtype)
+    else:
+        if bins <= 0:
+            raise RuntimeError(
+                f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0"
+            )
+        if range is not None:
+            lo, hi = float(range[0]), float(range[1])
+        elif flat.numel():
+            lo, hi = float(flat.amin()), float(flat.amax())
+        else:
+            lo, hi = 0.0, 0.0
+        if lo > hi:
+            raise RuntimeError(
+                f"torch.histogram(): min should not exceed max, but got min {lo:g} max {hi:g} "
+                "for dimension 0"
+            )
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = _creation.linspace(lo, hi, bins + 1, dtype=x.dtype, device=x.device)
+    nb = edges.numel() - 1
+    # the bin of each value: the last edge at or below it; the last bin holds its right edge
+    inside = (flat >= edges[0]) & (flat <= edges[-1])
+    idx = (flat.unsqueeze(1) >= edges[1:-1].unsqueeze(0)).sum(1) if nb > 1 else flat.long() * 0
+    w = inside.to(x.dtype) if weight is None else weight.detach().reshape(-1).to(x.dtype) * inside
+    hist = x.new_zeros(nb).index_add(0, idx.long(), w)
+    if density:
+        hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
+    return return_types.histogram(hist, edges)
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+    """Counts (or ``weight`` sums) of ``input``'s values in ``bins`` equal bins over ``range``
+    (the data's range by default), or between the edges of a 1-D tensor ``bins``; returns
+    (hist, bin_edges)."""
+    r = _histogram(input, bins, range, weight, density)
+    if out is None:
+        return r
+    return return_types.histogram(_out(r[0], out[0]), _out(r[1], out[1]))
+
+
+__all__ += ["histogram"]
+method(name="histogram")(
+    lambda self, bins, *, range=None, weight=None, density=False: _histogram(
+        self, bins, range, weight, density
+    )
+)

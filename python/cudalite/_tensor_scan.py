@@ -185,3 +185,39 @@ def logcumsumexp(input, dim, *, out=None):
     """``log(cumsum(exp(input), dim))`` computed without overflow."""
     out_no_grad("logcumsumexp", out, input)
     return _out(_logcumsumexp(input, dim), out)
+
+
+# ---- diff ----
+
+__all__ += ["diff"]
+
+
+def _diff(self, n, dim, prepend, append):
+    if self.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = _C._wrap_dim(dim, self.dim())
+    if n == 0:
+        return self
+    parts = [t for t in (prepend, self, append) if t is not None]
+    x = sys.modules["cudalite"].cat(parts, d) if len(parts) > 1 else self
+    for _ in range(n):
+        m = x.shape[d]
+        if m == 0:
+            break
+        hi, lo = x.narrow(d, 1, m - 1), x.narrow(d, 0, m - 1)
+        x = hi.logical_xor(lo) if x.dtype == _C.bool else hi - lo
+    return x
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
+    """The ``n``-th forward difference along ``dim`` (``prepend`` and ``append`` joined to
+    the input first); bools differ by ``!=``."""
+    out_no_grad("diff", out, input)
+    return _out(_diff(input, n, dim, prepend, append), out)
+
+
+method(name="diff")(
+    lambda self, n=1, dim=-1, prepend=None, append=None: _diff(self, n, dim, prepend, append)
+)

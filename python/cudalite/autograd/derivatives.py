@@ -47,6 +47,18 @@ def _zeta_self_grad(n, g):
     raise NotImplementedError("the derivative for 'zeta' is not implemented.")
 
 
+def _no_input_grad(name):
+    def grad(n, g):
+        raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+
+    return grad
+
+
+def _igamma_density(a, x):
+    """d/dx P(a, x) = x^(a - 1) e^-x / Gamma(a)."""
+    return ((a - 1) * x.log() - x - a.lgamma()).exp()
+
+
 def _erf_grad(x):
     return (x * x).neg().exp() * _TWO_OVER_SQRT_PI
 
@@ -106,6 +118,7 @@ UNARY = {
     "digamma": (SELF, lambda n, g: g * _trigamma(n.self_)),
     "i0": (SELF, lambda n, g: g * n.self_._i1()),
     "sinc": (SELF, lambda n, g: g * _sinc_grad(n.self_)),
+    "angle": ((), _zero),  # of real numbers
 }
 
 # maximum/minimum split the gradient evenly where the operands are equal, as torch.
@@ -170,5 +183,15 @@ BINARY = {
         ("other", "self_"),
         _zeta_self_grad,
         lambda n, g: g * -n.self_ * (n.self_ + 1)._zeta(n.other),
+    ),
+    "igamma": (
+        ("other", "self_"),
+        _no_input_grad("igamma"),
+        lambda n, g: g * _igamma_density(n.self_, n.other),
+    ),
+    "igammac": (
+        ("other", "self_"),
+        _no_input_grad("igammac"),
+        lambda n, g: -g * _igamma_density(n.self_, n.other),
     ),
 }
