@@ -297,7 +297,8 @@ def _polygamma(n, x):
         return x.digamma()
     if n == 1:
         return trigamma(x)
-    scale = (1.0 if n % 2 else -1.0) * math.factorial(n)
+    # n! as a float (torch's exp(lgamma(n + 1))): inf from 171 on
+    scale = (1.0 if n % 2 else -1.0) * (float(math.factorial(n)) if n <= 170 else math.inf)
     if not x.dtype.is_floating_point:
         x = x.to(_C.get_default_dtype())
     z = x.new_full((), n + 1)._zeta(x)
