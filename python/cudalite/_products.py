@@ -218,6 +218,8 @@ def _inner(input, other):
             "inner() the last dimension must match on both input tensors but got shapes "
             f"{list(input.shape)} and {list(other.shape)}"
         )
+    if input.dim() == 1 and other.dim() == 1 and input.dtype == _C.bool:
+        raise NotImplementedError("\"dot\" not implemented for 'Bool'")
     k = input.shape[-1]
     a, b = input.reshape(-1, k), other.reshape(-1, k)
     return a.mm(b.t()).reshape(*input.shape[:-1], *other.shape[:-1])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 
-from cudalite import _C, _creation
+from cudalite import _C, _creation, _finfo
 from cudalite._C import Tensor
 from cudalite._reductions import _out, return_types
 from cudalite._tensor import method
@@ -111,7 +111,11 @@ def _median_all(x, ignore_nan):
     _no_bool(x, "median_cuda" if x.is_cuda else "median_cpu")
     flat = x.reshape(-1)
     if flat.numel() == 0:
-        return x.new_full((), float("nan"))
+        if x.dtype.is_floating_point:
+            return x.new_full((), float("nan"))
+        # torch's NaN converted to the integer type, as x86 converts it
+        wide = x.dtype in (_C.int32, _C.int64)
+        return x.new_full((), _finfo.iinfo(x.dtype).min if wide else 0)
     return _median_dim("median", flat, 0, False, ignore_nan)[0]
 
 
