@@ -40,7 +40,9 @@ def markdown(ops) -> str:
             "| op | aliases | result | kernels | in place | grad | notes |",
             "|---|---|---|---|---|---|---|",
         ]
-        for op in sorted((o for o in ops if o.arity == arity), key=lambda o: o.name):
+        # (the private rows, such as _zeta, are building blocks of public functions)
+        public = (o for o in ops if o.arity == arity and not o.name.startswith("_"))
+        for op in sorted(public, key=lambda o: o.name):
             notes = []
             if op.tensor_only:
                 notes.append("tensors only")

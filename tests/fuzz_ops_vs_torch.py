@@ -10,7 +10,8 @@ sliced with steps or an offset), broadcast operands and values (with nan, inf an
 through every elementwise op of the core, in-place and out= forms, casts, the reductions
 over all, one or several dims, where, clamp, cat, matmul, the optimizers' fused
 multiply-add (`_C._fma`, against torch's addcmul), the sorts (sort, argsort, msort, topk,
-kthvalue), logit and einsum. The same numbers go to both
+kthvalue), logit, einsum, and the special functions, statistics, scans, composed pointwise
+ops, products and diagonals of docs/math_ops.md. The same numbers go to both
 libraries; the results must agree in whether an exception is raised (and its type), dtype,
 shape and values (nan where nan). Prints the first mismatches and exits non-zero if any.
 """
@@ -118,8 +119,9 @@ def _same(rt, rc, what, loose=False):
 
 
 # Every op the core has (its names are torch's), and the reductions cudalite exports.
-UNARY = list(cudalite._C._unary_op_names)
-BINARY = list(cudalite._C._binary_op_names)
+# (not the private rows, such as _zeta, which torch has under other names)
+UNARY = [op for op in cudalite._C._unary_op_names if not op.startswith("_")]
+BINARY = [op for op in cudalite._C._binary_op_names if not op.startswith("_")]
 INPLACE = [op for op in BINARY if hasattr(torch.Tensor, op + "_")]
 REDUCE = [op for op in cudalite._reductions.__all__ if not op.endswith("_mean")]
 
@@ -142,10 +144,14 @@ def _case(rng, device):
             "fma",
             "sorting",
             "sorting",
+            "mathops",
+            "mathops",
         ]
     )
     if kind == "sorting":
         return _sorting_case(rng, device)
+    if kind == "mathops":
+        return _mathops_case(rng, device)
     dt = str(rng.choice(DTYPES))
     shape = _shape(rng)
     a = Pair(rng, dt, shape, device)
@@ -315,6 +321,84 @@ def _sorting_case(rng, device):
         p.t = p.t.nan_to_num(0.0, 0.0, 0.0)
         p.c = cudalite.tensor(p.t.cpu().numpy(), dtype=getattr(cudalite, fdt), device=device)
     return f"einsum({eq!r}, {fdt})", ps, lambda M, *xs: M.einsum(eq, *xs)
+
+
+# ---- statistics, scans, composed pointwise ops, products, diagonals ----
+
+# name: (f(M, x, d, k, q) over one tensor x, a dim d, a count k and a probability q; whether
+# the op's indices are compared: ties make them unspecified where torch's kernel doesn't
+# define them)
+_MATHOPS = {
+    "median": lambda M, x, d, k, q: M.median(x),
+    "median_dim": lambda M, x, d, k, q: M.median(x, d, keepdim=k % 2 == 0).values,
+    "nanmedian_dim": lambda M, x, d, k, q: x.nanmedian(d).values,
+    "mode": lambda M, x, d, k, q: M.mode(x, d).values,
+    "quantile": lambda M, x, d, k, q: M.quantile(x, q, d),
+    "nanquantile": lambda M, x, d, k, q: M.nanquantile(x, q, interpolation="midpoint"),
+    "aminmax": lambda M, x, d, k, q: tuple(M.aminmax(x, dim=d)),
+    "cummax": lambda M, x, d, k, q: M.cummax(x, d).values,
+    "cummin": lambda M, x, d, k, q: tuple(x.cummin(d)),
+    "logcumsumexp": lambda M, x, d, k, q: M.logcumsumexp(x, d),
+    "histc": lambda M, x, d, k, q: M.histc(x, k + 1, -1, 1),
+    "nan_to_num": lambda M, x, d, k, q: M.nan_to_num(x, 1.0, neginf=-2.0),
+    "clamp_min": lambda M, x, d, k, q: M.clamp_min(x, q),
+    "clamp_max": lambda M, x, d, k, q: x.clamp_max(-q),
+    "addcmul": lambda M, x, d, k, q: M.addcmul(x, x, x.flip(-1) if x.dim() else x, value=k),
+    "addcdiv": lambda M, x, d, k, q: x.addcdiv(x, x.abs() + 1, value=q),
+    "frexp": lambda M, x, d, k, q: tuple(M.frexp(x)),
+    "float_power": lambda M, x, d, k, q: M.float_power(x, k - 1),
+    "ldexp": lambda M, x, d, k, q: M.ldexp(x, M.tensor([k - 2], device=x.device)),
+    "polygamma": lambda M, x, d, k, q: M.polygamma(k % 4, x),
+    "mvlgamma": lambda M, x, d, k, q: M.mvlgamma(x.abs() + k, k % 3 + 1),
+    "digamma": lambda M, x, d, k, q: M.digamma(x),
+    "lgamma": lambda M, x, d, k, q: x.lgamma(),
+    "i0": lambda M, x, d, k, q: M.i0(x),
+    "sinc": lambda M, x, d, k, q: M.sinc(x),
+    "sgn": lambda M, x, d, k, q: M.sgn(x),
+    "gcd": lambda M, x, d, k, q: M.gcd(x, x.flip(-1) if x.dim() else x),
+    "lcm": lambda M, x, d, k, q: x.lcm(x.flip(-1) if x.dim() else x),
+    "heaviside": lambda M, x, d, k, q: M.heaviside(x, x.flip(-1) if x.dim() else x),
+    "nextafter": lambda M, x, d, k, q: M.nextafter(x, x.flip(-1) if x.dim() else x),
+    "logaddexp2": lambda M, x, d, k, q: M.logaddexp2(x, x.flip(-1) if x.dim() else x),
+    "trace": lambda M, x, d, k, q: M.trace(x),
+    "diag": lambda M, x, d, k, q: M.diag(x, k - 2),
+    "diagflat": lambda M, x, d, k, q: M.diagflat(x, k - 2),
+    "diag_embed": lambda M, x, d, k, q: M.diag_embed(x, k - 2),
+    "kron": lambda M, x, d, k, q: M.kron(x, x[..., :2] if x.dim() else x),
+    "outer": lambda M, x, d, k, q: M.outer(x, x),
+    "inner": lambda M, x, d, k, q: M.inner(x, x),
+    "renorm": lambda M, x, d, k, q: M.renorm(x, k + 1, d, q),
+    "dist": lambda M, x, d, k, q: M.dist(x, x.flip(-1) if x.dim() else x, k),
+    "cov": lambda M, x, d, k, q: M.cov(x, correction=k % 2),
+    "corrcoef": lambda M, x, d, k, q: M.corrcoef(x),
+    "bincount": lambda M, x, d, k, q: M.bincount(x.reshape(-1).abs(), minlength=k),
+    "igamma": lambda M, x, d, k, q: M.igamma(x.abs(), x.abs().flip(-1) if x.dim() else x),
+    "igammac": lambda M, x, d, k, q: x.abs().igammac(x.abs() + q),
+    "angle": lambda M, x, d, k, q: M.angle(x),
+    "left_shift": lambda M, x, d, k, q: M.bitwise_left_shift(x, k),
+    "right_shift": lambda M, x, d, k, q: x.bitwise_right_shift(x.flip(-1) if x.dim() else x),
+    "diff": lambda M, x, d, k, q: M.diff(x, k % 3, d),
+    "histogram": lambda M, x, d, k, q: tuple(M.histogram(x, k + 1, range=(-1.0, 1.0))),
+    "matrix_power": lambda M, x, d, k, q: M.matrix_power(x[..., :2, :2] / 4, k),
+}
+
+
+def _mathops_case(rng, device):
+    """One of the special functions, statistics, scans, composed pointwise ops, products or
+    diagonals on a random tensor (values only, where ties leave the indices unspecified)."""
+    op = str(rng.choice(list(_MATHOPS)))
+    dt = str(rng.choice(DTYPES))
+    a = Pair(rng, dt, _shape(rng), device)
+    nd = a.t.dim()
+    d = int(rng.integers(-max(nd, 1), max(nd, 1)))
+    k = int(rng.integers(0, 5))
+    q = float(rng.choice([0.0, 0.25, 0.5, 0.9, 1.0]))
+    f = _MATHOPS[op]
+    return (
+        f"{op}({dt}{list(a.t.shape)}, d={d}, k={k}, q={q})",
+        [a],
+        lambda M, x: f(M, x, d, k, q),
+    )
 
 
 def raised_alike(what, et, ec):

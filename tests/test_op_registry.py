@@ -36,7 +36,7 @@ IDS = [op.name for op in OPS]
 # What torch does that the row's columns don't say (each also in test_ops.py): ops without a
 # bool kernel, and square of bools, which is pow(x, 2) and promotes to int64.
 NO_BOOL_KERNEL = {"sub", "floor_divide", "remainder", "pow", "relu", "floor", "ceil", "round"}
-NO_BOOL_KERNEL |= {"trunc"}
+NO_BOOL_KERNEL |= {"trunc", "gcd", "lcm", "bitwise_left_shift", "bitwise_right_shift"}
 
 
 def _loop_takes(loop, dtype):
@@ -192,7 +192,10 @@ _GRAD_DOMAIN = {
     "atanh": lambda x: x * 0.4,
     "acosh": lambda x: x + 1.1,
     "erfinv": lambda x: x * 0.4,
+    "_zeta": lambda x: x + 1.5,  # zeta(x, q) is finite for x > 1
 }
+# Ops without a derivative for their first operand (torch's special.zeta, igamma, igammac).
+_NO_SELF_GRAD = {"_zeta", "igamma", "igammac"}
 
 
 @pytest.mark.parametrize(
@@ -201,7 +204,8 @@ _GRAD_DOMAIN = {
 def test_gradient_matches_finite_differences(device, op):
     # Away from kinks and discontinuities (x != y, x / y not an integer, x > 0).
     xs = [_GRAD_DOMAIN.get(op.name, lambda v: v)(v) for v in _GRAD_X]
-    x = cudalite.tensor(xs, dtype=cudalite.float64, device=device, requires_grad=True)
+    rg = op.name not in _NO_SELF_GRAD
+    x = cudalite.tensor(xs, dtype=cudalite.float64, device=device, requires_grad=rg)
     args = (x,)
     if op.arity == 2:
         y = cudalite.tensor(_GRAD_Y, dtype=cudalite.float64, device=device, requires_grad=True)
@@ -220,6 +224,12 @@ def test_signbit_reads_the_sign_of_zeros_and_nans(device, dtype):
     x = cudalite.from_numpy(np.array(values, dtype=np.float32))
     x = x.to(device=device, dtype=getattr(cudalite, dtype))
     assert cudalite.signbit(x).tolist() == expected
+
+
+def test_zeta_has_no_derivative_for_its_first_operand():
+    x = cudalite.tensor([2.5, 3.0], requires_grad=True)
+    with pytest.raises(NotImplementedError, match="the derivative for 'zeta' is not implemented"):
+        cudalite._zeta(x, 1.5).sum().backward()
 
 
 def test_floor_divide_has_no_derivative():

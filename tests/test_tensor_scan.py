@@ -189,3 +189,89 @@ def test_scan_rows(device):
     for name, ref in (("cumsum", np.cumsum), ("cumprod", np.cumprod)):
         r = _C._scan(_C._scan_ops[name], x, 0, C.float64)
         assert r.dtype == C.float64 and to_np(r).tolist() == ref([1.0, 2.0, 3.0, 4.0]).tolist()
+
+
+# ---- cummax, cummin, logcumsumexp ----
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int8", "float16", "bfloat16"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cummax_cummin_match_numpy(device, dtype, dim):
+    a = np.random.default_rng(0).integers(-5, 5, size=(6, 37))
+    x = C.tensor(a, device=device).to(getattr(C, dtype))
+    for fn, acc in ((C.cummax, np.maximum), (C.cummin, np.minimum)):
+        v, i = fn(x, dim)
+        np.testing.assert_array_equal(to_np(v).astype(np.int64), acc.accumulate(a, axis=dim))
+        # the index is the last position holding the running extreme
+        taken = np.take_along_axis(a, to_np(i), axis=dim)
+        np.testing.assert_array_equal(taken, acc.accumulate(a, axis=dim))
+        # ... and the last one: the next position never ties it
+        run = acc.accumulate(a, axis=dim)
+        idx = to_np(i)
+        nxt = np.clip(idx + 1, 0, a.shape[dim] - 1)
+        after = np.take_along_axis(a, nxt, axis=dim)
+        assert not ((nxt > idx) & (nxt <= np.indices(a.shape)[dim % 2]) & (after == run)).any()
+        assert i.dtype == C.int64
+
+
+def test_logcumsumexp_matches_numpy(device):
+    a = np.random.default_rng(1).standard_normal((4, 33)) * 30
+    a[0, :5] = [-1000.0, 0.0, -np.inf, 700.0, 5.0]
+    x = C.tensor(a, device=device)
+    np.testing.assert_allclose(
+        to_np(C.logcumsumexp(x, 1)), np.logaddexp.accumulate(a, axis=1), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        to_np(x.t().logcumsumexp(0)), np.logaddexp.accumulate(a.T, axis=0), rtol=1e-12
+    )
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: C.cummax(x, 1)[0],
+        lambda x: x.cummin(0)[0],
+        lambda x: C.logcumsumexp(x, 1),
+    ],
+    ids=["cummax", "cummin", "logcumsumexp"],
+)
+def test_scan_gradients(device, fn):
+    a = np.random.default_rng(2).standard_normal((3, 9))
+    x = C.tensor(a, dtype=C.float64, device=device).requires_grad_()
+    assert C.autograd.gradcheck(fn, (x,))
+
+
+def test_scan_out_and_empty(device):
+    x = C.tensor([[1.0, 3.0, 2.0]], device=device)
+    v, i = C.empty(1, 3, device=device), C.empty(1, 3, dtype=C.int64, device=device)
+    r = C.cummax(x, 1, out=(v, i))
+    assert r.values is v and r.indices is i
+    np.testing.assert_array_equal(to_np(i), [[0, 1, 1]])
+    e = C.zeros(0, 4, device=device)
+    assert C.cummin(e, 1).values.shape == (0, 4)
+    assert C.logcumsumexp(e, 0).shape == (0, 4)
+
+
+# ---- diff ----
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_diff_matches_numpy(device, n, dim):
+    a = np.random.default_rng(3).integers(-9, 9, size=(5, 6))
+    x = C.tensor(a, device=device)
+    np.testing.assert_array_equal(to_np(C.diff(x, n, dim)), np.diff(a, n, axis=dim))
+    pre, app = a[:1] if dim == 0 else a[:, :1], a[-2:] if dim == 0 else a[:, -2:]
+    r = x.diff(n, dim, prepend=C.tensor(pre, device=device), append=C.tensor(app, device=device))
+    want = a if n == 0 else np.diff(a, n, axis=dim, prepend=pre, append=app)  # as torch
+    np.testing.assert_array_equal(to_np(r), want)
+    b = a > 0
+    np.testing.assert_array_equal(
+        to_np(C.diff(C.tensor(b, device=device), 1, dim)), np.diff(b, 1, axis=dim)
+    )
+
+
+def test_diff_gradient(device):
+    x = C.tensor(np.random.default_rng(4).standard_normal((3, 5)), device=device)
+    x = x.requires_grad_()
+    assert C.autograd.gradcheck(lambda t: C.diff(t, 2, 1, prepend=t[:, :1] * 2), (x,))

@@ -186,6 +186,9 @@ Tensor run_into(const Tensor& out_in, const Shape& shape, ScalarType produced, D
 }
 
 std::string not_implemented(const char* name, Device dev, ScalarType t) {
+  // torch's kernels of the shifts are named for the operators
+  if (std::string(name) == "bitwise_left_shift") name = "lshift";
+  if (std::string(name) == "bitwise_right_shift") name = "rshift";
   return detail::str("\"", name, dev.is_cuda() ? "_cuda" : "_cpu", "\" not implemented for '",
                      dtype_short_name(t), "'");
 }
@@ -229,6 +232,15 @@ Tensor binary(BinaryOp op, const Operand& a, const Operand& b, const Tensor& out
     // torch's CUDA kernels run in a floating out='s dtype, which has no bitwise kernel.
     CL_CHECK_AS(NotImplementedError, !(out && dev.is_cuda() && is_floating(out->dtype)),
                 not_implemented(info.name, dev, out ? out->dtype : rt));
+  }
+  if (op == BinaryOp::Gcd || op == BinaryOp::Lcm || op == BinaryOp::LeftShift ||
+      op == BinaryOp::RightShift) {  // integers only: bools too have no kernel
+    CL_CHECK_AS(NotImplementedError, rt != ScalarType::Bool, not_implemented(info.name, dev, rt));
+  }
+  if (op == BinaryOp::Heaviside) {
+    bool same = a.is_scalar || b.is_scalar || a.tensor->dtype == b.tensor->dtype;
+    same = same && (!out || a.is_scalar || out->dtype == a.tensor->dtype);
+    CL_CHECK(same, "heaviside is not yet implemented for tensors with different dtypes.");
   }
   if (op == BinaryOp::Sub) {
     // torch's sub_check: a Python True counts as a bool operand too.

@@ -58,8 +58,14 @@ from cudalite._tensor_scatter_views import *  # noqa: F403
 from cudalite._tensor_unique import *  # noqa: F403
 from cudalite._tensor_set import *  # noqa: F403
 from cudalite._tensor_predicates import *  # noqa: F403
-from cudalite._tensor_diag import *  # noqa: F403
 from cudalite import _tensor_apply  # noqa: F401 - Tensor.apply_, map_, map2_
+
+# ---- more math: composed pointwise ops, statistics, products, diagonals, norms ----
+from cudalite._pointwise import *  # noqa: F403
+from cudalite._statistics import *  # noqa: F403
+from cudalite._products import *  # noqa: F403
+from cudalite._diagonals import *  # noqa: F403
+from cudalite._norms import *  # noqa: F403
 from cudalite.random import (
     Generator,
     default_generator,

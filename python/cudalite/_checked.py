@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import types
 
-from cudalite import _C, _arg_parser, _signatures
+from cudalite import _C, _arg_parser, _op_registry, _signatures
 from cudalite import _deprecated_overloads as _deprecated
 from cudalite._reductions import _Absent
 
@@ -323,6 +323,8 @@ def install_methods():
     T = _C.Tensor
     names = [n for n in T.__dict__ if not n.startswith("_") or n in _ENTRY_DUNDERS]
     names += [n for n, args in _signatures.METHODS.items() if args and n.startswith("_")]
+    # the registry's private rows (_zeta): their methods record as the public ones do
+    names += [op.name for op in _op_registry.OPS if op.name.startswith("_")]
     for name in dict.fromkeys(names):
         if name in _tensor._slow_methods or name not in T.__dict__:
             continue

@@ -69,6 +69,17 @@ def _return_type(name):
     )
 
 
+def _named_pair(name, first, second):
+    """A pair whose fields are not (values, indices): ``aminmax(min=, max=)``."""
+
+    def rep(self):
+        return f"cudalite.return_types.{name}(\n{first}={self[0]!r},\n{second}={self[1]!r})"
+
+    fields = {first: property(lambda self: self[0]), second: property(lambda self: self[1])}
+    attrs = {"_name": name, "__slots__": (), "__module__": "cudalite.return_types"}
+    return type(name, (_ReturnType,), {**attrs, **fields, "__repr__": rep})
+
+
 class return_types:  # noqa: N801 - torch's module name
     max = _return_type("max")
     min = _return_type("min")
@@ -81,6 +92,15 @@ class return_types:  # noqa: N801 - torch's module name
     sort_out = _return_type("sort_out")  # what sort(..., out=(values, indices)) returns
     topk_out = _return_type("topk_out")
     kthvalue_out = _return_type("kthvalue_out")
+    # ---- statistics and scans (_statistics.py, _tensor_scan.py) ----
+    median = _return_type("median")
+    nanmedian = _return_type("nanmedian")
+    mode = _return_type("mode")
+    cummax = _return_type("cummax")
+    cummin = _return_type("cummin")
+    aminmax = _named_pair("aminmax", "min", "max")
+    frexp = _named_pair("frexp", "mantissa", "exponent")
+    histogram = _named_pair("histogram", "hist", "bin_edges")
 
 
 def _dims(dim):

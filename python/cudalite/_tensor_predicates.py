@@ -1,11 +1,13 @@
 """What a tensor is: the predicates and properties torch's tensors answer about their kind,
 layout, device family, names and conjugate / negative bits, and the no-op views of those
-bits (``conj``, ``resolve_conj``, ``resolve_neg``, ``conj_physical``, ``real``), as torch
+bits (``conj``, ``resolve_conj``, ``resolve_neg``, ``conj_physical``, ``real``, ``H``), as torch
 answers them for a dense, strided, real tensor on the CPU or a CUDA device (cudalite has no
 complex dtypes, no named, sparse, quantized or nested tensors and no other devices).
 """
 
 from __future__ import annotations
+
+import warnings
 
 from cudalite._C import Tensor
 from cudalite._tensor import _methods, method
@@ -381,3 +383,23 @@ def _align_as(self, other):
     if self.dim() == 0:
         return self
     raise _unnamed(self)
+
+
+def _h(self):
+    """The conjugate transpose of a matrix: its transpose (a view)."""
+    if self.dim() == 2:
+        return self.transpose(0, 1)
+    if self.dim() == 0:
+        warnings.warn(
+            "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+            UserWarning,
+            stacklevel=2,
+        )
+        return self
+    extra = ". For batches of matrices, consider using tensor.mH" if self.dim() > 2 else "."
+    raise RuntimeError(
+        f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor{extra}"
+    )
+
+
+_methods["H"] = property(_h)

@@ -31,12 +31,40 @@ def _zero(n, g):
     return zeros_like(g)
 
 
+def _trigamma(x):
+    from cudalite._pointwise import trigamma
+
+    return trigamma(x)
+
+
+def _sinc_grad(x):
+    p = x * math.pi
+    d = (p * p.cos() - p.sin()) / (p * x)
+    return _where(x == 0, 0.0, d)
+
+
+def _zeta_self_grad(n, g):
+    raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+
+
+def _no_input_grad(name):
+    def grad(n, g):
+        raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+
+    return grad
+
+
+def _igamma_density(a, x):
+    """d/dx P(a, x) = x^(a - 1) e^-x / Gamma(a)."""
+    return ((a - 1) * x.log() - x - a.lgamma()).exp()
+
+
 def _erf_grad(x):
     return (x * x).neg().exp() * _TWO_OVER_SQRT_PI
 
 
 # Nodes torch numbers otherwise (its overload for a tensor operand).
-_NODE_NAMES = {"fmod": "FmodBackward1"}
+_NODE_NAMES = {"fmod": "FmodBackward1", "_zeta": "SpecialZetaBackward0"}
 
 
 def node_name(op):
@@ -85,6 +113,12 @@ UNARY = {
     "ceil": ((), _zero),
     "round": ((), _zero),
     "trunc": ((), _zero),
+    # ---- more math: gamma functions, Bessel, sinc ----
+    "lgamma": (SELF, lambda n, g: g * n.self_.digamma()),
+    "digamma": (SELF, lambda n, g: g * _trigamma(n.self_)),
+    "i0": (SELF, lambda n, g: g * n.self_._i1()),
+    "sinc": (SELF, lambda n, g: g * _sinc_grad(n.self_)),
+    "angle": ((), _zero),  # of real numbers
 }
 
 # maximum/minimum split the gradient evenly where the operands are equal, as torch.
@@ -138,5 +172,26 @@ BINARY = {
         ("other", "self_", "_result"),
         lambda n, g: g * n.self_ / n.result,
         lambda n, g: g * n.other / n.result,
+    ),
+    # ---- more math ----
+    "logaddexp2": (
+        ("other", "self_"),
+        lambda n, g: g / (1 + (n.other - n.self_).exp2()),
+        lambda n, g: g / (1 + (n.self_ - n.other).exp2()),
+    ),
+    "_zeta": (
+        ("other", "self_"),
+        _zeta_self_grad,
+        lambda n, g: g * -n.self_ * (n.self_ + 1)._zeta(n.other),
+    ),
+    "igamma": (
+        ("other", "self_"),
+        _no_input_grad("igamma"),
+        lambda n, g: g * _igamma_density(n.self_, n.other),
+    ),
+    "igammac": (
+        ("other", "self_"),
+        _no_input_grad("igammac"),
+        lambda n, g: -g * _igamma_density(n.self_, n.other),
     ),
 }
