@@ -587,3 +587,15 @@ def test_parameters_named_as_torchs_parser_names_them(x):
         C.numel(1.5)
     with err(TypeError, "roll(): argument 'dims' (position 2) must be tuple of ints, not str"):
         x.roll(0, "a")
+
+
+def test_entry_accepts_what_torchs_overload_texts_accept():
+    """Tensor.set_() with no argument is missing from torch's type stubs (the parser's
+    signatures) but is one of torch's overloads: the parse on the way in lets it through,
+    and a torch type the table lacks (torch.Storage) never ends the process."""
+    import cudalite
+
+    x = cudalite.ones(2)
+    assert x.set_() is x and x.shape == (0,)
+    with pytest.raises(TypeError, match="must be Storage or Tensor, not float"):
+        cudalite.ones(2).set_(1.5)

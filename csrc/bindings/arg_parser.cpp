@@ -424,6 +424,7 @@ std::string from_text(const std::string& name, const std::string& text) {
   std::string out;
   if (text != "no arguments") {
     for (const std::string& p : split(text.substr(1, text.size() - 2), ", ")) {
+      if (p.empty()) continue;  // "()": no parameters
       if (!out.empty()) out += ", ";
       if (p == "*") {
         out += p;
@@ -436,6 +437,9 @@ std::string from_text(const std::string& name, const std::string& text) {
       std::string pname = decl.substr(sp == std::string::npos ? 0 : sp + 1);
       auto it = types.find(typ);
       typ = typ == "Tensor" ? tensor : it != types.end() ? it->second : typ;
+      // A printed type without a parser type (torch.Storage, ...) takes any object: these
+      // texts compile lazily, inside a call, where an exception would end the process.
+      if (typ != tensor && !type_table().count(typ)) typ = "object";
       if (eq != std::string::npos && p.substr(eq + 3) == "None") {
         out += typ + "? " + pname + "=None";
       } else {
@@ -951,6 +955,33 @@ int FunctionParser::refuse(PyObject* const* args, Py_ssize_t nargs, PyObject* kw
   }
   std::vector<PyObject*> out;
   int r = parse(tuple, kwargs, out);
+  if (r < 0 && has_texts && PyErr_ExceptionMatches(PyExc_TypeError)) {
+    // The stubs' signatures refused the call; torch's own overload texts decide whether
+    // torch would (the stubs miss some overloads, e.g. Tensor.set_() with no argument).
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (text_signatures.empty()) {
+      for (const std::string& t : texts) text_signatures.emplace_back(from_text(name, t));
+    }
+    bool accepted = false;
+    for (const Signature& s : text_signatures) {
+      std::vector<PyObject*> ignored;
+      int m = s.match(tuple, kwargs, false, ignored);
+      if (m < 0) PyErr_Clear();
+      if (m > 0) {
+        accepted = true;
+        break;
+      }
+    }
+    if (accepted) {
+      Py_XDECREF(type);
+      Py_XDECREF(value);
+      Py_XDECREF(tb);
+      r = 0;
+    } else {
+      PyErr_Restore(type, value, tb);
+    }
+  }
   Py_DECREF(tuple);
   Py_DECREF(kwargs);
   return r < 0 ? -1 : 0;
