@@ -225,10 +225,14 @@ VALUE_CASES = [
     ("lp_pool1d", "F.lp_pool1d(pos, 2, 3)"),
     ("lp_pool2d", "nn.LPPool2d(1.5, (2, 1), 1, True)(img.abs() + 0.1)"),
     ("lp_pool3d", "F.lp_pool3d(vol.abs() + 0.1, 3, 2)"),
-    ("alpha_dropout_seeded", "(M.manual_seed(0), F.alpha_dropout(a.cpu(), 0.3, True))[1]"),
+    # torch's CPU stream, brought back to the case's device (gradients flow through .to)
+    (
+        "alpha_dropout_seeded",
+        "(M.manual_seed(0), F.alpha_dropout(a.cpu(), 0.3, True))[1].to(a.device)",
+    ),
     (
         "feature_alpha_dropout_seeded",
-        "(M.manual_seed(1), F.feature_alpha_dropout(img.cpu(), 0.4, True))[1]",
+        "(M.manual_seed(1), F.feature_alpha_dropout(img.cpu(), 0.4, True))[1].to(img.device)",
     ),
     ("alpha_dropout_eval", "nn.AlphaDropout(0.3).eval()(a)"),
     ("upsample_nearest", "F.upsample_nearest(img, scale_factor=2)"),

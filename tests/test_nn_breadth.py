@@ -51,6 +51,7 @@ CUDA_NAMES = {
     '"adaptive_max_pool3d_cpu"': '"adaptive_max_pool3d_cuda"',
     '"leaky_relu_cpu"': '"leaky_relu_cuda"',
     "torch.LongTensor{}": "torch.cuda.LongTensor{}",
+    "got torch.DoubleTensor instead": "got torch.cuda.DoubleTensor instead",
 }
 
 
