@@ -513,7 +513,6 @@ def test_float32_matmuls_use_tf32_when_allowed(name, fn, shapes):
     a = rand(shapes[0], 43, torch.float32, "cuda")
     b = rand(shapes[1], 44, torch.float32, "cuda")
     matmul = torch.backends.cuda.matmul
-    saved = matmul.allow_tf32
     try:
         matmul.allow_tf32 = False
         exact = _matmul_error(fn, a, b)
@@ -523,8 +522,9 @@ def test_float32_matmuls_use_tf32_when_allowed(name, fn, shapes):
         exact_again = _matmul_error(fn, a, b)
         torch.set_float32_matmul_precision("high")
         tf32_again = _matmul_error(fn, a, b)
-    finally:
-        matmul.allow_tf32 = saved
+    finally:  # torch's defaults (setting allow_tf32 back would leave fp32_precision "ieee")
+        torch.set_float32_matmul_precision("highest")
+        matmul.fp32_precision = "none"
     assert exact < 1e-5 and exact_again < 1e-5, name
     # TF32 keeps 10 mantissa bits: relative errors around 1e-4 to 1e-3 on these sizes
     assert tf32 > 10 * exact and tf32_again > 10 * exact_again, name
