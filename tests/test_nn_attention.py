@@ -148,6 +148,23 @@ def test_round_bf16_rounds_to_nearest_even():
 # ---- switches ----
 
 
+@pytest.fixture(autouse=True)
+def _flash_on():
+    """The fused kernel is off by default (docs/attention.md): these tests turn it on."""
+    from cudalite.backends.cuda import _sdp
+
+    saved = dict(_sdp._enabled)
+    torch.backends.cuda.enable_flash_sdp(True)
+    yield
+    _sdp._enabled.update(saved)
+
+
+def test_flash_is_off_by_default_the_others_on():
+    from cudalite.backends.cuda import _sdp
+
+    assert _sdp._DEFAULTS == {"flash": False, "mem_efficient": True, "math": True, "cudnn": True}
+
+
 def test_sdp_switches_default_on_and_toggle():
     cb = torch.backends.cuda
     for get, put in (
@@ -223,6 +240,7 @@ FUDGE = {"out": 3.0, "dq": 8.0, "dk": 8.0, "dv": 4.0}
 def _close(name, got, ref, lp, dtype):
     """got (the kernel) within FUDGE x |lp - ref| of ref, lp the composition in dtype."""
     rtol, floor = FLOOR[dtype]
+    got, ref, lp = (t.detach() for t in (got, ref, lp))  # the outputs require grad
     ref64 = ref.double().cpu().numpy()
     err_lp = float(np.abs(lp.double().cpu().numpy() - ref64).max())
     atol = max(floor, FUDGE[name] * err_lp)
@@ -371,11 +389,8 @@ def test_composition_runs_where_the_kernel_does_not_apply(case):
         with sdpa_kernel(SDPBackend.MATH):
             assert not A._use_flash(q, k, v, mask, p)
         assert A._use_flash(q, k, v, mask, p)
-        torch.backends.cuda.enable_flash_sdp(False)
-        try:
-            assert not A._use_flash(q, k, v, mask, p)
-        finally:
-            torch.backends.cuda.enable_flash_sdp(True)
+        torch.backends.cuda.enable_flash_sdp(False)  # (the fixture turns it back on)
+        assert not A._use_flash(q, k, v, mask, p)
     else:
         assert not A._use_flash(q, k, v, mask, p)
     q.requires_grad_()
