@@ -706,3 +706,16 @@ def test_reduce_rows(device):
                 _C._reduce(code, empty, None, False, None)
         else:
             assert _C._reduce(code, empty, None, False, None).item() == ref(np.empty((0, 3)))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_mean_accumulates_in_float32(device, dtype):
+    """The sum of 500,000 hundreds overflows float16; torch's mean does not (it sums and
+    divides in float32, then rounds once), and neither does cudalite's."""
+    dt = getattr(C, dtype)
+    x = C.full((1000, 500), 100.0, dtype=dt, device=device)
+    for r in (x.mean(), x.mean(0), x.mean(1), C.mean(x, (0, 1), keepdim=True)):
+        assert r.dtype is dt
+        assert (r.float() == 100.0).all().item()
+    # the sum itself rounds as torch's (5e7 is out of float16's range)
+    assert x.sum().float().item() == (float("inf") if dtype == "float16" else 50069504.0)

@@ -271,10 +271,13 @@ def mean(input, dim=NO_DIM, keepdim=NO_KEEPDIM, *, dtype=None, out=None):
     dt = _float_check(input, dtype, "mean")
     x = input if input.dtype == dt else input.to(dt)
     dims = _dims(dim)
-    s = _C._reduce(SUM, x, dims, keepdim, None)
+    # float16 / bfloat16: summed and divided in float32, rounded once (as torch's kernels
+    # accumulate); a half-precision sum overflows long before the mean does
+    low = dt in (_C.float16, _C.bfloat16)
+    s = _C._reduce(SUM, x, dims, keepdim, _C.float32 if low else None)
     n = _count(input, dims)
     r = s / n if n else s * float("nan")
-    return _out(r, out)
+    return _out(r.to(dt) if low else r, out)
 
 
 def _out(r, out, exact=False):
