@@ -1,5 +1,6 @@
-"""roll and repeat_interleave (cudalite._tensor_rearrange) against NumPy: every dtype, shift and
-dim forms, repeats as ints and tensors, layouts, 0-size and 0-dim inputs, torch's errors."""
+"""roll, repeat_interleave and meshgrid (cudalite._tensor_rearrange) against NumPy: every
+dtype, shift and dim forms, repeats as ints and tensors, layouts, 0-size and 0-dim inputs,
+torch's errors."""
 
 from __future__ import annotations
 
@@ -183,3 +184,54 @@ def test_repeat_interleave_errors(device):
         IndexError, match=exact("Dimension specified as 0 but tensor has no dimensions")
     ):
         C.tensor(1.0, device=device).repeat_interleave(C.tensor([2], device=device), dim=0)
+
+
+# ---- meshgrid ----
+
+
+@pytest.mark.parametrize("indexing", ["ij", "xy"])
+def test_meshgrid_matches_numpy(device, indexing):
+    a = np.arange(3.0)
+    b = np.arange(4.0) * 10
+    c = np.array([7.0])
+    got = C.meshgrid(
+        C.tensor(a, device=device), C.tensor(b, device=device), C.tensor(c, device=device),
+        indexing=indexing,
+    )  # fmt: skip
+    want = np.meshgrid(a, b, c, indexing=indexing)
+    assert len(got) == 3
+    for g, w in zip(got, want, strict=True):
+        assert tuple(g.shape) == w.shape and g.device.type == device
+        np.testing.assert_array_equal(to_np(g), w)
+    # views of the inputs (expand), as torch's: a write to the input shows in the grid
+    x = C.arange(3.0, device=device)
+    gx, _ = C.meshgrid([x, C.arange(2.0, device=device)], indexing="ij")
+    assert gx.stride() == (1, 0)
+    x[0] = 5.0
+    assert gx[0].tolist() == [5.0, 5.0]
+
+
+def test_meshgrid_gradient_and_zero_dim(device):
+    x = C.arange(3.0, device=device).requires_grad_()
+    y = C.tensor(2.0, device=device)
+    gx, gy = C.meshgrid(x, y, indexing="ij")
+    assert gx.shape == (3, 1) and gy.tolist() == [[2.0], [2.0], [2.0]]
+    (gx * 2).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_meshgrid_errors_and_warning(device):
+    a = C.arange(3, device=device)
+    with pytest.warns(UserWarning, match="it will be required to pass the indexing argument"):
+        C.meshgrid(a, a)
+    with pytest.raises(
+        RuntimeError,
+        match=exact('torch.meshgrid: indexing must be one of "xy" or "ij", but received: xx'),
+    ):
+        C.meshgrid(a, a, indexing="xx")
+    with pytest.raises(RuntimeError, match="same dtype"):
+        C.meshgrid(a, a.float(), indexing="ij")
+    with pytest.raises(RuntimeError, match="Expected 0D or 1D tensor in the tensor list"):
+        C.meshgrid(C.ones(2, 2, device=device), indexing="ij")
+    with pytest.raises(RuntimeError, match="meshgrid expects a non-empty TensorList"):
+        C.meshgrid(indexing="ij")

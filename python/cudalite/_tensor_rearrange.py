@@ -10,6 +10,7 @@ for the output size).
 from __future__ import annotations
 
 import operator
+import warnings
 
 from cudalite import _C
 from cudalite._arg_parser import tp_name
@@ -18,7 +19,17 @@ from cudalite._lazy import numpy
 from cudalite._memory_format import contiguous_format
 from cudalite._tensor import method
 
-__all__ = ["roll", "repeat_interleave", "tile", "rot90", "fliplr", "flipud", "ravel", "narrow_copy"]
+__all__ = [
+    "roll",
+    "repeat_interleave",
+    "tile",
+    "rot90",
+    "fliplr",
+    "flipud",
+    "ravel",
+    "narrow_copy",
+    "meshgrid",
+]
 
 
 def _int_list(v, name, pos):
@@ -230,3 +241,54 @@ def _narrow_copy(self, dim, start, length):
 
 def narrow_copy(input, dim, start, length):
     return input.narrow_copy(dim, start, length)
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids of 0-d or 1-d tensors: each output has one dim per input and varies
+    along its own input's dim (``indexing="ij"``); ``"xy"`` swaps the first two dims, as
+    NumPy's default. The outputs are views of the inputs (``expand``), as torch's."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn(
+            "torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
+            "argument.",
+            UserWarning,
+            stacklevel=2,
+        )
+        indexing = "ij"
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"meshgrid(): expected Tensor as element {tensors.index(t)} in argument 0, but "
+                f"got {type(t).__name__}"
+            )
+    if any(t.dtype != tensors[0].dtype for t in tensors):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    if any(t.device != tensors[0].device for t in tensors):
+        raise RuntimeError("meshgrid expects all tensors to have the same device")
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(
+            f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}'
+        )
+    for t in tensors:
+        if t.dim() > 1:
+            raise RuntimeError(
+                "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: "
+                f"a {t.dim()}-D tensor of size {list(t.shape)}"
+            )
+    ts = list(tensors)
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = [t.numel() for t in ts]
+    grids = []
+    for i, t in enumerate(ts):
+        view = [1] * len(ts)
+        view[i] = -1
+        grids.append(t.reshape(view).expand(shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
