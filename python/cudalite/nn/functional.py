@@ -9,126 +9,55 @@ from cudalite import _C, _arg_parser, _linalg, _ops
 from cudalite._C import Tensor
 from cudalite.autograd import function as _autograd
 from cudalite.autograd.functions import nn as _nn
-from cudalite.nn._functional_activation import (
-    celu,
-    celu_,
-    elu,
-    elu_,
-    gelu,
-    glu,
-    gumbel_softmax,
-    hardshrink,
-    hardsigmoid,
-    hardswish,
-    hardtanh,
-    hardtanh_,
-    leaky_relu,
-    leaky_relu_,
-    logsigmoid,
-    mish,
-    prelu,
-    relu6,
-    rrelu,
-    rrelu_,
-    selu,
-    selu_,
-    silu,
-    softmin,
-    softplus,
-    softshrink,
-    softsign,
-    tanhshrink,
-    threshold,
-    threshold_,
+from cudalite.nn import (
+    _functional_activation,
+    _functional_attention,
+    _functional_batchnorm,
+    _functional_bilinear,
+    _functional_conv,
+    _functional_distance,
+    _functional_dropout,
+    _functional_embedding_bag,
+    _functional_grid,
+    _functional_interpolate,
+    _functional_loss,
+    _functional_loss_likelihood,
+    _functional_loss_margin,
+    _functional_lppool,
+    _functional_mha,
+    _functional_norm,
+    _functional_pad,
+    _functional_pooling,
+    _functional_pooling3d,
+    _functional_shuffle,
+    _functional_sparse,
+    _functional_unpool,
 )
-from cudalite.nn._functional_attention import scaled_dot_product_attention
-from cudalite.nn._functional_batchnorm import (
-    batch_norm,
-    dropout1d,
-    dropout2d,
-    dropout3d,
-    group_norm,
-    instance_norm,
-)
-from cudalite.nn._functional_bilinear import bilinear
-from cudalite.nn._functional_conv import (
-    conv1d,
-    conv2d,
-    conv3d,
-    conv_transpose1d,
-    conv_transpose2d,
-    conv_transpose3d,
-    fold,
-    unfold,
-)
-from cudalite.nn._functional_distance import (
-    cosine_similarity,
-    normalize,
-    pairwise_distance,
-    pdist,
-)
-from cudalite.nn._functional_dropout import alpha_dropout, feature_alpha_dropout
-from cudalite.nn._functional_embedding_bag import embedding_bag
-from cudalite.nn._functional_grid import affine_grid, grid_sample
-from cudalite.nn._functional_interpolate import (
-    interpolate,
-    upsample,
-    upsample_bilinear,
-    upsample_nearest,
-)
-from cudalite.nn._functional_loss import (
-    binary_cross_entropy,
-    binary_cross_entropy_with_logits,
-    huber_loss,
-    smooth_l1_loss,
-)
-from cudalite.nn._functional_loss_likelihood import gaussian_nll_loss, kl_div, poisson_nll_loss
-from cudalite.nn._functional_loss_margin import (
-    cosine_embedding_loss,
-    hinge_embedding_loss,
-    margin_ranking_loss,
-    multi_margin_loss,
-    multilabel_margin_loss,
-    multilabel_soft_margin_loss,
-    soft_margin_loss,
-    triplet_margin_loss,
-    triplet_margin_with_distance_loss,
-)
-from cudalite.nn._functional_lppool import lp_pool1d, lp_pool2d, lp_pool3d
-from cudalite.nn._functional_mha import multi_head_attention_forward
-from cudalite.nn._functional_norm import layer_norm, local_response_norm, rms_norm
-from cudalite.nn._functional_pad import pad
-from cudalite.nn._functional_pooling import (
-    adaptive_avg_pool1d,
-    adaptive_avg_pool2d,
-    adaptive_max_pool1d,
-    adaptive_max_pool1d_with_indices,
-    adaptive_max_pool2d,
-    adaptive_max_pool2d_with_indices,
-    avg_pool1d,
-    avg_pool2d,
-    max_pool1d,
-    max_pool1d_with_indices,
-    max_pool2d,
-    max_pool2d_with_indices,
-)
-from cudalite.nn._functional_pooling3d import (
-    adaptive_avg_pool3d,
-    adaptive_max_pool3d,
-    adaptive_max_pool3d_with_indices,
-    avg_pool3d,
-    max_pool3d,
-    max_pool3d_with_indices,
-)
-from cudalite.nn._functional_shuffle import (
-    channel_shuffle,
-    native_channel_shuffle,
-    pixel_shuffle,
-    pixel_unshuffle,
-)
-from cudalite.nn._functional_sparse import embedding, one_hot
-from cudalite.nn._functional_unpool import max_unpool1d, max_unpool2d, max_unpool3d
+from cudalite.nn._functional_activation import *  # noqa: F403
+from cudalite.nn._functional_attention import *  # noqa: F403
+from cudalite.nn._functional_batchnorm import *  # noqa: F403
+from cudalite.nn._functional_bilinear import *  # noqa: F403
+from cudalite.nn._functional_conv import *  # noqa: F403
+from cudalite.nn._functional_distance import *  # noqa: F403
+from cudalite.nn._functional_dropout import *  # noqa: F403
+from cudalite.nn._functional_embedding_bag import *  # noqa: F403
+from cudalite.nn._functional_grid import *  # noqa: F403
+from cudalite.nn._functional_interpolate import *  # noqa: F403
+from cudalite.nn._functional_loss import *  # noqa: F403
+from cudalite.nn._functional_loss_likelihood import *  # noqa: F403
+from cudalite.nn._functional_loss_margin import *  # noqa: F403
+from cudalite.nn._functional_lppool import *  # noqa: F403
+from cudalite.nn._functional_mha import *  # noqa: F403
+from cudalite.nn._functional_norm import *  # noqa: F403
+from cudalite.nn._functional_pad import *  # noqa: F403
+from cudalite.nn._functional_pooling import *  # noqa: F403
+from cudalite.nn._functional_pooling3d import *  # noqa: F403
+from cudalite.nn._functional_shuffle import *  # noqa: F403
+from cudalite.nn._functional_sparse import *  # noqa: F403
+from cudalite.nn._functional_unpool import *  # noqa: F403
 
+# The functions written here, then every part's own __all__ (each name is listed once, in
+# the module that defines it).
 __all__ = [
     "linear",
     "relu",
@@ -142,120 +71,33 @@ __all__ = [
     "nll_loss",
     "cross_entropy",
     "dropout",
-    # ---- composed of tensor ops (one file per family) ----
-    "gelu",
-    "silu",
-    "mish",
-    "softplus",
-    "elu",
-    "elu_",
-    "leaky_relu",
-    "leaky_relu_",
-    "hardtanh",
-    "hardtanh_",
-    "relu6",
-    "embedding",
-    "one_hot",
-    "layer_norm",
-    "pad",
-    "scaled_dot_product_attention",
-    "smooth_l1_loss",
-    "huber_loss",
-    "binary_cross_entropy",
-    "binary_cross_entropy_with_logits",
-    "multi_head_attention_forward",
-    # ---- convolutions, pooling and batch norm (CNNs) ----
-    "conv1d",
-    "conv2d",
-    "conv3d",
-    "conv_transpose1d",
-    "conv_transpose2d",
-    "conv_transpose3d",
-    "unfold",
-    "fold",
-    "max_pool1d",
-    "max_pool2d",
-    "max_pool1d_with_indices",
-    "max_pool2d_with_indices",
-    "avg_pool1d",
-    "avg_pool2d",
-    "adaptive_avg_pool1d",
-    "adaptive_avg_pool2d",
-    "adaptive_max_pool1d",
-    "adaptive_max_pool2d",
-    "adaptive_max_pool1d_with_indices",
-    "adaptive_max_pool2d_with_indices",
-    "batch_norm",
-    "instance_norm",
-    "group_norm",
-    "dropout1d",
-    "dropout2d",
-    "dropout3d",
-    "interpolate",
-    "upsample",
-    # ---- breadth: activations, distances, norms, losses, shuffles, bilinear ----
-    "celu",
-    "celu_",
-    "selu",
-    "selu_",
-    "glu",
-    "hardshrink",
-    "softshrink",
-    "hardsigmoid",
-    "hardswish",
-    "logsigmoid",
-    "softmin",
-    "softsign",
-    "tanhshrink",
-    "threshold",
-    "threshold_",
-    "rrelu",
-    "rrelu_",
-    "prelu",
-    "normalize",
-    "cosine_similarity",
-    "pairwise_distance",
-    "pdist",
-    "rms_norm",
-    "local_response_norm",
-    "kl_div",
-    "poisson_nll_loss",
-    "gaussian_nll_loss",
-    "margin_ranking_loss",
-    "hinge_embedding_loss",
-    "soft_margin_loss",
-    "multilabel_soft_margin_loss",
-    "multilabel_margin_loss",
-    "multi_margin_loss",
-    "cosine_embedding_loss",
-    "triplet_margin_loss",
-    "triplet_margin_with_distance_loss",
-    "pixel_shuffle",
-    "pixel_unshuffle",
-    "channel_shuffle",
-    "bilinear",
-    "max_pool3d",
-    "max_pool3d_with_indices",
-    "avg_pool3d",
-    "adaptive_avg_pool3d",
-    "adaptive_max_pool3d",
-    "adaptive_max_pool3d_with_indices",
-    "max_unpool1d",
-    "max_unpool2d",
-    "max_unpool3d",
-    "lp_pool1d",
-    "lp_pool2d",
-    "lp_pool3d",
-    "alpha_dropout",
-    "feature_alpha_dropout",
-    "gumbel_softmax",
-    "native_channel_shuffle",
-    "upsample_nearest",
-    "upsample_bilinear",
-    "embedding_bag",
-    "affine_grid",
-    "grid_sample",
 ]
+for _part in (
+    _functional_activation,
+    _functional_attention,
+    _functional_batchnorm,
+    _functional_bilinear,
+    _functional_conv,
+    _functional_distance,
+    _functional_dropout,
+    _functional_embedding_bag,
+    _functional_grid,
+    _functional_interpolate,
+    _functional_loss,
+    _functional_loss_likelihood,
+    _functional_loss_margin,
+    _functional_lppool,
+    _functional_mha,
+    _functional_norm,
+    _functional_pad,
+    _functional_pooling,
+    _functional_pooling3d,
+    _functional_shuffle,
+    _functional_sparse,
+    _functional_unpool,
+):
+    __all__ += _part.__all__
+del _part
 
 _ADD = _ops.BINARY["add"]
 _grad_on = _C._is_grad_enabled
