@@ -7,19 +7,17 @@ from __future__ import annotations
 
 import json
 import pathlib
-import warnings
 
 import numpy as np
 import pytest
 
 import cudalite as torch
+from _recorded_nn import check_values_and_gradients, on_device
 from cudalite.autograd import gradcheck
 from cudalite.nn import functional as F
 from nn_layers_cases import ERROR_CASES, VALUE_CASES, inputs, run
 
 EXPECTED = json.loads((pathlib.Path(__file__).parent / "nn_layers_expected.json").read_text())
-
-TOL = {torch.float64: (1e-10, 1e-12), torch.float32: (2e-5, 2e-5)}
 
 
 @pytest.mark.parametrize("name", [n for n, _ in VALUE_CASES])
@@ -27,17 +25,7 @@ TOL = {torch.float64: (1e-10, 1e-12), torch.float32: (2e-5, 2e-5)}
 def test_values_and_gradients_match_torch(name, dtype, device):
     expr = dict(VALUE_CASES)[name]
     exp = EXPECTED["values"][name]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        vals, grads = run(torch, expr, dtype, device)
-    rtol, atol = TOL[dtype]
-    assert list(vals.shape) == exp["shape"]
-    if exp["dtype"] == "int64":
-        assert vals.dtype == np.int64
-    np.testing.assert_allclose(vals.ravel(), exp["values"], rtol=rtol, atol=atol)
-    assert sorted(grads) == sorted(exp["grads"])
-    for k, g in grads.items():
-        np.testing.assert_allclose(g.ravel(), exp["grads"][k], rtol=rtol, atol=atol, err_msg=k)
+    check_values_and_gradients(torch, run, expr, exp, dtype, device)
 
 
 # torch's CUDA kernels' names in their dtype errors (the recorded messages are the CPU's)
@@ -55,9 +43,7 @@ CUDA_NAMES = {
 @pytest.mark.parametrize("expr", ERROR_CASES)
 def test_errors_match_torch(expr, device):
     etype, msg = EXPECTED["errors"][expr]
-    if device == "cuda":
-        for cpu, cuda in CUDA_NAMES.items():
-            msg = msg.replace(cpu, cuda)
+    msg = on_device(msg, CUDA_NAMES, device)
     env = inputs(torch, torch.float64, device)
     with pytest.raises(Exception) as e:  # noqa: PT011 - the type is compared below
         eval(expr, {"M": torch, "F": F}, env)  # noqa: S307 - the recorded cases
