@@ -107,6 +107,13 @@ std::string type_name(PyObject* obj);
 std::string invalid_arguments(const std::string& name, PyObject* args, PyObject* kwargs,
                               const std::vector<std::string>& texts, const std::string& got);
 
+// The call's arguments as torch's messages list them ("int, str, dim=int"); kwargs in the
+// order torch lists them (arg_errors.cpp).
+std::string given(PyObject* args, PyObject* kwargs);
+// Text helpers shared by arg_parser.cpp and arg_errors.cpp.
+std::vector<std::string> split(const std::string& s, const std::string& sep);
+bool starts_with(const std::string& s, const std::string& p);
+
 void bind_arg_parser(py::module_& m);
 
 }  // namespace cl::bind
