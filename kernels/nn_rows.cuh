@@ -12,10 +12,13 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
+#include "core/cuda_api.h"
 #include "core/half.h"
+#include "cuda/cuda_check.h"
 
 namespace cl::gpu::rows {
 
@@ -128,6 +131,80 @@ inline RowLaunch row_launch(int64_t rows, int64_t n) {
   }
   const unsigned block = n <= 4096 ? 256u : n <= 16384 ? 512u : 1024u;
   return {false, unsigned(std::min(rows, kMaxGrid)), block};
+}
+
+// Note [Rows staged in shared memory]
+// A block-per-row kernel whose row (or rows: the backward stages two) fits in the block's
+// dynamic shared memory copies it there once, in 16-byte pieces where the row's address
+// allows, computes from there and copies its result back out the same way: one pass over
+// global memory each way, where reading the row from global memory for each of its loops
+// would read a row too long for L1 three times. Up to the device's opt-in limit per block
+// (227 KiB on H100: 50304 float32 logits fit), else the kernel reading global memory runs.
+
+// The block's dynamic shared memory, 16-byte aligned.
+template <class T>
+__device__ __forceinline__ T* staged_row() {
+  extern __shared__ __align__(16) unsigned char staged_smem[];
+  return reinterpret_cast<T*>(staged_smem);
+}
+
+// Elements of one staged row, rounded up so that the next row starts 16-byte aligned.
+template <class T>
+__host__ __device__ __forceinline__ int64_t staged_elems(int64_t n) {
+  constexpr int64_t per = 16 / int64_t(sizeof(T));
+  return (n + per - 1) / per * per;
+}
+
+template <class T>
+inline size_t staged_bytes(int64_t n, int rows) {
+  return size_t(staged_elems<T>(n)) * sizeof(T) * size_t(rows);
+}
+
+// Copies n elements between global and shared memory (all threads of the block; ends with a
+// barrier; a barrier first, so that the previous row's readers are done with dst).
+template <class T>
+__device__ __forceinline__ void stage_copy(const T* __restrict__ src, T* __restrict__ dst,
+                                           int64_t n) {
+  __syncthreads();
+  int64_t done = 0;
+  if ((reinterpret_cast<uintptr_t>(src) & 15) == 0 &&
+      (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
+    const int64_t nv = n * int64_t(sizeof(T)) / 16;
+    const uint4* s = reinterpret_cast<const uint4*>(src);
+    uint4* d = reinterpret_cast<uint4*>(dst);
+    for (int64_t j = threadIdx.x; j < nv; j += blockDim.x) d[j] = s[j];
+    done = nv * 16 / int64_t(sizeof(T));
+  }
+  for (int64_t i = done + threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
+  __syncthreads();
+}
+
+template <class T>
+__device__ __forceinline__ void stage_in(const T* src, T* row, int64_t n) {
+  stage_copy(src, row, n);
+}
+
+template <class T>
+__device__ __forceinline__ void stage_out(const T* row, T* dst, int64_t n) {
+  stage_copy(row, dst, n);
+}
+
+// The most dynamic shared memory kernel K may use on `device` (its static shared memory
+// aside); raises K's limit to it on first use on each device.
+template <auto K>
+size_t staged_limit(int device) {
+  static size_t limit[64] = {};
+  if (device < 0 || device >= 64) return 0;
+  if (limit[device] == 0) {
+    cudaFuncAttributes a{};
+    CL_CUDA_CHECK(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(K)));
+    const size_t optin = ::cl::cuda::get_device_properties(device).shared_memory_per_block_optin;
+    const size_t dyn = optin > a.sharedSizeBytes ? optin - a.sharedSizeBytes : 0;
+    CL_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(K),
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, int(dyn)));
+    limit[device] = dyn;
+  }
+  return limit[device];
 }
 
 }  // namespace cl::gpu::rows

@@ -3,7 +3,8 @@
 //
 // Softmax over the last dim (inner == 1): a warp or a block per row (kernels/nn_rows.cuh)
 // finds the row's maximum, the sum of exp(x - max), then writes every element: three reads
-// of the row (the later ones from the cache) and one write. Over another dim (inner > 1):
+// of the row (the later ones from the cache) and one write; a long row that fits in shared
+// memory is read from global memory once (softmax_rows_smem_kernel). Over another dim (inner > 1):
 // one thread per line walks it with stride `inner`, neighbouring threads reading
 // neighbouring elements. The backward reads g and y the same way: one sum per line, then
 // the elementwise formula.
@@ -78,6 +79,68 @@ __global__ void softmax_backward_rows_kernel(const T* __restrict__ g, const T* _
   }
 }
 
+// Long rows that fit in shared memory (Note [Rows staged in shared memory]): a block per
+// row copies it in once with 16-byte loads, then computes exactly as softmax_rows_kernel
+// (each thread the same elements in the same order, so the results are the same bits) from
+// shared memory, writes the result in place there and copies it out with 16-byte stores.
+// One read and one write of the row in global memory instead of three reads and a write.
+template <class T, class A, bool kLog>
+__global__ void softmax_rows_smem_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows,
+                                         int64_t n) {
+  __shared__ A shm[32];
+  T* row = staged_row<T>();
+  const RowMap rm = row_map<false>();
+  for (int64_t r = rm.first; r < rows; r += rm.step) {
+    stage_in(x + r * n, row, n);
+    A m = A(-INFINITY);
+#pragma unroll 4
+    for (int64_t i = rm.lane; i < n; i += rm.width) m = Max<A>()(m, load<A>(row, i));
+    m = block_reduce(m, Max<A>(), shm);
+    A s = 0;
+#pragma unroll 4
+    for (int64_t i = rm.lane; i < n; i += rm.width) s += ex(load<A>(row, i) - m);
+    s = block_reduce(s, Sum<A>(), shm);
+    if constexpr (kLog) {
+      const A ls = lg(s);
+#pragma unroll 4
+      for (int64_t i = rm.lane; i < n; i += rm.width) row[i] = store<T>(load<A>(row, i) - m - ls);
+    } else {
+#pragma unroll 4
+      for (int64_t i = rm.lane; i < n; i += rm.width)
+        row[i] = store<T>(ex(load<A>(row, i) - m) / s);
+    }
+    stage_out(row, y + r * n, n);
+  }
+}
+
+// The backward of long rows: the incoming gradient staged (and for softmax, whose formula
+// reads y twice, y too), then softmax_backward_rows_kernel's arithmetic.
+template <class T, class A, bool kLog>
+__global__ void softmax_backward_rows_smem_kernel(const T* __restrict__ g, const T* __restrict__ y,
+                                                  T* __restrict__ gx, int64_t rows, int64_t n) {
+  __shared__ A shm[32];
+  T* gs = staged_row<T>();
+  T* ys = gs + staged_elems<T>(n);
+  const RowMap rm = row_map<false>();
+  for (int64_t r = rm.first; r < rows; r += rm.step) {
+    stage_in(g + r * n, gs, n);
+    if constexpr (!kLog) stage_in(y + r * n, ys, n);
+    const T* yr = kLog ? y + r * n : ys;
+    A s = 0;
+#pragma unroll 4
+    for (int64_t i = rm.lane; i < n; i += rm.width) {
+      s += kLog ? load<A>(gs, i) : load<A>(gs, i) * load<A>(yr, i);
+    }
+    s = block_reduce(s, Sum<A>(), shm);
+#pragma unroll 4
+    for (int64_t i = rm.lane; i < n; i += rm.width) {
+      const A gv = load<A>(gs, i), yv = load<A>(yr, i);
+      gs[i] = store<T>(kLog ? gv - ex(yv) * s : yv * (gv - s));
+    }
+    stage_out(gs, gx + r * n, n);
+  }
+}
+
 // Lines along a middle dim of [outer, n, inner]: one thread per (outer, inner) line.
 template <class T, class A, bool kLog>
 __global__ void softmax_cols_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t outer,
@@ -138,8 +201,12 @@ void run_softmax(const Tensor& x, int64_t outer, int64_t n, int64_t inner, const
   cudaStream_t s = stream_of(x);
   if (inner == 1) {
     const RowLaunch l = row_launch(outer, n);
+    const int dev = x->device().index;
     if (l.warp) {
       softmax_rows_kernel<T, A, true, kLog><<<l.grid, l.block, 0, s>>>(xp, yp, outer, n);
+    } else if (const size_t bytes = staged_bytes<T>(n, 1);
+               bytes <= staged_limit<softmax_rows_smem_kernel<T, A, kLog>>(dev)) {
+      softmax_rows_smem_kernel<T, A, kLog><<<l.grid, l.block, bytes, s>>>(xp, yp, outer, n);
     } else {
       softmax_rows_kernel<T, A, false, kLog><<<l.grid, l.block, 0, s>>>(xp, yp, outer, n);
     }
@@ -160,9 +227,14 @@ void run_softmax_backward(const Tensor& g, const Tensor& y, int64_t outer, int64
   cudaStream_t s = stream_of(y);
   if (inner == 1) {
     const RowLaunch l = row_launch(outer, n);
+    const int dev = y->device().index;
     if (l.warp) {
       softmax_backward_rows_kernel<T, A, true, kLog>
           <<<l.grid, l.block, 0, s>>>(gp, yp, op, outer, n);
+    } else if (const size_t bytes = staged_bytes<T>(n, kLog ? 1 : 2);
+               bytes <= staged_limit<softmax_backward_rows_smem_kernel<T, A, kLog>>(dev)) {
+      softmax_backward_rows_smem_kernel<T, A, kLog>
+          <<<l.grid, l.block, bytes, s>>>(gp, yp, op, outer, n);
     } else {
       softmax_backward_rows_kernel<T, A, false, kLog>
           <<<l.grid, l.block, 0, s>>>(gp, yp, op, outer, n);

@@ -289,6 +289,34 @@ def test_softmax_half_types(dtype, log, n, device):
     assert x.grad.dtype == dtype
 
 
+@pytest.mark.parametrize("n", [50304, 70001])
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_softmax_long_rows(n, log, dtype, device):
+    """Rows as long as GPT-2's vocabulary: on CUDA staged in shared memory when they fit (a
+    50304-element row), read from global memory when not (70001 float32), from 16-byte
+    aligned rows and from rows that start anywhere (a view from column 1)."""
+    base = rand((3, n + 1), 29, torch.float32, device, scale=4.0).to(dtype)
+    fn = F.log_softmax if log else F.softmax
+    tol = 2e-5 if dtype == torch.float32 else 3e-2
+    for x in (base[:, :n], base[:, 1:]):
+        x = x.detach().requires_grad_(True)
+        y = fn(x, -1)
+        ref = softmax_ref(npy(x), -1, log)
+        np.testing.assert_allclose(npy(y), ref, rtol=tol, atol=tol / (1 if log else n))
+        g = rand((3, n), 30, torch.float32, device).to(dtype)
+        y.backward(g)
+        gref = softmax_grad_ref(npy(g), npy(y), -1, log)
+        np.testing.assert_allclose(npy(x.grad), gref, rtol=tol * 10, atol=tol * 10)
+    # special values in a long row behave as in a short one
+    x = torch.zeros(2, n, dtype=dtype, device=device)
+    x[0, 5] = -math.inf
+    x[1, 7] = math.nan
+    y = npy(fn(x, -1))
+    assert (y[0, 5] == (-np.inf if log else 0.0)) and np.isfinite(np.delete(y[0], 5)).all()
+    assert np.isnan(y[1]).all()
+
+
 def test_softmax_special_values(device):
     x = torch.tensor(
         [[0.0, -math.inf, 1.0], [math.inf, 0.0, 1.0], [math.nan, 0.0, 1.0]], device=device

@@ -17,9 +17,8 @@ __all__ = [
     "mem_efficient_sdp_enabled",
 ]
 
-# One flag per backend, on by default as in torch, but for the fused kernel ("flash"): it is
-# off until it has passed the GPU suite (docs/attention.md); enable_flash_sdp(True) opts in.
-_DEFAULTS = {"flash": False, "mem_efficient": True, "math": True, "cudnn": True}
+# One flag per backend, all on by default as in torch.
+_DEFAULTS = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
 _enabled = dict(_DEFAULTS)
 
 
