@@ -8,21 +8,26 @@
 #   4. the tutorials' outputs saved from this machine ($OUT/notebooks.tar.gz);
 #   5. each benchmark given, while time is left (DEADLINE seconds from the start, default 570).
 # Usage: bash scripts/gpu_features.sh "cuda_graphs.py --quick" "multi_gpu_copy.py" ...
+# RECORD_RANDOM=0 skips step 2 and NOTEBOOKS=0 step 4 (when device time is short).
 set -uo pipefail
 OUT=${OUT:-/tmp/cudalite-out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
 deadline=${DEADLINE:-570}
 bash scripts/gpu_ensure_built.sh || exit 1
-timeout 120 python3 tests/gen_cuda_random_torch.py > "$OUT/gen_cuda_random.log" 2>&1
-echo "torch's CUDA random streams recorded (rc=$?)"
-cp tests/data/cuda_random_torch.json "$OUT/" 2>/dev/null
+if [ "${RECORD_RANDOM:-1}" != 0 ]; then
+  timeout 120 python3 tests/gen_cuda_random_torch.py > "$OUT/gen_cuda_random.log" 2>&1
+  echo "torch's CUDA random streams recorded (rc=$?)"
+  cp tests/data/cuda_random_torch.json "$OUT/" 2>/dev/null
+fi
 bash scripts/gpu_check.sh | tail -45
 # The notebooks with their outputs come back as one archive ($OUT returns at most 8 files).
-nb=$(mktemp -d)
-cp docs/notebooks/*.ipynb "$nb/"
-timeout 180 python3 scripts/run_notebooks.py "$nb"/*.ipynb 2>&1 | tail -6
-tar -C "$nb" -czf "$OUT/notebooks.tar.gz" .
+if [ "${NOTEBOOKS:-1}" != 0 ]; then
+  nb=$(mktemp -d)
+  cp docs/notebooks/*.ipynb "$nb/"
+  timeout 180 python3 scripts/run_notebooks.py "$nb"/*.ipynb 2>&1 | tail -6
+  tar -C "$nb" -czf "$OUT/notebooks.tar.gz" .
+fi
 for b in "$@"; do
   left=$((deadline - SECONDS))
   if [ "$left" -lt 20 ]; then
