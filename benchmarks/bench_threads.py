@@ -16,11 +16,18 @@ The figures depend on the machine being otherwise idle: the CPUs the process may
 the load average are printed with them. On a machine with more cores, pin it to two:
 
     taskset -c 0,1 python benchmarks/bench_threads.py [--numel N] [--seconds S] [--device cpu|cuda]
+
+Each op's line of the last table is printed as soon as it is measured (about 5 s an op with
+the defaults, under a minute in all); the tables of figures follow. `randn(n)` draws from one
+Generator per thread, as independent work does (threads drawing from one generator take
+turns, in torch as in cudalite). A run that stops making progress for --stall-limit seconds
+prints every thread's Python stack and exits instead of waiting forever.
 """
 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import os
 import statistics
 import sys
@@ -70,13 +77,16 @@ def _make_square(lib, n, device):
 
 
 def _make_randn(lib, n, device):
-    return n, device, np.random.default_rng(0) if lib is np else None
+    # Its own generator, as each thread of independent work has.
+    if lib is np:
+        return n, device, np.random.default_rng(0)
+    return n, device, lib.Generator(device=device).manual_seed(0)
 
 
 def _randn(lib, s):
     if lib is np:
         return s[2].standard_normal(s[0], dtype=np.float32)
-    return lib.randn(s[0], device=s[1])
+    return lib.randn(s[0], device=s[1], generator=s[2])
 
 
 WORKLOADS = {
@@ -105,13 +115,9 @@ def _sync(lib, device):
         lib.cuda.synchronize()
 
 
-def ops_per_second(lib, name, numel, device, threads, seconds):
-    """Total ops per second of `threads` threads, each running `name` on its own tensors."""
-    make, op = WORKLOADS[name]
-    states = [make(lib, numel, device) for _ in range(threads)]
-    for s in states:
-        op(lib, s)
-    _sync(lib, device)
+def ops_per_second(lib, op, states, device, seconds):
+    """Total ops per second of len(states) threads, each running `op` on its own state."""
+    threads = len(states)
     counts = [0] * threads
     start = threading.Barrier(threads + 1)
     stop = threading.Event()
@@ -172,36 +178,75 @@ def python_rate(seconds, beside=None):
     return out[0] / elapsed
 
 
-def criteria(verdicts, libs):
-    """The two GIL criteria for each op: cudalite's figure against its goal, then the other
-    libraries' figures for reference."""
+def criteria_header(libs):
+    """The head of the table of the two GIL criteria: cudalite's figure against its goal,
+    then the other libraries' figures for reference."""
     others = [k for k in libs if k != "cudalite"]
-    out = [
-        f"\n== GIL criteria (goals: 2 threads / 1 >= {OVERLAP_GOAL:.2f}x; Python thread "
-        f"beside large ops >= {BESIDE_GOAL:.2f} of alone) ==",
-        f"{'op':18s}{'2 threads / 1':>16s}{'':8s}{'python beside':>16s}{'':8s}"
-        + "".join(f"{k + ' (2t, py)':>22s}" for k in others),
-    ]
-    met = 0
-    for name, ratios, keeps in verdicts:
-        r, k = ratios["cudalite"], keeps["cudalite"]
-        ok_r, ok_k = r >= OVERLAP_GOAL, k >= BESIDE_GOAL
-        met += ok_r + ok_k
-        line = f"{name:18s}{r:15.2f}x{'  met' if ok_r else '  MISSED':8s}"
-        line += f"{k:16.2f}{'  met' if ok_k else '  MISSED':8s}"
-        line += "".join(f"{f'{ratios[o]:.2f}x, {keeps[o]:.2f}':>22s}" for o in others)
-        out.append(line)
-    out.append(f"cudalite meets {met} of {2 * len(verdicts)} goals")
-    return "\n".join(out)
+    return "\n".join(
+        [
+            f"\n== GIL criteria (goals: 2 threads / 1 >= {OVERLAP_GOAL:.2f}x; Python thread "
+            f"beside large ops >= {BESIDE_GOAL:.2f} of alone) ==",
+            f"{'op':18s}{'2 threads / 1':>16s}{'':8s}{'python beside':>16s}{'':8s}"
+            + "".join(f"{k + ' (2t, py)':>22s}" for k in others),
+        ]
+    )
+
+
+def criteria_line(name, ratios, keeps):
+    """One op's line of that table, and how many of its two goals cudalite meets."""
+    r, k = ratios["cudalite"], keeps["cudalite"]
+    ok_r, ok_k = r >= OVERLAP_GOAL, k >= BESIDE_GOAL
+    line = f"{name:18s}{r:15.2f}x{'  met' if ok_r else '  MISSED':8s}"
+    line += f"{k:16.2f}{'  met' if ok_k else '  MISSED':8s}"
+    line += "".join(
+        f"{f'{ratios[o]:.2f}x, {keeps[o]:.2f}':>22s}" for o in ratios if o != "cudalite"
+    )
+    return line, ok_r + ok_k
+
+
+def measure_op(name, libs, args):
+    """(ratios, rates, keeps) of one op for every library: the median over --repeat rounds,
+    each round timing one thread, two threads and the Python thread beside the op for every
+    library in turn (so that a change in the machine's load shifts all of them alike)."""
+    dev = args.device
+    make, op = WORKLOADS[name]
+    states = {}
+    for lib_name, lib in libs.items():
+        states[lib_name] = [make(lib, args.numel, dev) for _ in range(2)]
+        for s in states[lib_name]:
+            op(lib, s)
+        _sync(lib, dev)
+    one = {k: [] for k in libs}
+    two = {k: [] for k in libs}
+    keep = {k: [] for k in libs}
+    for _ in range(args.repeat):
+        alone = python_rate(args.seconds)
+        for lib_name, lib in libs.items():
+            st = states[lib_name]
+            one[lib_name].append(ops_per_second(lib, op, st[:1], dev, args.seconds))
+            two[lib_name].append(ops_per_second(lib, op, st, dev, args.seconds))
+            beside = python_rate(args.seconds, beside=lambda lib=lib, s=st[0]: op(lib, s))
+            keep[lib_name].append(beside / alone)
+    rates = {k: statistics.median(v) for k, v in one.items()}
+    ratios = {k: statistics.median(two[k]) / rates[k] for k in libs}
+    keeps = {k: statistics.median(v) for k, v in keep.items()}
+    return ratios, rates, keeps
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--numel", type=int, default=1 << 22)
-    p.add_argument("--seconds", type=float, default=1.0)
+    p.add_argument("--seconds", type=float, default=0.15, help="length of one measurement")
     p.add_argument("--repeat", type=int, default=3, help="median of this many measurements")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     p.add_argument("--ops", nargs="*", default=list(WORKLOADS))
+    p.add_argument(
+        "--stall-limit",
+        type=float,
+        default=60.0,
+        help="seconds without a finished op after which every thread's stack is printed and "
+        "the run stops",
+    )
     args = p.parse_args()
 
     libs = {"cudalite": cudalite, "numpy": np, "torch": torch}
@@ -213,12 +258,15 @@ def main():
     for lib in libs.values():
         single_threaded(lib)
     dev = args.device
+    began = time.perf_counter()
 
     cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     print(
         f"{args.numel} float32 elements on {dev}; {os.cpu_count()} CPUs, this process may run "
         f"on {len(cpus) if cpus else '?'} ({','.join(map(str, cpus or []))}); load average "
-        f"before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+        f"before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; libraries: "
+        f"{', '.join(libs)}",
+        flush=True,
     )
     overlap = Table("2 threads / 1 thread, ops per second", unit="ratio", higher_is_better=True)
     solo = Table("1 thread, ops per second", unit="ops/s", higher_is_better=True)
@@ -227,33 +275,27 @@ def main():
         unit="ratio",
         higher_is_better=True,
     )
-    verdicts = []
+    print(criteria_header(libs), flush=True)
+    met = 0
     for name in args.ops:
-        ratios, rates, keeps = {}, {}, {}
-        for lib_name, lib in libs.items():
-            one = [ops_per_second(lib, name, args.numel, dev, 1, args.seconds)]
-            two = [ops_per_second(lib, name, args.numel, dev, 2, args.seconds)]
-            for _ in range(args.repeat - 1):
-                one.append(ops_per_second(lib, name, args.numel, dev, 1, args.seconds))
-                two.append(ops_per_second(lib, name, args.numel, dev, 2, args.seconds))
-            rates[lib_name] = statistics.median(one)
-            ratios[lib_name] = statistics.median(two) / rates[lib_name]
-            make, op = WORKLOADS[name]
-            state = make(lib, args.numel, dev)
-            k = []
-            for _ in range(args.repeat):
-                alone = python_rate(args.seconds)
-                k.append(python_rate(args.seconds, beside=lambda: op(lib, state)) / alone)
-            keeps[lib_name] = statistics.median(k)
+        # A stall (a deadlock, or an op that never returns) shows where every thread is.
+        faulthandler.dump_traceback_later(args.stall_limit, exit=True)
+        ratios, rates, keeps = measure_op(name, libs, args)
+        faulthandler.cancel_dump_traceback_later()
+        line, ok = criteria_line(name, ratios, keeps)
+        met += ok
+        print(line, flush=True)
         overlap.add(name, **ratios)
         solo.add(name, **rates)
         beside.add(name, **keeps)
-        verdicts.append((name, ratios, keeps))
+    print(f"cudalite meets {met} of {2 * len(args.ops)} goals")
     print(solo.render())
     print(overlap.render())
     print(beside.render())
-    print(criteria(verdicts, libs))
-    print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+        f"{time.perf_counter() - began:.0f} s in all"
+    )
 
 
 if __name__ == "__main__":

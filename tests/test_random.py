@@ -81,6 +81,48 @@ def test_rng_state_round_trip():
     assert g.get_state().tolist() == state.tolist()
 
 
+def _with_position(state, left, next_):
+    """A CPU state (torch's layout) with mt19937's `left` and `next` fields replaced."""
+    raw = bytearray(bytes(state.tolist()))
+    raw[8:12] = left.to_bytes(4, "little", signed=True)
+    raw[16:24] = next_.to_bytes(8, "little")
+    return C.tensor(list(raw), dtype=C.uint8)
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda g: C.rand(1000, generator=g),
+        lambda g: C.randn(1000, generator=g, dtype=C.float64),
+        lambda g: C.randint(0, 1000, (1000,), generator=g),
+    ],
+)
+def test_state_positioned_past_its_words_regenerates(draw):
+    """torch's checks accept a state with next = 624 and left > 1, which no draw leaves: its
+    next word would lie beyond the 624 state words. It draws as the same words regenerated
+    (left = 1, next = 0), never reading past them."""
+    g = C.Generator().manual_seed(11)
+    C.rand(100, generator=g)
+    state = g.get_state()
+    g.set_state(_with_position(state, 624, 624))
+    past = to_np(draw(g))
+    g.set_state(_with_position(state, 1, 0))
+    np.testing.assert_array_equal(past, to_np(draw(g)))
+
+
+def test_state_position_draws_the_same_by_chunks_and_one_at_a_time():
+    """rand fills draw the generator's words a chunk at a time, randint one at a time: from
+    any position of the state, both leave it where the other does."""
+    for skip in (0, 1, 623, 624, 625, 2047, 2049):
+        g1, g2 = C.Generator().manual_seed(5), C.Generator().manual_seed(5)
+        C.randint(0, 10, (skip,), generator=g1)  # one word each
+        C.rand(skip, generator=g2)  # the same words, by chunks
+        assert g1.get_state().tolist() == g2.get_state().tolist()
+        np.testing.assert_array_equal(
+            to_np(C.rand(3000, generator=g1)), to_np(C.rand(3000, generator=g2))
+        )
+
+
 @requires_cuda
 def test_seeded_cuda_streams_repeat_and_are_not_the_cpus():
     """torch's streams: CUDA draws come from curand's Philox (docs/random.md), so after the

@@ -297,6 +297,43 @@ def _runs_other_threads(op):
         "setitem",
         "stack",
         "where",
+        # products, sorting, convolution and pooling
+        "matmul",
+        "bmm",
+        "linear",
+        "sort",
+        "sort_dim",
+        "topk",
+        "conv2d",
+        "max_pool2d",
+        # index ops
+        "index_select",
+        "gather_dim",
+        "scatter_add",
+        "index_put_accumulate",
+        "masked_fill",
+        "nonzero",
+        # reductions, scans and normalisations
+        "mean",
+        "argmax",
+        "var",
+        "amax_dim",
+        "cumsum",
+        "softmax",
+        "layer_norm",
+        # conversions and layout copies
+        "to_half",
+        "int_to_float",
+        "permute_contiguous",
+        # more random fills
+        "randint",
+        "randperm",
+        "bernoulli",
+        "multinomial",
+        # results larger than every operand: broadcasting
+        "outer_mul",
+        "broadcast_add_out",
+        "broadcast_where",
     ],
 )
 def test_large_cpu_ops_let_other_threads_run(name):
@@ -304,7 +341,15 @@ def test_large_cpu_ops_let_other_threads_run(name):
     a, b = cudalite.rand(n), cudalite.rand(n)
     m = a.reshape(1024, -1)
     idx = cudalite.randint(0, n, (n,))
+    rows = cudalite.randint(0, 1024, (1024, 1024))
     out = cudalite.empty(n)
+    square = cudalite.rand(256, 256)
+    images = cudalite.rand(4, 16, 64, 64)
+    weight = cudalite.rand(16, 16, 3, 3)
+    ints = cudalite.randint(0, 100, (n,))
+    col, row = a[:1024].reshape(1024, 1), b[:1024]
+    square_out = cudalite.empty(1024, 1024)
+    F = cudalite.nn.functional
     ops = {
         "add": lambda: a + b,
         "rev_sub": lambda: 1.0 - a,
@@ -332,6 +377,37 @@ def test_large_cpu_ops_let_other_threads_run(name):
         "setitem": lambda: out.__setitem__(idx, 1.0),
         "stack": lambda: cudalite.stack([a, b]),
         "where": lambda: cudalite.where(a > b, a, b),
+        "matmul": lambda: square @ square,
+        "bmm": lambda: cudalite.bmm(square[None], square[None]),
+        "linear": lambda: F.linear(square, square, square[0]),
+        "sort": lambda: a.sort(),
+        "sort_dim": lambda: m.sort(1),
+        "topk": lambda: a.topk(100),
+        "conv2d": lambda: F.conv2d(images, weight, padding=1),
+        "max_pool2d": lambda: F.max_pool2d(images, 2),
+        "index_select": lambda: a.index_select(0, idx),
+        "gather_dim": lambda: m.gather(1, rows),
+        "scatter_add": lambda: m.scatter_add(1, rows, m),
+        "index_put_accumulate": lambda: out.index_put_((idx,), b, accumulate=True),
+        "masked_fill": lambda: a.masked_fill(a > 0.5, 0.0),
+        "nonzero": lambda: (a > 0.5).nonzero(),
+        "mean": lambda: a.mean(),
+        "argmax": lambda: a.argmax(),
+        "var": lambda: a.var(),
+        "amax_dim": lambda: m.amax(1),
+        "cumsum": lambda: a.cumsum(0),
+        "softmax": lambda: m.softmax(1),
+        "layer_norm": lambda: F.layer_norm(m, (1024,)),
+        "to_half": lambda: a.half(),
+        "int_to_float": lambda: ints.float(),
+        "permute_contiguous": lambda: images.permute(0, 2, 3, 1).contiguous(),
+        "randint": lambda: cudalite.randint(0, 10, (n,)),
+        "randperm": lambda: cudalite.randperm(n),
+        "bernoulli": lambda: cudalite.bernoulli(a),
+        "multinomial": lambda: cudalite.multinomial(m, 100, True),
+        "outer_mul": lambda: col * row,
+        "broadcast_add_out": lambda: cudalite.add(col, row, out=square_out),
+        "broadcast_where": lambda: cudalite.where(col > 0.5, col, row),
     }
     assert _runs_other_threads(ops[name])
 

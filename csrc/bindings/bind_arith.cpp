@@ -49,7 +49,8 @@ py::object arith(py::handle self_h, py::handle other) {
     return (*g_autograd_hook)(binary_op_name(OP), kForm[int(F)], self_h, other);
   }
   // Note [Releasing the GIL] (bindings/gil.h): the operands are converted and held here.
-  const bool release = worth_releasing(self) || (!o->is_scalar && worth_releasing(o->tensor));
+  const bool release = worth_releasing(self) || (!o->is_scalar && worth_releasing(o->tensor)) ||
+                       large_broadcast({&self, o->is_scalar ? nullptr : &o->tensor});
   if constexpr (F == Form::Fwd) {
     return wrap_tensor(maybe_without_gil(release, [&] { return binary(OP, Operand(self), *o); }));
   } else if constexpr (F == Form::Rev) {

@@ -31,6 +31,8 @@ Tensor opt_tensor(py::handle h) { return h.is_none() ? Tensor() : as_tensor(h); 
 bool worth_releasing(const Operand& o) {
   return !o.is_scalar && cl::bind::worth_releasing(o.tensor);
 }
+// The operand's tensor for large_broadcast; null for a number.
+const Tensor* tensor_of(const Operand& o) { return o.is_scalar ? nullptr : &o.tensor; }
 
 }  // namespace
 
@@ -161,7 +163,8 @@ void bind_ops(py::module_& m) {
         Tensor o = opt_tensor(out);
         Shape before = o ? o->sizes : Shape{};
         Tensor r =
-            maybe_without_gil(worth_releasing(*oa) || worth_releasing(*ob) || worth_releasing(o),
+            maybe_without_gil(worth_releasing(*oa) || worth_releasing(*ob) || worth_releasing(o) ||
+                                  large_broadcast({tensor_of(*oa), tensor_of(*ob)}),
                               [&] { return binary(BinaryOp(op), *oa, *ob, o); });
         if (o && bump_version) o->bump_version();
         warn_if_resized(o, before);
@@ -185,7 +188,8 @@ void bind_ops(py::module_& m) {
     auto oa = to_operand(a), ob = to_operand(b);
     if (!oa || !ob)
       throw TypeError("expected Tensor or Number arguments to where()");  // worded by _checked
-    return maybe_without_gil(worth_releasing(c) || worth_releasing(*oa) || worth_releasing(*ob),
+    return maybe_without_gil(worth_releasing(c) || worth_releasing(*oa) || worth_releasing(*ob) ||
+                                 large_broadcast({&c, tensor_of(*oa), tensor_of(*ob)}),
                              [&] { return where(c, *oa, *ob); });
   });
   m.def(
@@ -194,9 +198,11 @@ void bind_ops(py::module_& m) {
         auto oa = to_operand(a), ob = to_operand(b), oc = to_operand(c);
         if (!oa || !ob || !oc) throw TypeError("_fma(): arguments must be Tensors or Numbers");
         Tensor o = opt_tensor(out);
-        Tensor r = maybe_without_gil(worth_releasing(*oa) || worth_releasing(*ob) ||
-                                         worth_releasing(*oc) || worth_releasing(o),
-                                     [&] { return fma(*oa, *ob, *oc, o); });
+        Tensor r =
+            maybe_without_gil(worth_releasing(*oa) || worth_releasing(*ob) ||
+                                  worth_releasing(*oc) || worth_releasing(o) ||
+                                  large_broadcast({tensor_of(*oa), tensor_of(*ob), tensor_of(*oc)}),
+                              [&] { return fma(*oa, *ob, *oc, o); });
         if (o) o->bump_version();
         return r;
       },

@@ -22,6 +22,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
+#include <initializer_list>
 #include <utility>
 
 #include "core/shape.h"
@@ -51,6 +53,28 @@ inline bool large_numel(const Shape& sizes) {
     if (n >= kReleaseGilNumel) return true;
   }
   return false;
+}
+
+// Whether an op that broadcasts these CPU tensors (null ones skipped) writes at least
+// kReleaseGilNumel elements: its result can be much larger than every operand (an outer
+// product, `a[:, None] * b`, writes len(a) * len(b)). False when one of them is on a GPU.
+inline bool large_broadcast(std::initializer_list<const Tensor*> ts) {
+  size_t dims = 0;
+  for (const Tensor* t : ts) {
+    if (!t || !*t) continue;
+    if ((*t)->is_cuda()) return false;
+    dims = std::max(dims, (*t)->sizes.size());
+  }
+  Shape out(dims, 1);
+  for (const Tensor* t : ts) {
+    if (!t || !*t) continue;
+    const Shape& s = (*t)->sizes;
+    for (size_t i = 0; i < s.size(); ++i) {
+      int64_t& o = out[dims - s.size() + i];
+      if (s[i] != 1) o = o == 1 ? s[i] : std::min(o, s[i]);  // a mismatch fails in the op
+    }
+  }
+  return large_numel(out);
 }
 
 // Whether a copy between `a` and `b` may block the host long enough to release the GIL: a

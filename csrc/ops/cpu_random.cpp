@@ -1,6 +1,8 @@
 // torch's CPU random transforms (ops/cpu_random.h).
 #include "ops/cpu_random.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <type_traits>
 #include <vector>
@@ -8,6 +10,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/half.h"
+#include "core/parallel.h"
 #include "ops/cpu_box_muller.h"
 
 namespace cl::cpu_random {
@@ -53,14 +56,6 @@ inline float round_to(float v) {
   return float(T(v));
 }
 
-// a * b + c, fused where torch's kernels fuse it.
-inline double madd(double a, double b, double c) {
-  return fused_kernels() ? std::fma(a, b, c) : a * b + c;
-}
-inline float madd(float a, float b, float c) {
-  return fused_kernels() ? std::fmaf(a, b, c) : a * b + c;
-}
-
 template <class T>
 T* data_of(const Tensor& t) {
   return reinterpret_cast<T*>(t->data());
@@ -85,15 +80,116 @@ inline double normal_double(Generator& g, double mean, double std) {
   return scale(r * std::cos(theta), std, mean);
 }
 
+// Note [Drawing words a chunk at a time]
+// The fills draw the generator's words into a buffer on the stack a chunk at a time
+// (MT19937::fill tempers a whole run of the state in one vectorised loop) and then convert
+// the chunk, instead of calling the generator once per element: the same words in the same
+// order, so the same values, at a fraction of the cost. The conversions with a multiply-add
+// are compiled twice: plain, and for AVX2 with the multiply-add fused, as torch's AVX2
+// kernels compute it (fused_kernels()), where it is one instruction instead of a call to fma.
+constexpr int64_t kWordChunk = 2048;
+
+#define CL_ALWAYS_INLINE inline __attribute__((always_inline))
+
+template <bool Fused>
+CL_ALWAYS_INLINE float madd_as(float a, float b, float c) {
+  if constexpr (Fused) {
+    return std::fmaf(a, b, c);
+  } else {
+    return a * b + c;
+  }
+}
+template <bool Fused>
+CL_ALWAYS_INLINE double madd_as(double a, double b, double c) {
+  if constexpr (Fused) {
+    return std::fma(a, b, c);
+  } else {
+    return a * b + c;
+  }
+}
+
+// torch's uniform_real_distribution<T> before scaling, from one word (float, float16,
+// bfloat16: the low digits() bits, in float) or two (double: the low 53 bits of hi:lo).
+template <class T>
+CL_ALWAYS_INLINE float word_to_unit(uint32_t w) {
+  constexpr uint32_t mask = (uint32_t(1) << digits<T>()) - 1;
+  return float(w & mask) * (1.0f / float(uint32_t(1) << digits<T>()));
+}
+CL_ALWAYS_INLINE double words_to_unit(uint32_t hi, uint32_t lo) {
+  const uint64_t x = ((uint64_t(hi) << 32) | lo) & ((uint64_t(1) << 53) - 1);
+  return double(x) * (1.0 / double(uint64_t(1) << 53));
+}
+
+// uniform_(from, to) of k elements from k words (2k for double).
+template <bool Fused, class T>
+CL_ALWAYS_INLINE void uniform_words(T* d, const uint32_t* w, int64_t k, double width, double from) {
+  if constexpr (std::is_same_v<T, double>) {
+    for (int64_t j = 0; j < k; ++j)
+      d[j] = madd_as<Fused>(words_to_unit(w[2 * j], w[2 * j + 1]), width, from);
+  } else {
+    const float wf = float(width), ff = float(from);
+    for (int64_t j = 0; j < k; ++j) d[j] = T(madd_as<Fused>(word_to_unit<T>(w[j]), wf, ff));
+  }
+}
+
+template <class T>
+void uniform_words_plain(T* d, const uint32_t* w, int64_t k, double width, double from) {
+  uniform_words<false>(d, w, k, width, from);
+}
+#if defined(CL_TORCH_AVX2_BOX_MULLER)
+template <class T>
+CL_TARGET_AVX2 void uniform_words_fused(T* d, const uint32_t* w, int64_t k, double width,
+                                        double from) {
+  uniform_words<true>(d, w, k, width, from);
+}
+#else
+template <class T>
+void uniform_words_fused(T* d, const uint32_t* w, int64_t k, double width, double from) {
+  uniform_words<true>(d, w, k, width, from);
+}
+#endif
+
+template <class T>
+constexpr int64_t words_per_element() {
+  return std::is_same_v<T, double> ? 2 : 1;
+}
+
+// convert(d + i, words, k) over the n elements of d, k <= a chunk's elements at a time.
+template <class T, class Convert>
+void draw_chunks(T* d, int64_t n, Generator& g, Convert convert) {
+  constexpr int64_t per = kWordChunk / words_per_element<T>();
+  uint32_t words[kWordChunk];
+  for (int64_t i = 0; i < n; i += per) {
+    const int64_t k = std::min(per, n - i);
+    g.random_words(words, k * words_per_element<T>());
+    convert(d + i, words, k);
+  }
+}
+
+// uniform_(from, to) of n elements; width = to - from, from as the dtype's kernel has them.
+template <class T>
+void uniform_fill(T* d, int64_t n, double width, double from, Generator& g) {
+  if (fused_kernels()) {
+    draw_chunks(d, n, g, [&](T* o, const uint32_t* w, int64_t k) {
+      uniform_words_fused<T>(o, w, k, width, from);
+    });
+  } else {
+    draw_chunks(d, n, g, [&](T* o, const uint32_t* w, int64_t k) {
+      uniform_words_plain<T>(o, w, k, width, from);
+    });
+  }
+}
+
+// uniform_(0, 1) as normal_fill draws it (no scaling: x * 1 + 0 is x).
 template <class T>
 void fill_uniforms01(T* d, int64_t n, Generator& g) {
-  for (int64_t i = 0; i < n; ++i) {
+  draw_chunks(d, n, g, [](T* o, const uint32_t* w, int64_t k) {
     if constexpr (std::is_same_v<T, double>) {
-      d[i] = uniform_double(g);
+      for (int64_t j = 0; j < k; ++j) o[j] = words_to_unit(w[2 * j], w[2 * j + 1]);
     } else {
-      d[i] = T(uniform_float_acc<T>(g));
+      for (int64_t j = 0; j < k; ++j) o[j] = T(word_to_unit<T>(w[j]));
     }
-  }
+  });
 }
 
 template <class T>
@@ -113,12 +209,43 @@ void block16(T* d, T mean, T std) {
   }
 }
 
+// The Box-Muller blocks of d[begin, end), both multiples of 16, spread over the host threads
+// (torch.set_num_threads) when there are enough of them: each block depends on its own 16
+// uniforms only, so the values are the same however the blocks are shared out.
+template <class T>
+void blocks16(T* d, int64_t begin, int64_t end, T mean, T std) {
+  constexpr int64_t kTask = 1 << 14;  // elements of one task
+  const int64_t n = end - begin;
+  const int threads = host_threads();
+  if (threads > 1 && n >= 2 * kTask) {
+    const int tasks = int((n + kTask - 1) / kTask);
+    parallel_run(tasks, [&](int t) {
+      const int64_t b = begin + int64_t(t) * kTask, e = std::min(end, b + kTask);
+      for (int64_t i = b; i < e; i += 16) block16(d + i, mean, std);
+    });
+    return;
+  }
+  for (int64_t i = begin; i < end; i += 16) block16(d + i, mean, std);
+}
+
 // torch's normal_fill: uniforms for every element, Box-Muller per block of 16, and when the
 // size is not a multiple of 16, 16 fresh uniforms for the last 16 elements, transformed again.
+// One thread draws and transforms a chunk at a time while it is in cache; several draw
+// everything (the draws are serial, as torch's) and then share the blocks out.
 template <class T>
 void normal_fill(T* d, int64_t n, T mean, T std, Generator& g) {
-  fill_uniforms01(d, n, g);
-  for (int64_t i = 0; i + 16 <= n; i += 16) block16(d + i, mean, std);
+  constexpr int64_t kChunk = 4096;  // a multiple of 16
+  const int64_t full = n / 16 * 16;
+  if (host_threads() > 1 && n >= 4 * kChunk) {
+    fill_uniforms01(d, n, g);
+    blocks16(d, 0, full, mean, std);
+  } else {
+    for (int64_t i = 0; i < n; i += kChunk) {
+      const int64_t k = std::min(kChunk, n - i);
+      fill_uniforms01(d + i, k, g);
+      for (int64_t b = i; b + 16 <= std::min(i + k, full); b += 16) block16(d + b, mean, std);
+    }
+  }
   if (n % 16 != 0) {
     T* tail = d + n - 16;
     fill_uniforms01(tail, 16, g);
@@ -142,33 +269,21 @@ T from_int64(int64_t v) {
 void uniform(const Tensor& t, double from_, double to_, Generator& g) {
   const int64_t n = t->numel();
   switch (t->dtype) {
-    case ScalarType::Float64: {
-      double* d = data_of<double>(t);
-      const double w = to_ - from_;
-      for (int64_t i = 0; i < n; ++i) d[i] = madd(uniform_double(g), w, from_);
-      break;
-    }
+    case ScalarType::Float64:
+      return uniform_fill(data_of<double>(t), n, to_ - from_, from_, g);
     case ScalarType::Float32: {
-      float* d = data_of<float>(t);
       const float from = float(from_), to = float(to_);
-      const float w = to - from;
-      for (int64_t i = 0; i < n; ++i) d[i] = madd(uniform_float_acc<float>(g), w, from);
-      break;
+      return uniform_fill(data_of<float>(t), n, double(to - from), double(from), g);
     }
     case ScalarType::Float16: {
-      Half* d = data_of<Half>(t);
       const float from = float(Half(float(from_)));
       const float width = round_to<Half>(float(Half(float(to_))) - from);
-      for (int64_t i = 0; i < n; ++i) d[i] = Half(madd(uniform_float_acc<Half>(g), width, from));
-      break;
+      return uniform_fill(data_of<Half>(t), n, double(width), double(from), g);
     }
     case ScalarType::BFloat16: {
-      BFloat16* d = data_of<BFloat16>(t);
       const float from = float(BFloat16(float(from_)));
       const float width = round_to<BFloat16>(float(BFloat16(float(to_))) - from);
-      for (int64_t i = 0; i < n; ++i)
-        d[i] = BFloat16(madd(uniform_float_acc<BFloat16>(g), width, from));
-      break;
+      return uniform_fill(data_of<BFloat16>(t), n, double(width), double(from), g);
     }
     default:
       CL_CHECK(false, "uniform_: unsupported dtype");

@@ -59,6 +59,8 @@ class Generator {
     uint64_t hi = engine_();
     return (hi << 32) | engine_();
   }
+  // n successive random() words (random64() is two of them, the high one first).
+  void random_words(uint32_t* out, int64_t n) { engine_.fill(out, n); }
   std::optional<float> next_float_normal;
   std::optional<double> next_double_normal;
 

@@ -4,6 +4,7 @@
 // of the seed (Knuth's initialisation multiplier 1812433253); the seed itself is kept whole.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace cl {
@@ -24,9 +25,33 @@ class MT19937 {
     next_ = 0;
   }
 
+  // The next word. A state whose position has run past the words (next_ = 624 with left_ > 1,
+  // which torch's checks let through and no draw of its own leaves) is regenerated, not
+  // read beyond its end.
   uint32_t operator()() {
-    if (--left_ == 0) regenerate();
-    uint32_t y = state_[next_++];
+    if (--left_ == 0 || next_ >= uint32_t(kN)) regenerate();
+    return temper(state_[next_++]);
+  }
+
+  // The next n words, the same as n calls of operator() return, written to out: the state's
+  // words are tempered a run at a time, in a loop the compiler vectorises.
+  void fill(uint32_t* out, int64_t n) {
+    while (n > 0) {
+      if (left_ == 1 || next_ >= uint32_t(kN)) {
+        regenerate();
+        left_ = kN + 1;  // operator() counts the first word of a new state without decrementing
+      }
+      const int64_t k = std::min<int64_t>({n, int64_t(left_) - 1, int64_t(kN) - int64_t(next_)});
+      const uint32_t* s = state_ + next_;
+      for (int64_t j = 0; j < k; ++j) out[j] = temper(s[j]);
+      next_ += uint32_t(k);
+      left_ -= int32_t(k);
+      out += k;
+      n -= k;
+    }
+  }
+
+  static uint32_t temper(uint32_t y) {
     y ^= y >> 11;
     y ^= (y << 7) & 0x9d2c5680u;
     y ^= (y << 15) & 0xefc60000u;
