@@ -358,9 +358,7 @@ def _conv_bwd_rows(gy, x, w, s, pads, d, g, need):
     if need[0]:
         gcols = _mm(_wmat(w, g).transpose(1, 2), gyt)  # (g, C/g * K, N * L)
         gcols = gcols.view(c * math.prod(k), n, ell)
-        gx = _C._fold_rows(
-            gcols, list(x.shape[2:]), n, k, s, d, [a for a, _ in pads], out, True
-        )
+        gx = _C._fold_rows(gcols, list(x.shape[2:]), n, k, s, d, [a for a, _ in pads], out, True)
     if need[1]:
         cols = _rows_cols(x, k, s, pads, d, out, g)
         gw = _mm(gyt, cols.transpose(1, 2)).reshape(w.shape)
