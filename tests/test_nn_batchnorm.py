@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import batchnorm_cases as bn_cases
 import cudalite as torch
 from cudalite.autograd import gradcheck
 from cudalite.nn import functional as F
@@ -135,3 +136,89 @@ def test_dropout2d_stream_matches_torch_on_cpu():
     torch.manual_seed(0)
     y = F.dropout2d(torch.ones(4, 5, 2, 2), 0.4)
     assert y.reshape(-1).tolist() == EXPECTED["dropout2d"]
+
+
+# ---- the fused kernels against torch (batchnorm_cases.py, data/batchnorm_expected.json) ----
+
+BN = bn_cases.load_expected()
+# tolerance relative to the largest expected magnitude (at least 1), per input dtype
+BN_TOL = {"float64": 1e-9, "float32": 3e-5, "float16": 1e-2, "bfloat16": 4e-2}
+
+
+def _close(got, want, tol, what):
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    assert got.shape == want.shape, what
+    scale = max(1.0, float(np.abs(want).max())) if want.size else 1.0
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * scale, err_msg=what)
+
+
+@pytest.mark.parametrize("dtype", bn_cases.DTYPES)
+@pytest.mark.parametrize("name", [r[0] for r in bn_cases.RUNS])
+def test_batchnorm_training_runs_match_torch(name, dtype, device):
+    got = bn_cases.train_run(torch, name, dtype, device)
+    want = BN["runs"][f"{name}/{dtype}"]
+    assert sorted(got) == sorted(want)
+    # y = x * scale + shift rounds at the magnitude of x * scale: a large mean costs digits
+    offset = next(r[4] for r in bn_cases.RUNS if r[0] == name)
+    tol = BN_TOL[dtype] * (1.0 if dtype == "float64" else max(1.0, abs(offset) / 10))
+    for key, values in want.items():
+        _close(got[key], values, tol, key)
+
+
+@pytest.mark.parametrize("name,training", bn_cases.DOUBLE)
+def test_batchnorm_double_backward_matches_torch(name, training, device):
+    got = bn_cases.double_backward(torch, training, device)
+    for key, values in BN["double"][name].items():
+        _close(got[key], values, 1e-9, key)
+
+
+@pytest.mark.parametrize("expr", bn_cases.ERRORS)
+def test_batchnorm_errors_match_torch(expr, device):
+    if device == "cuda" and any(t in expr for t in (".double()", ".half()", ".bfloat16()")):
+        pytest.skip("torch's dtype rules for mixed parameters are its CPU kernels'")
+    kind, msg = BN["errors"][expr]
+    with pytest.raises(Exception) as info:  # noqa: PT011 - the type is compared below
+        eval(expr, bn_cases.error_env(torch, device))  # noqa: S307
+    assert type(info.value).__name__ == kind
+    assert str(info.value) == msg.replace("torch.", "cudalite.")
+
+
+@pytest.mark.parametrize("expr", bn_cases.MIXED)
+def test_batchnorm_mixed_parameter_dtypes_match_torch(expr, device):
+    dtype, values = BN["mixed"][expr]
+    y = eval(expr, bn_cases.error_env(torch, device))  # noqa: S307
+    assert str(y.dtype) == dtype.replace("torch.", "cudalite.")
+    _close(y.double().cpu().numpy().ravel(), values, 1e-2, expr)
+
+
+def test_batchnorm_grad_fn_and_saved_statistics(device):
+    x = torch.randn(4, 3, 2, 2, device=device, requires_grad=True)
+    y = F.batch_norm(x, None, None, training=True)
+    assert y.grad_fn.name() == "NativeBatchNormBackward0"
+    mean = x.detach().mean([0, 2, 3])
+    var = x.detach().var([0, 2, 3], unbiased=False)
+    assert torch.allclose(y.grad_fn.result1, mean, atol=1e-6)
+    assert torch.allclose(y.grad_fn.result2, (var + 1e-5).rsqrt(), atol=1e-5)
+
+
+def test_batchnorm_empty_batch_keeps_running_statistics(device):
+    bn = torch.nn.BatchNorm2d(3).to(device)
+    x = torch.randn(0, 3, 4, 4, device=device, requires_grad=True)
+    y = bn(x)
+    assert y.shape == (0, 3, 4, 4)
+    assert bool((bn.running_mean == 0).all()) and bool((bn.running_var == 1).all())
+    y.sum().backward()
+    assert bn.weight.grad is not None and x.grad.shape == x.shape
+
+
+def test_batchnorm_non_contiguous_input_and_running_stats(device):
+    x = torch.randn(3, 5, 4, 6, device=device).transpose(2, 3)
+    rm_big = torch.zeros(10, device=device)
+    rv_big = torch.ones(10, device=device)
+    rm, rv = rm_big[::2], rv_big[::2]
+    y = F.batch_norm(x, rm, rv, training=True, momentum=0.5)
+    ref_rm, ref_rv = torch.zeros(5, device=device), torch.ones(5, device=device)
+    ref = F.batch_norm(x.contiguous(), ref_rm, ref_rv, training=True, momentum=0.5)
+    assert torch.allclose(y, ref, atol=1e-6)
+    assert torch.allclose(rm, ref_rm) and torch.allclose(rv, ref_rv)
+    assert bool((rm_big[1::2] == 0).all())

@@ -1,5 +1,5 @@
-// The fused nn kernels (ops/nn_ops.h): layer_norm, softmax/log_softmax, nll_loss and gelu,
-// forward and backward. Optional tensors are None; undefined results come back as None. The
+// The fused nn kernels (ops/nn_ops.h): layer_norm, batch_norm, softmax/log_softmax, nll_loss and
+// gelu, forward and backward. Optional tensors are None; undefined results come back as None. The
 // GIL is released around large CPU work (Note [Releasing the GIL]).
 #include "bindings/convert.h"
 #include "bindings/gil.h"
@@ -31,6 +31,21 @@ void bind_nn(py::module_& m) {
           Tensor wt = opt(w);
           return wrap3(maybe_without_gil(worth_releasing(x), [&] {
             return native_layer_norm_backward(g, x, k, mean, rstd, wt, {gi, gw, gb});
+          }));
+        });
+  m.def("_native_batch_norm", [](const Tensor& x, py::handle w, py::handle b, py::handle rm,
+                                 py::handle rv, bool training, double momentum, double eps) {
+    Tensor wt = opt(w), bt = opt(b), rmt = opt(rm), rvt = opt(rv);
+    return wrap3(maybe_without_gil(worth_releasing(x), [&] {
+      return native_batch_norm(x, wt, bt, rmt, rvt, training, momentum, eps);
+    }));
+  });
+  m.def("_native_batch_norm_backward",
+        [](const Tensor& g, const Tensor& x, py::handle w, const Tensor& mean, const Tensor& invstd,
+           bool training, bool gi, bool gw, bool gb) {
+          Tensor wt = opt(w);
+          return wrap3(maybe_without_gil(worth_releasing(x), [&] {
+            return native_batch_norm_backward(g, x, wt, mean, invstd, training, {gi, gw, gb});
           }));
         });
   m.def("_softmax", [](const Tensor& x, int64_t dim, bool log) {

@@ -409,6 +409,8 @@ void bind_ops(py::module_& m) {
   // ---- im2col / col2im on the host (nn/_im2col.py): large copies, without the GIL ----
   m.def("_im2col", &cpu_im2col, py::call_guard<py::gil_scoped_release>());
   m.def("_col2im", &cpu_col2im, py::call_guard<py::gil_scoped_release>());
+  m.def("_unfold_rows", &cpu_unfold_rows, py::call_guard<py::gil_scoped_release>());
+  m.def("_fold_rows", &cpu_fold_rows, py::call_guard<py::gil_scoped_release>());
   m.def("_check_same_device", [](const std::vector<Tensor>& ts) {
     std::vector<const Tensor*> p;
     for (auto& t : ts) p.push_back(&t);

@@ -16,6 +16,16 @@ void layer_norm_backward(const Tensor&, const Tensor&, const Tensor&, const Tens
                          int64_t, int64_t, const Tensor&, const Tensor&, const Tensor&) {
   fail();
 }
+void batch_norm(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, int64_t,
+                int64_t, int64_t, bool, double, double, const Tensor&, const Tensor&,
+                const Tensor&) {
+  fail();
+}
+void batch_norm_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                         int64_t, int64_t, int64_t, bool, const Tensor&, const Tensor&,
+                         const Tensor&) {
+  fail();
+}
 void softmax(const Tensor&, int64_t, int64_t, int64_t, bool, const Tensor&) { fail(); }
 void softmax_backward(const Tensor&, const Tensor&, int64_t, int64_t, int64_t, bool,
                       const Tensor&) {

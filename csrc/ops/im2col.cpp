@@ -187,3 +187,204 @@ Tensor cpu_col2im(const Tensor& src, int64_t nlead, const Shape& padded, const S
 }
 
 }  // namespace cl
+
+// ---- torch's column layout (unfold_rows / fold_rows) ----
+
+namespace cl {
+
+namespace {
+
+// A convolution's geometry with the spatial dims made three (leading dims of size 1).
+struct Geom3 {
+  int64_t in[3], k[3], s[3], d[3], p[3], out[3];
+  int64_t K() const { return k[0] * k[1] * k[2]; }
+  int64_t L() const { return out[0] * out[1] * out[2]; }
+  int64_t plane() const { return in[0] * in[1] * in[2]; }
+};
+
+Geom3 geom3(const Shape& in, const Shape& k, const Shape& s, const Shape& d, const Shape& pad,
+            const Shape& out) {
+  const size_t nd = in.size();
+  CL_CHECK(nd >= 1 && nd <= 3 && k.size() == nd && s.size() == nd && d.size() == nd &&
+               pad.size() == nd && out.size() == nd,
+           "unfold_rows: expected 1 to 3 spatial dims and one kernel size, stride, dilation, "
+           "padding and output size for each");
+  Geom3 g;
+  for (size_t i = 0; i < 3; ++i) {
+    const bool real = i >= 3 - nd;
+    const size_t j = real ? i - (3 - nd) : 0;
+    g.in[i] = real ? in[j] : 1;
+    g.k[i] = real ? k[j] : 1;
+    g.s[i] = real ? s[j] : 1;
+    g.d[i] = real ? d[j] : 1;
+    g.p[i] = real ? pad[j] : 0;
+    g.out[i] = real ? out[j] : 1;
+    CL_CHECK(g.k[i] >= 1 && g.s[i] >= 1 && g.d[i] >= 1 && g.p[i] >= 0 && g.out[i] >= 0,
+             "unfold_rows: invalid window");
+  }
+  return g;
+}
+
+// The output positions [lo, hi) along one dim whose input index o * s - p + j * d lies in
+// [0, in).
+void valid_range(int64_t out, int64_t in, int64_t s, int64_t p, int64_t off, int64_t& lo,
+                 int64_t& hi) {
+  // o * s + (off - p) >= 0  and  o * s + (off - p) < in, with off = j * d
+  const int64_t b = off - p;
+  lo = b >= 0 ? 0 : (-b + s - 1) / s;
+  hi = in - b <= 0 ? 0 : (in - b + s - 1) / s;
+  if (hi > out) hi = out;
+  if (lo > hi) lo = hi;
+}
+
+// Calls f(row_offset_in_L, input_offset, count, stride) for every run of valid output
+// positions of kernel position (kd, kh, kw) along the last dim, and z(row_offset, count) for
+// the positions that read padding.
+template <class Copy, class Zero>
+void walk_row(const Geom3& g, const int64_t* xs, int64_t kd, int64_t kh, int64_t kw, Copy&& f,
+              Zero&& z) {
+  int64_t wlo, whi;
+  valid_range(g.out[2], g.in[2], g.s[2], g.p[2], kw * g.d[2], wlo, whi);
+  for (int64_t od = 0; od < g.out[0]; ++od) {
+    const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
+    const bool dok = id >= 0 && id < g.in[0];
+    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+      const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+      const int64_t row = (od * g.out[1] + oh) * g.out[2];
+      if (!dok || ih < 0 || ih >= g.in[1] || whi <= wlo) {
+        z(row, g.out[2]);
+        continue;
+      }
+      if (wlo > 0) z(row, wlo);
+      const int64_t iw = wlo * g.s[2] - g.p[2] + kw * g.d[2];
+      f(row + wlo, id * xs[0] + ih * xs[1] + iw * xs[2], whi - wlo, g.s[2] * xs[2]);
+      if (whi < g.out[2]) z(row + whi, g.out[2] - whi);
+    }
+  }
+}
+
+template <class E>
+void unfold_planes(const Tensor& x, E* cols, const Geom3& g, bool batch_inner) {
+  const int64_t N = x->sizes[0], C = x->sizes[1], K = g.K(), L = g.L();
+  const int64_t nd = x->dim() - 2;
+  int64_t xs[3] = {0, 0, 0};
+  for (int64_t i = 0; i < nd; ++i) xs[3 - nd + i] = x->strides[2 + i];
+  const E* xp = reinterpret_cast<const E*>(x->data());
+  const int64_t sn = x->strides[0], sc = x->strides[1], planes = N * C;
+  const int chunks =
+      int(std::min<int64_t>(planes, planes * K * L >= (1 << 15) ? host_threads() * 4 : 1));
+  parallel_run(chunks, [&](int ch) {
+    for (int64_t pl = planes * ch / chunks; pl < planes * (ch + 1) / chunks; ++pl) {
+      const int64_t n = pl / C, c = pl % C;
+      const E* src = xp + n * sn + c * sc;
+      for (int64_t kd = 0, j = 0; kd < g.k[0]; ++kd) {
+        for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+          for (int64_t kw = 0; kw < g.k[2]; ++kw, ++j) {
+            const int64_t r = c * K + j;
+            E* dst = cols + (batch_inner ? (r * N + n) * L : (n * C * K + r) * L);
+            walk_row(
+                g, xs, kd, kh, kw,
+                [&](int64_t o, int64_t off, int64_t cnt, int64_t step) {
+                  const E* sp = src + off;
+                  E* dp = dst + o;
+                  if (step == 1) {
+                    std::memcpy(dp, sp, size_t(cnt) * sizeof(E));
+                  } else {
+                    for (int64_t t = 0; t < cnt; ++t) dp[t] = sp[t * step];
+                  }
+                },
+                [&](int64_t o, int64_t cnt) { std::memset(dst + o, 0, size_t(cnt) * sizeof(E)); });
+          }
+        }
+      }
+    }
+  });
+}
+
+template <class T>
+void fold_planes(const T* cols, T* res, int64_t N, int64_t C, const Geom3& g, bool batch_inner) {
+  const int64_t K = g.K(), L = g.L(), plane = g.plane(), planes = N * C;
+  const int64_t xs[3] = {g.in[1] * g.in[2], g.in[2], 1};
+  const int chunks =
+      int(std::min<int64_t>(planes, planes * K * L >= (1 << 15) ? host_threads() * 4 : 1));
+  parallel_run(chunks, [&](int ch) {
+    for (int64_t pl = planes * ch / chunks; pl < planes * (ch + 1) / chunks; ++pl) {
+      const int64_t n = pl / C, c = pl % C;
+      T* dst = res + pl * plane;
+      for (int64_t kd = 0, j = 0; kd < g.k[0]; ++kd) {
+        for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+          for (int64_t kw = 0; kw < g.k[2]; ++kw, ++j) {
+            const int64_t r = c * K + j;
+            const T* src = cols + (batch_inner ? (r * N + n) * L : (n * C * K + r) * L);
+            walk_row(
+                g, xs, kd, kh, kw,
+                [&](int64_t o, int64_t off, int64_t cnt, int64_t step) {
+                  const T* sp = src + o;
+                  T* dp = dst + off;
+                  for (int64_t t = 0; t < cnt; ++t) dp[t * step] += sp[t];
+                },
+                [](int64_t, int64_t) {});
+          }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+Tensor cpu_unfold_rows(const Tensor& x, const Shape& k, const Shape& s, const Shape& d,
+                       const Shape& pad, const Shape& out, bool batch_inner) {
+  CL_CHECK(!x->is_cuda(), "unfold_rows: expected a CPU tensor");
+  CL_CHECK(x->dim() >= 3 && x->dim() <= 5, "unfold_rows: expected an (N, C, *spatial) input");
+  const Geom3 g = geom3(Shape(x->sizes.begin() + 2, x->sizes.end()), k, s, d, pad, out);
+  const int64_t N = x->sizes[0], C = x->sizes[1];
+  Shape shape = batch_inner ? Shape{C * g.K(), N, g.L()} : Shape{N, C * g.K(), g.L()};
+  Tensor cols = empty(shape, x->dtype, x->device());
+  if (cols->numel() == 0) return cols;
+  switch (x->element_size()) {
+    case 1:
+      unfold_planes(x, reinterpret_cast<uint8_t*>(cols->data()), g, batch_inner);
+      break;
+    case 2:
+      unfold_planes(x, reinterpret_cast<uint16_t*>(cols->data()), g, batch_inner);
+      break;
+    case 4:
+      unfold_planes(x, reinterpret_cast<uint32_t*>(cols->data()), g, batch_inner);
+      break;
+    default:
+      unfold_planes(x, reinterpret_cast<uint64_t*>(cols->data()), g, batch_inner);
+  }
+  return cols;
+}
+
+Tensor cpu_fold_rows(const Tensor& cols_in, const Shape& size, int64_t n, const Shape& k,
+                     const Shape& s, const Shape& d, const Shape& pad, const Shape& out,
+                     bool batch_inner) {
+  CL_CHECK(!cols_in->is_cuda(), "fold_rows: expected a CPU tensor");
+  CL_CHECK(cols_in->dtype == ScalarType::Float32 || cols_in->dtype == ScalarType::Float64,
+           "fold_rows: expected float32 or float64");
+  const Geom3 g = geom3(size, k, s, d, pad, out);
+  CL_CHECK(cols_in->dim() == 3 && n >= 0, "fold_rows: expected 3-dim columns");
+  const int64_t rows = batch_inner ? cols_in->sizes[0] : cols_in->sizes[1];
+  const int64_t nn = batch_inner ? cols_in->sizes[1] : cols_in->sizes[0];
+  CL_CHECK(nn == n && g.K() > 0 && rows % g.K() == 0 && cols_in->sizes[2] == g.L(),
+           "fold_rows: columns of shape ", shape_str(cols_in->sizes), " don't match the window");
+  const int64_t C = rows / g.K();
+  Shape shape{n, C};
+  for (int64_t v : size) shape.push_back(v);
+  Tensor res = empty(shape, cols_in->dtype, cols_in->device());
+  std::memset(res->data(), 0, size_t(res->numel()) * res->element_size());
+  if (res->numel() == 0 || cols_in->numel() == 0) return res;
+  Tensor cols = contiguous(cols_in);
+  if (cols->dtype == ScalarType::Float32) {
+    fold_planes(reinterpret_cast<const float*>(cols->data()), reinterpret_cast<float*>(res->data()),
+                n, C, g, batch_inner);
+  } else {
+    fold_planes(reinterpret_cast<const double*>(cols->data()),
+                reinterpret_cast<double*>(res->data()), n, C, g, batch_inner);
+  }
+  return res;
+}
+
+}  // namespace cl

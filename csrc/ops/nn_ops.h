@@ -50,6 +50,26 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad
                                                               const Tensor& weight,
                                                               std::array<bool, 3> mask);
 
+// ---- batch_norm ----
+// x (N, C, *spatial) normalised per channel (dim 1), then * weight + bias (either may be
+// undefined). Training: with the batch's mean and biased variance, and running_mean /
+// running_var (when defined) updated in place: (1 - momentum) * running + momentum * stat,
+// the variance unbiased. Otherwise with the running statistics. Returns (y, save_mean[C],
+// save_invstd[C]) in the accumulation dtype (float32 for float16/bfloat16 inputs; in
+// evaluation the running statistics' mean and 1 / sqrt(var + eps)). Parameters and running
+// statistics of float32 beside a float16/bfloat16 x are taken as they are (torch's mixed
+// types); on the CPU other dtype mixes raise torch's CPU errors.
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& x, const Tensor& weight,
+                                                     const Tensor& bias, const Tensor& running_mean,
+                                                     const Tensor& running_var, bool training,
+                                                     double momentum, double eps);
+// The gradients of native_batch_norm from its saved statistics: (grad_input, grad_weight,
+// grad_bias), each only where `mask` asks; grad_weight/grad_bias have weight's dtype (x's
+// when weight is undefined).
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
+    const Tensor& grad, const Tensor& x, const Tensor& weight, const Tensor& save_mean,
+    const Tensor& save_invstd, bool training, std::array<bool, 3> mask);
+
 // ---- softmax ----
 // softmax (log_softmax when `log`) of a floating x along `dim`, in x's dtype (contiguous).
 Tensor softmax(const Tensor& x, int64_t dim, bool log);
@@ -81,6 +101,16 @@ Tensor gelu_backward(const Tensor& grad, const Tensor& x, bool tanh);
   /* dx, dw, db: undefined where not wanted */                                                     \
   void layer_norm_backward(const Tensor& g, const Tensor& x, const Tensor& mean,                   \
                            const Tensor& rstd, const Tensor& w, int64_t M, int64_t N,              \
+                           const Tensor& dx, const Tensor& dw, const Tensor& db);                  \
+  /* x, y, g, dx: [N, C, S] contiguous; w, b, rm, rv, mean, invstd, dw, db: [C] of the      */     \
+  /* accumulation dtype (w, b, rm, rv, dw, db undefined where absent). Training writes mean  */    \
+  /* and invstd and updates rm/rv; evaluation computes them from rm/rv. */                         \
+  void batch_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& rm,             \
+                  const Tensor& rv, int64_t N, int64_t C, int64_t S, bool training,                \
+                  double momentum, double eps, const Tensor& y, const Tensor& mean,                \
+                  const Tensor& invstd);                                                           \
+  void batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& w, const Tensor& mean,  \
+                           const Tensor& invstd, int64_t N, int64_t C, int64_t S, bool training,   \
                            const Tensor& dx, const Tensor& dw, const Tensor& db);                  \
   /* [outer, n, inner] lines along n */                                                            \
   void softmax(const Tensor& x, int64_t outer, int64_t n, int64_t inner, bool log,                 \

@@ -4,9 +4,9 @@
 batch_norm normalises each channel (dim 1) over the batch and spatial dims: in training with
 the batch's statistics (biased variance), updating the running statistics in place with the
 unbiased variance (``(1 - momentum) * running + momentum * batch``), in evaluation with the
-running statistics. The forward is ``x * scale + shift`` with per-channel ``scale`` and
-``shift``; one node (``NativeBatchNormBackward0``) computes the input, weight and bias
-gradients with torch's formulas. Half and bfloat16 inputs are normalised in float32.
+running statistics. Forward and backward are each one fused call (``native_batch_norm``,
+autograd/functions/batch_norm.py) recorded as ``NativeBatchNormBackward0``; half and
+bfloat16 inputs are normalised in float32.
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ import warnings
 
 from cudalite import _C, _arg_parser
 from cudalite._C import Tensor
-from cudalite.autograd.functions._common import Node, edge, mark
-from cudalite.nn import _im2col as ic
+from cudalite.autograd.functions import batch_norm as _bn
 
 __all__ = [
     "batch_norm",
@@ -34,52 +33,6 @@ _grad_on = _C._is_grad_enabled
 def _cshape(x):
     """(1, C, 1, ...): a per-channel vector shaped to broadcast against ``x``."""
     return [1, x.shape[1]] + [1] * (x.dim() - 2)
-
-
-class NativeBatchNormBackward0(Node):
-    """Gradients of ``y = (x - mean) * invstd * weight + bias`` (``mean``/``invstd`` the
-    batch's in training, the running statistics' otherwise)."""
-
-    __slots__ = ("input", "weight", "mean", "invstd", "training", "dims")
-    _saved = ("input", "weight", "mean", "invstd")
-
-    def apply(self, g):
-        x, w = self.input, self.weight
-        nx = self._next
-        low = x.dtype in (_C.float16, _C.bfloat16)
-        if low:
-            x, g = x.float(), g.float()
-        dims = self.dims
-        shape = _cshape(x)
-        mean, invstd = self.mean.view(shape), self.invstd.view(shape)
-        need_w = len(nx) > 1 and nx[1] is not None
-        need_b = len(nx) > 2 and nx[2] is not None
-        xhat = _fma(x, invstd, -mean * invstd)
-        gsum = g.sum(dims)
-        gxhat = (g * xhat).sum(dims)
-        gx = None
-        if nx[0] is not None:
-            scale = invstd if w is None else invstd * w.to(x.dtype).view(shape)
-            if self.training:
-                # (g - mean(g) - xhat * mean(g * xhat)) * scale, as two fused steps
-                m = x.numel() // x.shape[1]
-                gx = _fma(g, scale, -scale * (gsum.view(shape) / m))
-                gx = _fma(xhat, -scale * (gxhat.view(shape) / m), gx)
-            else:
-                gx = g * scale
-            if low:
-                gx = gx.to(self.input.dtype)
-        wdt = w.dtype if w is not None else x.dtype
-        gw = gxhat.to(wdt) if need_w else None
-        gb = gsum.to(wdt) if need_b else None
-        return (gx, gw, gb)[: len(nx)]
-
-
-def _fma(a, b, c):
-    """``a * b + c`` in one pass (rounded once) for float32 and float64."""
-    if a.dtype in (_C.float32, _C.float64):
-        return _C._fma(a, b, c, None)
-    return a * b + c
 
 
 def _check_numel(name, t, c):
@@ -133,58 +86,26 @@ def batch_norm(
                     f"The function 'native_batch_norm' is not differentiable with respect to "
                     f"argument '{name}'. This input cannot have requires_grad True."
                 )
+    if momentum is None or isinstance(momentum, str):
+        raise TypeError(
+            "batch_norm(): argument 'momentum' (position 7) must be float, not "
+            f"{_arg_parser.tp_name(momentum)}"
+        )
     if not training and (running_mean is None or running_var is None):
         which = "running_mean" if running_mean is None else "running_var"
         raise RuntimeError(f"{which} must be defined in evaluation mode")
-    dims = [0] + list(range(2, input.dim()))
-    x = input
-    low = x.dtype in (_C.float16, _C.bfloat16)
-
-    def run():
-        xf = x.float() if low else x
-        shape = _cshape(xf)
-        if training:
-            mean = xf.mean(dims)
-            d = xf - mean.view(shape)
-            m = xf.numel() // c
-            var = (d * d).sum(dims) / m
-            if running_mean is not None:
-                unbiased = var * (m / (m - 1)) if m > 1 else var
-                _update(running_mean, mean, momentum)
-                _update(running_var, unbiased, momentum)
-        else:
-            mean = running_mean.to(xf.dtype)
-            var = running_var.to(xf.dtype)
-            d = xf
-        invstd = (var + eps).rsqrt()
-        scale = invstd if weight is None else invstd * weight.to(xf.dtype)
-        # training: (x - mean) * scale + bias; evaluation: x * scale + (bias - mean * scale)
-        shift = _C._full([c], 0, xf.dtype, xf.device) if training else -mean * scale
+    if input.numel() == 0:
+        # torch's batch_norm of an empty input: the input scaled and shifted by the first
+        # channel's parameters (so that gradients reach them), the statistics untouched.
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
         if bias is not None:
-            shift = shift + bias.to(xf.dtype)
-        y = _fma(d, scale.view(shape), shift.view(shape))
-        return (y.to(x.dtype) if low else y), mean, invstd
-
-    y, mean, invstd = ic.no_grad_call(run)
-    if _grad_on() and (
-        x._rg or (weight is not None and weight._rg) or (bias is not None and bias._rg)
-    ):
-        edges = (
-            edge(x),
-            edge(weight) if weight is not None else None,
-            edge(bias) if bias is not None else None,
-        )
-        node = NativeBatchNormBackward0(edges)
-        node.input, node.weight, node.mean, node.invstd = x, weight, mean, invstd
-        node.training, node.dims = training, dims
-        mark(y, node)
-    return y
-
-
-def _update(running, stat, momentum):
-    """``running = (1 - momentum) * running + momentum * stat``, in place."""
-    s = stat.to(running.dtype)
-    running.mul_(1 - momentum).add_(s, alpha=momentum)
+            out = out + bias[0]
+        return out
+    return _bn.native_batch_norm(
+        input, weight, bias, running_mean, running_var, training, momentum, eps
+    )
 
 
 def instance_norm(

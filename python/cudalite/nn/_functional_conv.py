@@ -1,9 +1,14 @@
 """``nn.functional`` convolutions: conv1d/2d/3d, conv_transpose1d/2d/3d, unfold and fold.
 
-On the CPU (and on CUDA without cuDNN) a convolution is im2col and one batched matrix
-product per group (``_im2col.py``: the windows as a ``(N * L, C/g * K)`` matrix times the
-weight); its input gradient is the adjoint (col2im) and its weight gradient a product of the
-recomputed columns with the output gradient. A transposed convolution is the same pieces the
+On the CPU (float32 and float64) a convolution is torch's: the input's windows as columns
+``(C/g * K, N * L)`` per group (``_C._unfold_rows``, padding read as zeros, one contiguous
+row at a time over the host threads) and one BLAS product per group, the weight times the
+columns; its input gradient is the weight's transpose times the output gradient, added back
+into place (``_C._fold_rows``), and its weight gradient the output gradient times the
+recomputed columns. On CUDA without cuDNN (and for float16 / bfloat16 on the CPU) it is
+im2col and one batched matrix product per group (``_im2col.py``: the windows as a
+``(N * L, C/g * K)`` matrix times the weight), with the adjoint (col2im) for the input
+gradient. A transposed convolution is the same pieces the
 other way round. On CUDA, when cuDNN is available and ``backends.cudnn.enabled``, the three
 products go to cuDNN instead (``_cudnn_conv.py``). Every form records ``ConvolutionBackward0``
 as torch's.
@@ -299,6 +304,69 @@ def _convt_bwd(gy, x, w, s, p, op, d, g, need):
     return gx, gw, gb
 
 
+# ---- the products on the CPU (torch's column layout) ----
+
+
+def _rows_ok(x):
+    """Whether the CPU path in torch's column layout takes ``x``: float32 / float64 on the
+    CPU (its col2im adds in those two)."""
+    return not x.is_cuda and x.dtype in (_C.float32, _C.float64)
+
+
+def _mm(a, b):
+    """Per-group products of (g, m, k) and (g, k, n) through BLAS; a 2-D product when g is 1
+    (BLAS takes transposed operands of a 2-D product as they are)."""
+    if a.shape[0] == 1:
+        return _linalg._np_matmul(a[0], b[0]).unsqueeze(0)
+    return _linalg._np_matmul(a, b)
+
+
+def _out_sizes(x, k, s, pads, d):
+    return [
+        ic.out_size(x.shape[2 + i], k[i], s[i], d[i], pads[i][0] + pads[i][1])
+        for i in range(len(k))
+    ]
+
+
+def _rows_cols(x, k, s, pads, d, out, g):
+    """The columns (g, C/g * K, N * L) of ``x`` (padding read as zeros, csrc/ops/im2col.cpp)."""
+    cols = _C._unfold_rows(x, k, s, d, [a for a, _ in pads], out, True)  # (C*K, N, L)
+    return cols.view(g, cols.shape[0] // g, cols.shape[1] * cols.shape[2])
+
+
+def _conv_fwd_rows(x, w, bias, s, pads, d, g):
+    """The columns as (C * K, N * L) and one matrix product per group, the weight's
+    (O/g, C/g * K) times them: torch's CPU layout, whose product is the output with the
+    batch as its second dim."""
+    n, o = x.shape[0], w.shape[0]
+    k = list(w.shape[2:])
+    out = _out_sizes(x, k, s, pads, d)
+    y = _mm(_wmat(w, g), _rows_cols(x, k, s, pads, d, out, g))  # (g, O/g, N * L)
+    y = y.view([o, n] + out).transpose(0, 1).contiguous()
+    if bias is not None:
+        _bias_add_(y, bias)
+    return y
+
+
+def _conv_bwd_rows(gy, x, w, s, pads, d, g, need):
+    n, c, o = x.shape[0], x.shape[1], w.shape[0]
+    k = list(w.shape[2:])
+    out = list(gy.shape[2:])
+    ell = math.prod(out)
+    gyt = gy.reshape(n, o, ell).transpose(0, 1).contiguous().view(g, o // g, n * ell)
+    gx = gw = gb = None
+    if need[0]:
+        gcols = _mm(_wmat(w, g).transpose(1, 2), gyt)  # (g, C/g * K, N * L)
+        gcols = gcols.view(c * math.prod(k), n, ell)
+        gx = _C._fold_rows(gcols, list(x.shape[2:]), n, k, s, d, [a for a, _ in pads], out, True)
+    if need[1]:
+        cols = _rows_cols(x, k, s, pads, d, out, g)
+        gw = _mm(gyt, cols.transpose(1, 2)).reshape(w.shape)
+    if len(need) > 2 and need[2]:
+        gb = gy.sum([0] + list(range(2, gy.dim())))
+    return gx, gw, gb
+
+
 # ---- dispatch ----
 
 
@@ -323,6 +391,10 @@ class ConvolutionBackward0(Node):
         g = g.contiguous()
         if self.cudnn:
             gx, gw, gb = _cudnn_conv.backward(self, g, x, w, need)
+        elif not self.transposed and _rows_ok(x) and not _grad_on():
+            gx, gw, gb = _conv_bwd_rows(
+                g, x, w, self.stride, self.pads, self.dilation, self.groups, need
+            )
         elif self.transposed:
             p = [a for a, _ in self.pads]
             gx, gw, gb = _convt_bwd(
@@ -345,6 +417,8 @@ def _convolution(x, w, bias, stride, pads, dilation, groups, transposed, op):
         )
     elif transposed:
         fwd, args = _convt_fwd, (x, w, bias, stride, [a for a, _ in pads], op, dilation, groups)
+    elif _rows_ok(x):
+        fwd, args = _conv_fwd_rows, (x, w, bias, stride, pads, dilation, groups)
     else:
         fwd, args = _conv_fwd, (x, w, bias, stride, pads, dilation, groups)
     y = ic.no_grad_call(fwd, *args)
