@@ -227,6 +227,34 @@ def test_layer_norm_mixed_dtypes_on_the_cpu():
         "mixed dtype (CPU): expect parameter to have scalar type of Float",
         lambda: F.layer_norm(torch.ones(2, 3), (3,), torch.ones(3, dtype=torch.float64)),
     )
+    # torch's mixed type: a bfloat16 or float16 input with float32 parameters (what
+    # nn.LayerNorm meets in a CPU autocast region), computed in float32 and rounded once
+    g = torch.Generator().manual_seed(0)
+    x, w, b = (torch.randn(*s, generator=g) for s in ((4, 6), (6,), (6,)))
+    for low in (torch.bfloat16, torch.float16):
+        y = F.layer_norm(x.to(low), (6,), w, b)
+        assert y.dtype == low
+        assert torch.equal(y, F.layer_norm(x.to(low).float(), (6,), w, b).to(low))
+        assert F.layer_norm(x.to(low), (6,), None, b).dtype == low
+        raises(
+            RuntimeError,
+            "mixed dtype (CPU): expect parameter to have scalar type of Float",
+            lambda low=low: F.layer_norm(x.to(low), (6,), w, b.to(low)),
+        )
+    xl = x.to(torch.bfloat16).requires_grad_()
+    wl = w.clone().requires_grad_()
+    F.layer_norm(xl, (6,), wl, b).sum().backward()
+    assert xl.grad.dtype == torch.bfloat16 and wl.grad.dtype == torch.float32
+    raises(
+        RuntimeError,
+        "mixed dtype (CPU): all inputs must share same datatype.",
+        lambda: F.layer_norm(x.double(), (6,), w, b),
+    )
+    raises(
+        RuntimeError,
+        "expected scalar type BFloat16 but found Float",
+        lambda: F.layer_norm(x.to(torch.bfloat16), (6,), w.to(torch.bfloat16), b),
+    )
 
 
 # ---- activations, Dropout, Flatten ----

@@ -87,6 +87,27 @@ def test_foreach_matches_for_loop(device, dtype, cfg, path):
         assert opt.state[got[0]]["step"].device.type == "cpu"
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "cfg", [c for c in CONFIGS if c[0] != "SGD"], ids=lambda c: f"{c[0]}-{sorted(c[1])}"
+)
+def test_foreach_adam_in_one_pass(dtype, cfg, monkeypatch):
+    """CUDA's foreach Adam (one fused pass per group, host steps handed to the kernel on the
+    device, one tensor per distinct step) taken on the CPU: the for-loop's update to rounding,
+    the steps still on the host."""
+    from cudalite.optim import _multi_tensor
+
+    monkeypatch.setattr(_multi_tensor, "_one_pass", lambda *lists: True)
+    name, kw = cfg
+    want, _ = _run("cpu", dtype, name, kw, foreach=False)
+    got, opt = _run("cpu", dtype, name, kw, foreach=True)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(to_np(g), to_np(w), rtol=TOL[dtype], atol=TOL[dtype])
+    steps = [opt.state[p]["step"] for p in got]
+    assert [s.item() for s in steps] == [5, 4, 5, 5]  # the second skipped one step
+    assert all(s.device.type == "cpu" for s in steps)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
 @pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: f"{c[0]}-{sorted(c[1])}")
 def test_fused_matches_for_loop(device, dtype, cfg):

@@ -10,6 +10,7 @@ and those both share and no longer need the inner dim.
 
 from __future__ import annotations
 
+from cudalite import _C
 from cudalite._C import Tensor
 
 __all__ = ["einsum"]
@@ -112,7 +113,8 @@ def einsum(*args):
             )
     terms, out = _parse(equation, len(ops))
     for t in ops[1:]:
-        if t.dtype != ops[0].dtype:
+        # in an autocast region the products cast their operands (torch's bmm)
+        if t.dtype != ops[0].dtype and not _C._is_autocast_active():
             raise RuntimeError(
                 f"expected scalar type {ops[0].dtype._short_name} but found {t.dtype._short_name}"
             )

@@ -291,6 +291,10 @@ method(name="kron")(lambda self, other: _kron(self, other))
 def _cross(input, other, dim):
     if input.dim() != other.dim():
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if input.dtype != other.dtype:
+        raise RuntimeError(
+            f"expected scalar type {input.dtype._short_name} but found {other.dtype._short_name}"
+        )
     shape = tuple(_C._broadcast_shapes(tuple(input.shape), tuple(other.shape)))
     if dim is None:
         warnings.warn(

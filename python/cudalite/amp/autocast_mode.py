@@ -37,6 +37,7 @@ __all__ = [
 # ---- the lists: op name -> policy, per device type ----
 
 LOWER, FP32, FP32_DTYPE, PROMOTE = 1, 2, 3, 4
+BANNED = 6  # raises in an enabled region (CUDA's binary_cross_entropy)
 
 _CUDA_LISTS = {
     LOWER: (
@@ -54,9 +55,12 @@ _CUDA_LISTS = {
         "binary_cross_entropy_with_logits dist pdist cdist renorm logsumexp interpolate"
     ),
     FP32_DTYPE: "prod softmax log_softmax cumprod cumsum sum norm",
+    BANNED: "binary_cross_entropy",
     PROMOTE: (
         "addcdiv addcmul atan2 arctan2 bilinear cross dot vdot grid_sample index_put "
-        "tensordot scatter_add cat stack index_copy"
+        "tensordot scatter_add "
+        # not in torch's list, but torch's inner is its dot or tensordot, which are
+        "inner"
     ),
 }
 _CPU_LISTS = {
@@ -69,18 +73,34 @@ _CPU_LISTS = {
         "avg_pool3d binary_cross_entropy grid_sample polar prod quantile nanquantile stft cdist "
         "trace view_as_complex cholesky cholesky_inverse cholesky_solve inverse lu_solve orgqr "
         "ormqr pinverse max_pool3d max_unpool2d max_unpool3d adaptive_avg_pool3d "
+        "adaptive_max_pool3d fractional_max_pool2d fractional_max_pool3d ctc_loss "
         "mse_loss cosine_embedding_loss nll_loss hinge_embedding_loss poisson_nll_loss "
         "smooth_l1_loss cross_entropy l1_loss huber_loss margin_ranking_loss soft_margin_loss "
         "triplet_margin_loss multi_margin_loss kl_div multilabel_margin_loss "
         "binary_cross_entropy_with_logits"
     ),
     FP32_DTYPE: "",
+    BANNED: "",
     PROMOTE: "stack cat index_copy",
 }
 
 
+# Ops in no list of a device type that torch runs as one kernel, but cudalite composes from
+# listed ops (sum, exp, matmul...): they run with autocast suspended inside, so that their
+# parts are not cast where torch's kernel casts nothing.
+NATIVE = 5
+_NATIVE = (
+    "avg_pool1d avg_pool2d avg_pool3d adaptive_avg_pool1d adaptive_avg_pool2d "
+    "adaptive_avg_pool3d logsigmoid elu selu celu mish nansum embedding_bag inner"
+)
+
+
 def _table(lists):
-    return {name: policy for policy, names in lists.items() for name in names.split()}
+    table = dict.fromkeys(_NATIVE.split(), NATIVE)
+    table.update({name: policy for policy, names in lists.items() for name in names.split()})
+    # in-place forms (x.addmm_(...), x.exp_()) are not cast, nor are the ops they run
+    table.update({f"{name}_": NATIVE for name in list(table) if not name.startswith("_")})
+    return table
 
 
 _POLICIES = {"cuda": _table(_CUDA_LISTS), "cpu": _table(_CPU_LISTS)}
@@ -235,14 +255,17 @@ def _arm():
         return
     _armed.append(True)
     import cudalite
-    from cudalite import _tensor
+    from cudalite import _checked, _tensor
 
-    for name in set(_POLICIES["cuda"]) | set(_POLICIES["cpu"]):
+    names = set(_POLICIES["cuda"]) | set(_POLICIES["cpu"])
+    for name in names:
         policy = _policy_bits(name)
         for owner in (vars(_C.Tensor), _tensor._slow_methods, vars(cudalite)):
             entry = owner.get(name)
             if isinstance(entry, _C._Checked):
                 entry._set_cast_policy(policy)
+    # torch's Python functions (torch.functional: einsum, norm...) are entries here too
+    make_entries(vars(cudalite), names, (_checked._lookup, ("f",)))
     _C._set_autocast_hook(_cast_call)
 
 
@@ -250,17 +273,19 @@ def _policy_bits(name):
     return sum(_POLICIES[d].get(name, 0) << _DEVICE_BITS[d] for d in ("cuda", "cpu"))
 
 
-def make_entries(namespace, names=None):
+def make_entries(namespace, names=None, lookup=None):
     """Makes the listed functions of a module (``nn.functional``) entries with their
     autocast policies: what ``_C._Checked`` gives Tensor's methods and ``cudalite``'s
-    functions."""
+    functions. ``lookup`` is ``(function, leading arguments)`` that finds one by name
+    (pickling), ``nn.functional``'s by default."""
     from cudalite import _checked
 
+    find, lead = lookup or (_lookup_functional, ())
     for name in names or (set(_POLICIES["cuda"]) | set(_POLICIES["cpu"])):
         fn = namespace.get(name)
-        if fn is None or isinstance(fn, _C._Checked) or not callable(fn):
+        if fn is None or isinstance(fn, (_C._Checked, type)) or not callable(fn):
             continue
-        entry = _C._Checked(fn, _checked._passes, (_lookup_functional, (name,)))
+        entry = _C._Checked(fn, _checked._passes, (find, (*lead, name)))
         entry._set_cast_policy(_policy_bits(name))
         namespace[name] = entry
 
@@ -337,6 +362,16 @@ def _widest(args, kwargs, device):
     return widest
 
 
+_BANNED_MESSAGE = (
+    "torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast.\n"
+    "Many models use a sigmoid layer right before the binary cross entropy layer.\n"
+    "In this case, combine the two layers using "
+    "torch.nn.functional.binary_cross_entropy_with_logits\n"
+    "or torch.nn.BCEWithLogitsLoss.  binary_cross_entropy_with_logits and BCEWithLogits are\n"
+    "safe to autocast."
+)
+
+
 def _cast_call(bits, entry, args, kwargs):
     """What an entry calls inside an enabled region: the call with its arguments cast by
     the op's policy on their device type, and autocast suspended inside (the op itself
@@ -347,7 +382,9 @@ def _cast_call(bits, entry, args, kwargs):
         # Not in this device type's lists: the op runs as written, and autocast stays on
         # for the ops it calls (cross_entropy's log_softmax on CUDA).
         return entry._call_bypassing_autocast(*args, **kwargs)
-    if "out" in kwargs:
+    if policy == BANNED:
+        raise RuntimeError(_BANNED_MESSAGE)
+    if "out" in kwargs or policy == NATIVE:
         return _suspended(entry, args, kwargs)
     if policy == LOWER:
         dtype = _state.dtype[device]
@@ -368,6 +405,15 @@ def _cast_call(bits, entry, args, kwargs):
         if widest is not None:
             args, kwargs = _map(args, kwargs, lambda a: a.to(widest) if _eligible(a, device) else a)
     return _suspended(entry, args, kwargs)
+
+
+def fp32_if_listed(device_type, t):
+    """``t`` in float32 where an enabled region of ``device_type`` would cast it (for the
+    list entries that are one mode of a function: torch's reflection_pad1d is F.pad's
+    mode "reflect" on a 3-d input)."""
+    if _state.enabled[device_type] and _eligible(t, device_type):
+        return t.float()
+    return t
 
 
 def _suspended(entry, args, kwargs):

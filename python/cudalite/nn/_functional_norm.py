@@ -44,12 +44,22 @@ def _check(input, shape, weight, bias):
     dt = input.dtype
     if not dt.is_floating_point:
         raise NotImplementedError(f"\"LayerNormKernelImpl\" not implemented for '{dt._short_name}'")
-    if not input.is_cuda:
-        for t in (weight, bias):
-            if t is not None and t.dtype is not dt:
-                raise RuntimeError(
-                    f"mixed dtype (CPU): expect parameter to have scalar type of {dt._short_name}"
-                )
+    if input.is_cuda:
+        return False
+    params = [t for t in (weight, bias) if t is not None]
+    if params and params[0].dtype is not dt:
+        # torch's mixed type: a bfloat16 or float16 input with float32 weight and bias
+        if any(t.dtype is not _C.float32 for t in params):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if dt not in (_C.bfloat16, _C.float16):
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        return True
+    for t in params:
+        if t.dtype is not dt:
+            raise RuntimeError(
+                f"expected scalar type {dt._short_name} but found {t.dtype._short_name}"
+            )
+    return False
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -62,7 +72,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
                 f"{_arg_parser.tp_name(t)}"
             )
     shape = _shape_list(normalized_shape)
-    _check(input, shape, weight, bias)
+    if _check(input, shape, weight, bias):  # float32 statistics and parameters, as torch's
+        return _ln.native_layer_norm(input.float(), shape, weight, bias, eps).to(input.dtype)
     return _ln.native_layer_norm(input, shape, weight, bias, eps)
 
 

@@ -147,6 +147,13 @@ def pad(input, pad, mode="constant", value=None):
         return _constant(input, pads, 0 if value is None else value)
     _check_nonconstant(input, pads, mode)
     x = input
+    k = len(pads) // 2
+    if (mode == "reflect" and k < 3) or (mode == "replicate" and k < 4):
+        # torch's reflection_pad1d/2d and replication_pad1d/2d/3d are in the CPU's
+        # autocast float32 list
+        from cudalite.amp import autocast_mode
+
+        x = autocast_mode.fp32_if_listed("cpu", x)
     for i in range(len(pads) // 2):
         dim = x.dim() - 1 - i
         src = _source(mode, x.size(dim), pads[2 * i], pads[2 * i + 1])

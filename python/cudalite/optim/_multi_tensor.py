@@ -3,7 +3,14 @@
 parameters of a group are split by device and dtype, and each part is updated with
 ``_foreach_*`` ops (a handful of multi-tensor launches per step on CUDA) or with one fused
 kernel (``torch._fused_adam_``/``_fused_sgd_``, which also unscale the gradients and skip the
-update on an inf when GradScaler hands them ``grad_scale`` and ``found_inf``)."""
+update on an inf when GradScaler hands them ``grad_scale`` and ``found_inf``).
+
+On CUDA, foreach Adam/AdamW runs its update as the fused kernel too: torch's foreach update is
+eight passes over the parameters and states (lerp, mul, addcmul, sqrt, div, add, addcdiv and
+the weight decay), each reading and writing whole tensors, where one pass reads and writes each
+element once; the result is the same update, rounded as the fused one (torch's foreach and
+fused updates differ from each other by that rounding too). The CPU keeps the op sequence, so
+that it agrees with torch's foreach bit for bit."""
 
 from __future__ import annotations
 
@@ -81,11 +88,33 @@ def multi_tensor_adam(
                     "If capturable=True, params and state_steps must be on supported devices: "
                     "['cuda', 'xpu', 'hpu', 'privateuseone']."
                 )
+    lr_arg = lr
     lr, beta1, beta2 = _value(lr), _value(beta1), _value(beta2)
     lists = [params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps]
     for (d_params, d_grads, d_avgs, d_sqs, d_max, d_steps), _ in group_by_device_and_dtype(
         lists
     ).values():
+        if _one_pass(d_params, d_grads, d_avgs, d_sqs, d_max if amsgrad else []):
+            _foreach._foreach_add_(d_steps, 1)
+            fn = _fused._fused_adamw_ if decoupled_weight_decay else _fused._fused_adam_
+            fn(
+                d_params,
+                d_grads,
+                d_avgs,
+                d_sqs,
+                d_max if amsgrad else [],
+                d_steps if capturable else _device_steps(d_steps, d_params[0].device),
+                amsgrad=amsgrad,
+                lr=lr_arg if capturable and isinstance(lr_arg, Tensor) and lr_arg.is_cuda else lr,
+                beta1=beta1,
+                beta2=beta2,
+                weight_decay=weight_decay,
+                eps=eps,
+                maximize=maximize,
+                grad_scale=None,
+                found_inf=None,
+            )
+            continue
         if maximize:
             d_grads = list(_foreach._foreach_neg(d_grads))
         _foreach._foreach_add_(d_steps, 1)
@@ -133,6 +162,31 @@ def multi_tensor_adam(
             _foreach._foreach_div_(denom, bc2_sqrt)
             _foreach._foreach_add_(denom, eps)
             _foreach._foreach_addcdiv_(d_params, d_avgs, denom, step_size)
+
+
+def _one_pass(*lists):
+    """Whether a device-and-dtype group of foreach Adam runs as one fused pass: on CUDA, every
+    tensor dense (the fused kernel's layout) and of the parameters' dtype."""
+    first = lists[0][0]
+    if not first.is_cuda or not first.dtype.is_floating_point:
+        return False
+    return all(t.dtype == first.dtype and t.is_contiguous() for lst in lists for t in lst)
+
+
+def _device_steps(steps, device):
+    """The steps (host tensors, as torch keeps them without capturable) as one-element float32
+    tensors on the device for the fused kernel: one per distinct value (usually one)."""
+    from cudalite import _C, full
+
+    made = {}
+    out = []
+    for s in steps:
+        v = s.item()
+        t = made.get(v)
+        if t is None:
+            t = made[v] = full((), v, dtype=_C.float32, device=device)
+        out.append(t)
+    return out
 
 
 def _per_device(t, device, cache):
