@@ -7,9 +7,10 @@ Not collected by pytest (it needs torch). Run with the torch interpreter over an
     PYTHONPATH=python CUDA_VISIBLE_DEVICES= $TORCH_PYTHON \
         tests/fuzz_argument_errors_vs_torch.py [-v]
 
-Every Tensor method and ``cudalite`` function with torch signatures (``_signatures.py``) is
-called with each of a fixed set of wrong arguments (a string, a float where an int goes, a
-list of floats, too many arguments, an unknown keyword, a None, a wrong keyword type...).
+Every Tensor method and ``cudalite`` function with torch signatures that take arguments
+(the index of ``_signatures.json``) is called with each of a fixed set of wrong arguments
+(a string, a float where an int goes, a list of floats, too many arguments, an unknown
+keyword, a None, a wrong keyword type...).
 The calls that torch refuses with a TypeError, ValueError or RuntimeError raised before it
 computes anything (its argument parser's) are the bad calls; for each, cudalite's exception
 type and message are compared with torch's ("cudalite." read as "torch."). Prints the counts,
@@ -64,14 +65,15 @@ def _outcome(fn, args, kwargs):
 
 
 def calls():
-    from cudalite import _signatures
+    from cudalite import _checked
 
-    for name, takes in sorted(_signatures.METHODS.items()):
-        if takes and name not in SKIP:
+    index = _checked.signature_index()
+    for name in sorted(index["methods"]):
+        if name not in SKIP:
             for i in range(len(PATTERNS)):
                 yield "m", name, i
-    for name, takes in sorted(_signatures.FUNCTIONS.items()):
-        if takes and name not in SKIP:
+    for name in sorted(index["functions"]):
+        if name not in SKIP:
             for i in range(len(PATTERNS)):
                 yield "f", name, i
                 yield "f0", name, i  # without the tensor first

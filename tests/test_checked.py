@@ -14,7 +14,7 @@ import pytest
 
 import cudalite as C
 from conftest import exact
-from cudalite import _checked, _signatures
+from cudalite import _checked
 
 
 def err(exc, msg):
@@ -130,14 +130,19 @@ def test_warnings_point_at_the_callers_line():
 
 
 def test_the_signature_table_covers_the_common_methods():
+    index = _checked.signature_index()
     for name in ("sum", "add", "matmul", "view", "reshape", "cat", "where", "to"):
-        assert name in _signatures.METHODS or name in _signatures.FUNCTIONS
+        assert name in index["methods"] or name in index["functions"]
     # It is read lazily: every signature compiles (an unknown type is a ValueError).
     from cudalite import _arg_parser
 
     data = _checked._signature_data()
-    assert _signatures.METHODS.keys() == data["methods"].keys()
-    assert _signatures.FUNCTIONS.keys() == data["functions"].keys()
+    # The index (the table's first line, read at import) names exactly the functions and
+    # methods with a signature that takes arguments.
+    for kind in ("methods", "functions"):
+        takes = {n for n, sigs in data[kind].items() if any(not s.endswith("()") for s in sigs)}
+        assert index[kind] == takes
+        assert data["index"][kind].split() == sorted(takes)
     assert data["method_texts"].keys() <= data["methods"].keys()
     for table in (data["methods"], data["functions"]):
         for sigs in table.values():
@@ -574,6 +579,76 @@ def test_calls_are_parsed_on_the_way_in(x):
     # A call cudalite's function used to accept, refused as torch refuses it.
     with err(TypeError, "argmax(): argument 'dim' (position 2) must be int, not Tensor"):
         C.argmax(x, x, keepdim=1)
+
+
+def test_parsed_entries_pass_the_parsers_values(x):
+    """An entry made with parsed=True calls its function with the values of the signature
+    that fits (Note [Parsed calls]): converted (int lists as lists of ints, a NumPy integer
+    or a 0-dim integer tensor as an int, Python types as dtypes), defaulted, positional
+    parameters by position and keyword-only ones by keyword, whatever form the call took."""
+    import numpy as np
+
+    calls = []
+
+    def fn(*args, **kwargs):
+        calls.append((args, kwargs))
+        return "ran"
+
+    def entry(kind, name):
+        return C._C._Checked(fn, lambda exc, args, kwargs: None, None, (kind, name), True)
+
+    empty_strided = entry("f", "empty_strided")
+    kw = {"dtype": None, "layout": None, "device": None, "pin_memory": False}
+    assert empty_strided((2, np.int64(3)), stride=[C.tensor(1), 2], dtype=float) == "ran"
+    args, kwargs = calls[-1]
+    assert args == ([2, 3], [1, 2]) and all(type(v) is int for v in args[0] + args[1])
+    assert kwargs == {**kw, "dtype": C.float64, "requires_grad": False}
+    assert list(kwargs) == ["dtype", "layout", "device", "pin_memory", "requires_grad"]
+    # int[] as the only positional parameter takes the ints as varargs too
+    sum_to_size = entry("m", "sum_to_size")
+    assert sum_to_size(x, 1, 3) == sum_to_size(x, (1, 3)) == sum_to_size(x, size=[1, 3])
+    assert [c[0] for c in calls[-3:]] == [(x, [1, 3])] * 3
+    # an overload with other parameter names: its values by keyword
+    diagonal = entry("m", "diagonal")
+    diagonal(x, dim2=0)
+    assert calls[-1] == ((x, 0, 0, 0), {})
+    diagonal(x, outdim="a", dim1="b", dim2="c")
+    assert calls[-1] == ((x,), {"outdim": "a", "dim1": "b", "dim2": "c", "offset": 0})
+    # a call that fits no signature is torch's error, and the function never runs
+    n = len(calls)
+    with err(TypeError, "unfold(): argument 'step' (position 3) must be int, not str"):
+        entry("m", "unfold")(x, 0, 2, "a")
+    with err(
+        TypeError,
+        "as_strided(): argument 'size' failed to unpack the object at pos 2 with error "
+        '"type must be tuple of ints,but got str"',
+    ):
+        entry("m", "as_strided")(x, (2, "a"), (1,))
+    assert len(calls) == n
+    with pytest.raises(TypeError, match="parsed=True needs a key"):
+        C._C._Checked(fn, lambda exc, args, kwargs: None, None, None, True)
+
+
+def test_parsed_methods_take_every_form_of_a_call(x):
+    """The methods that take the parser's values (``@parsed``) accept what torch's
+    signatures accept, with autograd armed too (the recorder receives the same values)."""
+    assert C.Tensor.unfold.__wrapped__._cl_parsed
+    assert x.unfold(1, 2, 1).shape == x.unfold(dimension=1, size=2, step=1).shape == (2, 2, 2)
+    assert x.unfold(C.tensor(1), size=2, step=1).shape == (2, 2, 2)
+    assert x.movedim(0, 1).shape == C.movedim(x, [0], [1]).shape == (3, 2)
+    assert x.moveaxis(source=(0, 1), destination=(1, 0)).shape == (3, 2)
+    assert x.diagonal(offset=1).tolist() == C.diagonal(x, 1).tolist() == [1.0, 5.0]
+    assert x.as_strided([2], [2], 1).tolist() == C.as_strided(x, (2,), (2,), 1).tolist()
+    assert x.sum_to_size(1, 3).tolist() == x.sum_to_size((1, 3)).tolist() == [[3.0, 5.0, 7.0]]
+    assert C.empty_strided((2, 3), (1, 2), device=x.device).stride() == (1, 2)
+    assert x.new_empty_strided((2,), (3,), dtype=int).dtype == C.int64
+    if x.device.type == "cpu":
+        assert x.type_as(C.zeros(1, dtype=C.int32)).dtype == C.int32
+    w = x.clone().requires_grad_()
+    w.movedim(source=0, destination=1).unfold(0, 2, 1).diagonal(dim1=2).sum().backward()
+    assert w.grad.shape == (2, 3)
+    with err(RuntimeError, "Name 'c' not found in Tensor[None, None]."):
+        w.diagonal(outdim="a", dim1="b", dim2="c")
 
 
 def test_parameters_named_as_torchs_parser_names_them(x):

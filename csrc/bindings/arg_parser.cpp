@@ -4,6 +4,7 @@
 #include "bindings/arg_parser.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <unordered_map>
 
 namespace cl::bind {
@@ -525,6 +526,7 @@ Signature::Signature(const std::string& fmt, bool hidden_) : hidden(hidden_) {
 
 Signature::~Signature() {
   if (!Py_IsInitialized()) return;
+  Py_XDECREF(kwonly_names_);
   for (Param& p : params) {
     Py_XDECREF(p.default_value);
     Py_XDECREF(p.py_name);
@@ -569,13 +571,23 @@ struct VectorArgs {
     failed = 0;
     return false;
   }
+  // f(1, 2, 3) read as f((1, 2, 3)): the positional arguments as a tuple, owned by `hold`.
+  PyObject* all_positional(PyObject** hold) const {
+    if (!*hold) {
+      *hold = PyTuple_New(n);
+      if (!*hold) return nullptr;
+      for (Py_ssize_t i = 0; i < n; ++i) PyTuple_SET_ITEM(*hold, i, Py_NewRef(args[i]));
+    }
+    return *hold;
+  }
 };
 
 // Signature::match over either form. With `raise` (tuple form only), torch's error of this
 // signature; `out` receives the values (for the tuple form).
 template <class Args>
 int match_impl(const Signature& s, const Args& a, bool raise, std::vector<PyObject*>* out,
-               PyObject* args_tuple, PyObject* kwargs_dict, bool* determined = nullptr) {
+               PyObject* args_tuple, PyObject* kwargs_dict, bool* determined = nullptr,
+               PyObject** varargs_hold = nullptr) {
   if (out) out->clear();
   if (determined) *determined = true;
   Py_ssize_t nargs = a.nargs();
@@ -622,7 +634,13 @@ int match_impl(const Signature& s, const Args& a, bool raise, std::vector<PyObje
         if (determined && !p.has(ArgType::Tensor) && is_tensor(obj)) *determined = false;
       } else if (varargs_eligible && a.first_is_int_list(failed)) {
         if (determined && !PyLong_CheckExact(a.pos(0))) *determined = false;
-        if (out) out->push_back(args_tuple);  // f(1, 2, 3) as f((1, 2, 3))
+        if (out) {  // f(1, 2, 3) as f((1, 2, 3))
+          if constexpr (std::is_same_v<Args, VectorArgs>) {
+            args_tuple = a.all_positional(varargs_hold);
+            if (!args_tuple) return -1;
+          }
+          out->push_back(args_tuple);
+        }
         arg_pos = nargs;
         continue;
       } else {
@@ -683,50 +701,92 @@ PyObject* Signature::int_list(const Param& p, PyObject* v) const {
   return r;
 }
 
+PyObject* Signature::convert_one(const Param& p, PyObject* v) const {
+  if (!v) return Py_NewRef(p.default_value);
+  if (p.has(ArgType::IntList) && (PyTuple_Check(v) || PyList_Check(v))) return int_list(p, v);
+  if (p.type() == ArgType::Int || (p.has(ArgType::Int) && is_long(v))) {
+    if (PyLong_CheckExact(v)) {  // the common case: the int itself
+      int overflow = 0;
+      PyLong_AsLongLongAndOverflow(v, &overflow);
+      if (!overflow) return Py_NewRef(v);
+    }
+    long long x = 0;
+    bool overflow = false;
+    if (is_tensor(v)) {
+      PyObject* item = PyObject_CallMethod(v, "item", nullptr);
+      if (!item) return nullptr;
+      bool ok = unpack_long(item, x, overflow);
+      Py_DECREF(item);
+      if (!ok) return nullptr;
+    } else if (!unpack_long(v, x, overflow)) {
+      return nullptr;
+    }
+    if (overflow) {
+      PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
+      return nullptr;
+    }
+    return PyLong_FromLongLong(x);
+  }
+  if (p.type() == ArgType::ScalarType && !is_dtype_object(v)) {
+    ScalarType t = v == reinterpret_cast<PyObject*>(&PyFloat_Type)  ? ScalarType::Float64
+                   : v == reinterpret_cast<PyObject*>(&PyBool_Type) ? ScalarType::Bool
+                                                                    : ScalarType::Int64;
+    return Py_NewRef(dtype_pyobject(t));
+  }
+  return Py_NewRef(v);
+}
+
 PyObject* Signature::convert(const std::vector<PyObject*>& raw) const {
   PyObject* out = PyList_New(Py_ssize_t(raw.size()));
   if (!out) return nullptr;
-  auto fail = [&]() -> PyObject* {
-    Py_DECREF(out);
-    return nullptr;
-  };
   for (size_t i = 0; i < raw.size(); ++i) {
-    const Param& p = params[i];
-    PyObject* v = raw[i];
-    PyObject* r = nullptr;
-    if (!v) {
-      r = Py_NewRef(p.default_value);
-    } else if (p.has(ArgType::IntList) && (PyTuple_Check(v) || PyList_Check(v))) {
-      r = int_list(p, v);
-      if (!r) return fail();
-    } else if (p.type() == ArgType::Int || (p.has(ArgType::Int) && is_long(v))) {
-      long long x = 0;
-      bool overflow = false;
-      if (is_tensor(v)) {
-        PyObject* item = PyObject_CallMethod(v, "item", nullptr);
-        if (!item) return fail();
-        bool ok = unpack_long(item, x, overflow);
-        Py_DECREF(item);
-        if (!ok) return fail();
-      } else if (!unpack_long(v, x, overflow)) {
-        return fail();
-      }
-      if (overflow) {
-        PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
-        return fail();
-      }
-      r = PyLong_FromLongLong(x);
-    } else if (p.type() == ArgType::ScalarType && !is_dtype_object(v)) {
-      ScalarType t = v == reinterpret_cast<PyObject*>(&PyFloat_Type)  ? ScalarType::Float64
-                     : v == reinterpret_cast<PyObject*>(&PyBool_Type) ? ScalarType::Bool
-                                                                      : ScalarType::Int64;
-      r = Py_NewRef(dtype_pyobject(t));
-    } else {
-      r = Py_NewRef(v);
+    PyObject* r = convert_one(params[i], raw[i]);
+    if (!r) {
+      Py_DECREF(out);
+      return nullptr;
     }
     PyList_SET_ITEM(out, Py_ssize_t(i), r);
   }
   return out;
+}
+
+int Signature::parse_values(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                            std::vector<PyObject*>& values) const {
+  PyObject* hold = nullptr;  // the positional arguments as one int list (varargs)
+  std::vector<PyObject*> raw;
+  values.clear();
+  int r = match_impl(*this, VectorArgs{args, nargs, kwnames}, false, &raw, nullptr, nullptr,
+                     nullptr, &hold);
+  if (r == 1) {
+    for (size_t i = 0; i < raw.size(); ++i) {
+      PyObject* v = convert_one(params[i], raw[i]);
+      if (!v) {
+        for (PyObject* done : values) Py_DECREF(done);
+        values.clear();
+        r = -1;
+        break;
+      }
+      values.push_back(v);
+    }
+  }
+  Py_XDECREF(hold);
+  return r;
+}
+
+PyObject* Signature::keyword_names() const {
+  if (!kwonly_names_) {
+    Py_ssize_t n = 0;
+    for (const Param& p : params) n += p.keyword_only;
+    if (n == 0) return nullptr;
+    PyObject* t = PyTuple_New(n);
+    if (!t) return nullptr;
+    Py_ssize_t j = 0;
+    for (const Param& p : params) {
+      if (p.keyword_only) PyTuple_SET_ITEM(t, j++, Py_NewRef(p.py_name));
+    }
+    kwonly_names_ = t;
+  }
+  return kwonly_names_;
 }
 
 int FunctionParser::parse(PyObject* args, PyObject* kwargs, std::vector<PyObject*>& out) {

@@ -75,6 +75,18 @@ struct Signature {
   // with the error set.
   PyObject* convert(const std::vector<PyObject*>& raw) const;
   PyObject* int_list(const Param& p, PyObject* seq) const;
+  // One value of a match as convert() makes it (a new reference; nullptr with the error set).
+  PyObject* convert_one(const Param& p, PyObject* v) const;
+  // match() and convert() of a vectorcall's arguments in one pass (Note [Parsed calls] in
+  // bind_checked.cpp): 1 with `values` holding new references in the signature's order,
+  // 0 when the call does not fit, -1 with the error set (torch's unpacking errors).
+  int parse_values(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                   std::vector<PyObject*>& values) const;
+  // The names of the keyword-only parameters, as a vectorcall's kwnames (nullptr: none).
+  PyObject* keyword_names() const;
+
+ private:
+  mutable PyObject* kwonly_names_ = nullptr;  // built on the first need
 };
 
 // A function's signatures (torch's PythonArgParser): the first that matches wins; when none

@@ -1,6 +1,6 @@
-// _C._Checked(fn, on_error, reduce): calls fn (or, once autograd has armed it and a tensor
-// argument requires grad, its recorder: Note [Recording slots]); when that raises, first calls
-// on_error(exception, args, kwargs), which may raise torch's error in its place (Note
+// _C._Checked(fn, on_error, reduce[, key[, parsed]]): calls fn (or, once autograd has armed it and
+// a tensor argument requires grad, its recorder: Note [Recording slots]); when that raises, first
+// calls on_error(exception, args, kwargs), which may raise torch's error in its place (Note
 // [Argument errors] in python/cudalite/_checked.py) or return (result,) to stand for the
 // call's result; when it returns None, fn's exception propagates as it was.
 //
@@ -42,6 +42,7 @@ struct Checked {
   FunctionParser* parser;
   int parser_state;  // 0: not loaded yet, 1: loaded, 2: none
   bool method;       // args[0] is self, which torch's method signatures leave out
+  bool parsed;       // fn takes the parser's values (Note [Parsed calls])
   // The types of the last call that fit by its types alone (Note [Parsing at the entry])
   Py_ssize_t cached_nargs;  // -1: none
   PyObject* cached_kwnames;
@@ -284,9 +285,76 @@ int parse_at_entry(Checked* c, PyObject* const* args, size_t nargsf, PyObject* k
   return -1;
 }
 
+// Note [Parsed calls]
+// A function made with parsed=True receives the parser's values instead of the caller's
+// arguments, as torch's bindings receive ParsedArgs: the entry matches the call against the
+// function's signatures (every call, internal ones included, since the function relies on
+// it), converts the values of the signature that fits (ints and int lists unpacked, Python
+// types read as dtypes, defaults filled in) and calls the function (or its recorder) as the
+// signature is written: self, the positional parameters by position, the keyword-only ones
+// by keyword, all of them given. The Python `def` is then the signature's parameters, with
+// no parsing of its own; overloads whose parameters have other names (diagonal's dimension
+// names) arrive as keywords the `def` also takes. Calls that fit no signature go on as
+// parse_at_entry decides, with the caller's arguments (the check after a failure reads
+// them); so do calls that fit a hidden (deprecated) signature.
+//
+enum class Parsed { Raw, Called, Refused };
+
+// Calls target with the parser's values (Called: its result, or nullptr with its error);
+// Refused: the parse raised torch's error; Raw: the caller's arguments go on as they are.
+Parsed call_parsed(Checked* c, PyObject* target, PyObject* const* args, size_t nargsf,
+                   PyObject* kwnames, PyObject** result) {
+  *result = nullptr;
+  FunctionParser* p = parser_of(c);
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  Py_ssize_t skip = c->method ? 1 : 0;
+  if (!p || n < skip) return Parsed::Raw;
+  std::vector<PyObject*> values;
+  const Signature* sig = nullptr;
+  for (const Signature& s : p->signatures) {
+    int r = s.parse_values(args + skip, n - skip, kwnames, values);
+    if (r < 0) {
+      mark_checked();  // torch's unpacking errors, raised by its parser
+      return Parsed::Refused;
+    }
+    if (r > 0) {
+      sig = &s;
+      break;
+    }
+  }
+  if (!sig) return parse_at_entry(c, args, nargsf, kwnames) < 0 ? Parsed::Refused : Parsed::Raw;
+  if (sig->hidden) {  // a deprecated order: the check after the failure reorders it
+    for (PyObject* v : values) Py_DECREF(v);
+    return Parsed::Raw;
+  }
+  PyObject* small[16];
+  std::vector<PyObject*> big;
+  size_t total = size_t(skip) + values.size();
+  PyObject** call = small + 1;  // a free slot in front (PY_VECTORCALL_ARGUMENTS_OFFSET)
+  if (total + 1 > 16) {
+    big.resize(total + 1);
+    call = big.data() + 1;
+  }
+  if (skip) call[0] = args[0];
+  size_t npos = 0;
+  for (size_t i = 0; i < values.size(); ++i) {  // positional ones first, then keyword-only
+    if (!sig->params[i].keyword_only) call[skip + npos++] = values[i];
+  }
+  size_t k = npos;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (sig->params[i].keyword_only) call[skip + k++] = values[i];
+  }
+  ++t_entry_depth;
+  *result = PyObject_Vectorcall(target, call, (skip + npos) | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                sig->keyword_names());
+  --t_entry_depth;
+  for (PyObject* v : values) Py_DECREF(v);
+  return Parsed::Called;
+}
+
 // The call past the autocast check: the recorder or the function, and on_error.
 PyObject* checked_dispatch(Checked* c, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
-  if (c->key && t_entry_depth == 0 && parse_at_entry(c, args, nargsf, kwnames) < 0) {
+  if (c->key && !c->parsed && t_entry_depth == 0 && parse_at_entry(c, args, nargsf, kwnames) < 0) {
     return nullptr;
   }
   PyObject* target = c->fn;
@@ -294,9 +362,17 @@ PyObject* checked_dispatch(Checked* c, PyObject* const* args, size_t nargsf, PyO
     Py_ssize_t n = PyVectorcall_NARGS(nargsf) + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
     if (any_requires_grad(args, n)) target = c->recorder;
   }
-  ++t_entry_depth;
-  PyObject* r = PyObject_Vectorcall(target, args, nargsf, kwnames);
-  --t_entry_depth;
+  PyObject* r = nullptr;
+  Parsed how = Parsed::Raw;
+  if (c->parsed) {
+    how = call_parsed(c, target, args, nargsf, kwnames, &r);
+    if (how == Parsed::Refused) return nullptr;  // torch's error: the function never ran
+  }
+  if (how == Parsed::Raw) {
+    ++t_entry_depth;
+    r = PyObject_Vectorcall(target, args, nargsf, kwnames);
+    --t_entry_depth;
+  }
   if (r || !PyErr_ExceptionMatches(PyExc_Exception)) return r;  // KeyboardInterrupt passes
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
@@ -336,8 +412,17 @@ PyObject* checked_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     PyErr_SetString(PyExc_TypeError, "_Checked() takes no keyword arguments");
     return nullptr;
   }
-  if (!PyArg_UnpackTuple(args, "_Checked", 3, 4, &fn, &on_error, &reduce, &key)) return nullptr;
+  PyObject* parsed = nullptr;
+  if (!PyArg_UnpackTuple(args, "_Checked", 3, 5, &fn, &on_error, &reduce, &key, &parsed)) {
+    return nullptr;
+  }
   if (key == Py_None) key = nullptr;
+  int wants_values = parsed ? PyObject_IsTrue(parsed) : 0;
+  if (wants_values < 0) return nullptr;
+  if (wants_values && !key) {
+    PyErr_SetString(PyExc_TypeError, "_Checked(): parsed=True needs a key");
+    return nullptr;
+  }
   if (key && (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) != 2)) {
     PyErr_SetString(PyExc_TypeError, "_Checked(): key must be (kind, name) or None");
     return nullptr;
@@ -360,6 +445,7 @@ PyObject* checked_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   c->parser_state = 0;
   c->cached_nargs = -1;
   c->cached_kwnames = nullptr;
+  c->parsed = wants_values != 0;
   c->method = key && PyUnicode_Check(PyTuple_GET_ITEM(key, 0)) &&
               PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(key, 0), "m") == 0;
   return reinterpret_cast<PyObject*>(c);

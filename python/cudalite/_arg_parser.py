@@ -29,6 +29,18 @@ tp_name = _C._tp_name
 MISSING = _C._ARG_MISSING
 
 
+def parsed(fn):
+    """Marks ``fn`` as taking the parser's values (Note [Parsed calls] in
+    csrc/bindings/bind_checked.cpp): its entry matches each call against the function's
+    torch signatures (``_signatures.json``) and calls ``fn`` as the signature that fits is
+    written, every value converted and defaulted (``self``, positional parameters by
+    position, keyword-only ones by keyword), so ``fn``'s parameters are the signature's and
+    it parses nothing itself. Overloads with other parameter names (dimension names) arrive
+    as keywords ``fn`` also takes, with ``MISSING`` as their default to tell them apart."""
+    fn._cl_parsed = True
+    return fn
+
+
 def as_dtype(d):
     """``d``, with Python's float, int and bool read as the dtypes torch reads them as."""
     return _PY_DTYPES.get(d, d) if isinstance(d, type) else d

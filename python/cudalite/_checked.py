@@ -19,14 +19,16 @@ in C: it adds no Python frame, so the stack levels of warnings raised inside are
 
 from __future__ import annotations
 
+import os
 import types
 
-from cudalite import _C, _arg_parser, _op_registry, _signatures
+from cudalite import _C, _arg_parser, _op_registry
 from cudalite import _deprecated_overloads as _deprecated
 from cudalite._reductions import _Absent
 
 _parsers = {}
 _table = []
+_TABLE_PATH = os.path.join(os.path.dirname(__file__), "_signatures.json")
 
 
 def _signature_data():
@@ -34,11 +36,30 @@ def _signature_data():
     tests/gen_signatures.py), read once, on the first call of a wrapped function."""
     if not _table:
         import json
-        import os
 
-        with open(os.path.join(os.path.dirname(__file__), "_signatures.json")) as f:
+        with open(_TABLE_PATH) as f:
             _table.append(json.load(f))
     return _table[0]
+
+
+def signature_index():
+    """{"methods": names, "functions": names}: the Tensor methods and ``cudalite`` functions
+    that have a torch signature taking arguments, the ones whose calls are parsed. They are
+    the first line of _signatures.json (its "index", written so by tests/gen_signatures.py:
+    ``{"index": {"functions": "abs absolute ...", "methods": "add add_ ..."},``), which
+    import reads alone; the signatures themselves load on a wrapped function's first call."""
+    with open(_TABLE_PATH) as f:
+        line = f.readline()
+    # '{' 'index' ': {' 'functions' ': ' NAMES ', ' 'methods' ': ' NAMES '},'
+    parts = line.split('"')
+    if len(parts) == 11 and parts[1] == "index" and parts[3:8:4] == ["functions", "methods"]:
+        return {"functions": frozenset(parts[5].split()), "methods": frozenset(parts[9].split())}
+    # A table written without its index line: the same names, from the whole table.
+    data = _signature_data()
+    return {
+        kind: frozenset(n for n, sigs in data[kind].items() if any(s[-2:] != "()" for s in sigs))
+        for kind in ("functions", "methods")
+    }
 
 
 def _parser(kind, name):
@@ -281,7 +302,8 @@ def _wrap(fn, kind, name):
 
     # __name__, __doc__...: fn's; __wrapped__: fn; pickled as a lookup by name; its calls
     # parsed on the way in (Note [Parsing at the entry] in csrc/bindings/bind_checked.cpp)
-    checked = _C._Checked(fn, on_error, (_lookup, (kind, name)), (kind, name))
+    parsed = getattr(fn, "_cl_parsed", False)
+    checked = _C._Checked(fn, on_error, (_lookup, (kind, name)), (kind, name), parsed)
     return checked
 
 
@@ -308,6 +330,13 @@ def _passes(exc, args, kwargs):
     return None
 
 
+def _unparsed(fn, kind, name):
+    """The entry of a method without torch signatures that take arguments: no parse."""
+    if getattr(fn, "_cl_parsed", False):
+        raise RuntimeError(f"cudalite: {name} takes parsed values but has no signatures")
+    return _C._Checked(fn, _passes, (_lookup, (kind, name)))
+
+
 # The dunders that autograd records; every public method is an entry too.
 _ENTRY_DUNDERS = frozenset(("__getitem__", "__setitem__", "__matmul__", "__rmatmul__", "__abs__"))
 
@@ -321,8 +350,9 @@ def install_methods():
     from cudalite import _tensor
 
     T = _C.Tensor
+    parsed = signature_index()["methods"]
     names = [n for n in T.__dict__ if not n.startswith("_") or n in _ENTRY_DUNDERS]
-    names += [n for n, args in _signatures.METHODS.items() if args and n.startswith("_")]
+    names += [n for n in parsed if n.startswith("_")]
     # the registry's private rows (_zeta): their methods record as the public ones do
     names += [op.name for op in _op_registry.OPS if op.name.startswith("_")]
     for name in dict.fromkeys(names):
@@ -331,17 +361,17 @@ def install_methods():
         target = _target(T.__dict__[name], True)
         if target is None:
             continue
-        if _signatures.METHODS.get(name):
+        if name in parsed:
             setattr(T, name, _wrap(target, "m", name))
         else:
-            setattr(T, name, _C._Checked(target, _passes, (_lookup, ("m", name))))
+            setattr(T, name, _unparsed(target, "m", name))
     slow = {}
     for name, fn in _tensor._slow_methods.items():
         if isinstance(fn, types.FunctionType):
-            if _signatures.METHODS.get(name):
+            if name in parsed:
                 slow[name] = _wrap(fn, "m", name)
             else:
-                slow[name] = _C._Checked(fn, _passes, (_lookup, ("m", name)))
+                slow[name] = _unparsed(fn, "m", name)
             _tensor._slow_methods[name] = slow[name]
     if slow:
         _C._set_slow_methods(slow)
@@ -367,9 +397,9 @@ def install():
     _C._set_parser_loader(_parser, _Absent)
     install_methods()
     g = cudalite.__dict__
-    for name, takes_arguments in _signatures.FUNCTIONS.items():
+    for name in signature_index()["functions"]:
         fn = g.get(name)
-        if isinstance(fn, types.FunctionType) and takes_arguments:
+        if isinstance(fn, types.FunctionType):
             g[name] = _wrap(fn, "f", name)
     # empty, zeros and ones are C functions that hand their uncommon calls to Python ones
     # (Note [empty in one call]): those are wrapped, the C fast path pays nothing.

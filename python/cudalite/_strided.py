@@ -91,31 +91,6 @@ def check_as_strided(t, sizes, strides, offset):
         raise RuntimeError("numel: integer multiplication overflow")
 
 
-_METHOD = _arg_parser.Parser("as_strided(int[] size, int[] stride, int? storage_offset=None)")
-_FUNCTION = _arg_parser.Parser(
-    "as_strided(Tensor input, int[] size, int[] stride, int? storage_offset=None)"
-)
-
-
-def _plain_ints(seq):
-    if not isinstance(seq, (tuple, list)):
-        return False
-    for a in seq:
-        if type(a) is not int:
-            return False
-    return True
-
-
-def as_strided_args(args, kwargs):
-    """(size, stride, storage_offset) of ``t.as_strided(*args, **kwargs)``."""
-    n = len(args)
-    if not kwargs and 2 <= n <= 3 and _plain_ints(args[0]) and _plain_ints(args[1]):
-        off = args[2] if n == 3 else None
-        if off is None or type(off) is int:
-            return args[0], args[1], off
-    return _METHOD.parse(args, kwargs)[1]
-
-
 def as_strided_view(t, size, stride, storage_offset=None):
     """The checked view (the arguments already parsed)."""
     off = t.storage_offset() if storage_offset is None else storage_offset
@@ -124,20 +99,21 @@ def as_strided_view(t, size, stride, storage_offset=None):
 
 
 @method(name="as_strided")
-def _as_strided_method(self, *args, **kwargs):
+@_arg_parser.parsed
+def _as_strided_method(self, size, stride, storage_offset=None):
     """as_strided(size, stride, storage_offset=None): a view of self's storage with these
     sizes, strides and storage offset (self's offset by default), which must lie inside the
     storage."""
-    return as_strided_view(self, *as_strided_args(args, kwargs))
+    return as_strided_view(self, size, stride, storage_offset)
 
 
 _as_strided_method.__name__ = _as_strided_method.__qualname__ = "as_strided"
 
 
-def as_strided(*args, **kwargs):
+@_arg_parser.parsed
+def as_strided(input, size, stride, storage_offset=None):
     """``input.as_strided(size, stride, storage_offset=None)``."""
-    _, (t, size, stride, off) = _FUNCTION.parse(args, kwargs)
-    return t.as_strided(size, stride, off)
+    return input.as_strided(size, stride, storage_offset)
 
 
 def _empty_strided(size, stride, dtype, device, pin_memory, requires_grad):
@@ -158,36 +134,38 @@ def _empty_strided(size, stride, dtype, device, pin_memory, requires_grad):
     return _finish(out, bool(requires_grad))
 
 
-_FACTORY_KW = (
-    "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-    "bool? pin_memory=False, bool? requires_grad=False)"
-)
-_EMPTY_STRIDED = _arg_parser.Parser(f"empty_strided(int[] size, int[] stride, {_FACTORY_KW}")
-_NEW_EMPTY_STRIDED = _arg_parser.Parser(
-    f"new_empty_strided(int[] size, int[] stride, {_FACTORY_KW}"
-)
-
-
-def empty_strided(*args, **kwargs):
+@_arg_parser.parsed
+def empty_strided(
+    size, stride, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False
+):
     """empty_strided(size, stride, *, dtype=None, layout=None, device=None,
     requires_grad=False, pin_memory=False): an uninitialized tensor with these strides, in
     the smallest storage they fit in (torch's rule: 1 + sum((size - 1) * stride) elements,
     none when a size is 0)."""
-    _, (size, stride, dtype, _layout, device, pin, rg) = _EMPTY_STRIDED.parse(args, kwargs)
-    return _empty_strided(size, stride, dtype, device, pin, rg)
+    return _empty_strided(size, stride, dtype, device, pin_memory, requires_grad)
 
 
 @method
-def new_empty_strided(self, *args, **kwargs):
+@_arg_parser.parsed
+def new_empty_strided(
+    self,
+    size,
+    stride,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory=False,
+    requires_grad=False,
+):
     """new_empty_strided(size, stride, *, dtype=None, layout=None, device=None,
     requires_grad=False, pin_memory=False): ``empty_strided`` with self's dtype and device
     by default."""
-    _, (size, stride, dtype, _layout, device, pin, rg) = _NEW_EMPTY_STRIDED.parse(args, kwargs)
     return _empty_strided(
         size,
         stride,
         dtype or self.dtype,
         self.device if device is None else device,
-        pin,
-        rg,
+        pin_memory,
+        requires_grad,
     )

@@ -10,9 +10,9 @@ from __future__ import annotations
 import operator
 
 from cudalite import _C
-from cudalite._arg_parser import tp_name
+from cudalite._arg_parser import parsed, tp_name
 from cudalite._C import Tensor
-from cudalite._strided import as_strided_args, check_as_strided, raw_as_strided
+from cudalite._strided import check_as_strided, raw_as_strided
 from cudalite._tensor import method
 
 __all__ = ["is_same_size", "as_strided_"]
@@ -139,10 +139,11 @@ def _set_(self, source=None, storage_offset=None, size=None, stride=None):
 
 
 @method(name="as_strided_")
-def _as_strided_(self, *args, **kwargs):
+@parsed
+def _as_strided_(self, size, stride, storage_offset=None):
     """``as_strided`` in place: ``self`` itself gets the sizes, strides and storage offset
     (self's offset by default), which must lie inside its storage."""
-    size, stride, off = as_strided_args(args, kwargs)
+    off = storage_offset
     _check_inplace(self)
     off = self.storage_offset() if off is None else off
     check_as_strided(self, list(size), list(stride), off)
@@ -151,5 +152,6 @@ def _as_strided_(self, *args, **kwargs):
     return self
 
 
+@parsed
 def as_strided_(input, size, stride, storage_offset=None):
     return input.as_strided_(size, stride, storage_offset)

@@ -1,11 +1,12 @@
 """Tensor's views made by strides, ``diagonal``, ``movedim`` / ``moveaxis`` and ``unfold``,
 two helpers torch groups with them, ``type_as`` and ``sum_to_size``, and ``unflatten``, with
-torch's argument parsing and errors.
+torch's errors.
 
 The views are built on the C++ ``as_strided`` and ``permute`` (which make them views of the
 tensor's base, ``_base``); autograd records them in autograd/functions/views_strided.py.
-Each view is split into the parsing of its arguments (``*_args``) and the view itself
-(``*_view``), which the recorders reuse.
+The methods take the parser's values (``@parsed``: their entries match each call against
+torch's signatures and pass the converted values), and each view itself (``*_view``) is a
+function of those values, which the recorders reuse.
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ import math
 import operator
 
 from cudalite import _C
-from cudalite._arg_parser import Parser
-from cudalite._C import Tensor
+from cudalite._arg_parser import MISSING, parsed
 from cudalite._strided import raw_as_strided
 from cudalite._tensor import method
 
@@ -23,44 +23,17 @@ raw_permute = _C.Tensor.permute  # the C++ method (autograd wraps Tensor.permute
 _wrap = _C._wrap_dim
 
 
-def _ints(args, most):
-    """The common call: at most ``most`` plain ints, no keywords (no parsing needed)."""
-    if len(args) > most:
-        return False
-    for a in args:
-        if type(a) is not int:
-            return False
-    return True
-
-
 # ---- diagonal ----
 
-_DIAGONAL = Parser(
-    "diagonal(*, Dimname outdim, Dimname dim1, Dimname dim2, int offset=0)",
-    "diagonal(int offset=0, int dim1=0, int dim2=1)",
-)
-_DIAGONAL_FN = Parser(
-    "diagonal(Tensor input, *, Dimname outdim, Dimname dim1, Dimname dim2, int offset=0)",
-    "diagonal(Tensor input, int offset=0, int dim1=0, int dim2=1)",
-)
 
-
-def _named_dims(t, dim2):
-    """torch's overload with dimension names: cudalite's tensors have none (torch looks
-    dim2 up first)."""
+def named_dims(t, outdim, dim2):
+    """torch's overload with dimension names (``outdim`` given): cudalite's tensors have
+    none (torch looks dim2 up first)."""
+    if outdim is MISSING:
+        return
     if dim2 is None:
         raise RuntimeError("Please look up dimensions by name, got: name = None.")
     raise RuntimeError(f"Name '{dim2}' not found in Tensor[{', '.join(['None'] * t.dim())}].")
-
-
-def diagonal_args(t, args, kwargs):
-    """(offset, dim1, dim2) of ``t.diagonal(*args, **kwargs)``."""
-    if not kwargs and _ints(args, 3):
-        return args + (0, 0, 1)[len(args) :]
-    i, vals = _DIAGONAL.parse(args, kwargs)
-    if i == 0:
-        _named_dims(t, vals[2])
-    return vals
 
 
 def diagonal_view(t, offset, dim1, dim2):
@@ -85,19 +58,19 @@ def diagonal_view(t, offset, dim1, dim2):
 
 
 @method
-def diagonal(self, *args, **kwargs):
+@parsed
+def diagonal(self, offset=0, dim1=0, dim2=1, *, outdim=MISSING):
     """diagonal(offset=0, dim1=0, dim2=1): a view of the diagonal of the (dim1, dim2)
     matrices, appended as the last dim."""
-    return diagonal_view(self, *diagonal_args(self, args, kwargs))
+    named_dims(self, outdim, dim2)
+    return diagonal_view(self, offset, dim1, dim2)
 
 
-def diagonal_function(*args, **kwargs):
+@parsed
+def diagonal_function(input, offset=0, dim1=0, dim2=1, *, outdim=MISSING):
     """diagonal(input, offset=0, dim1=0, dim2=1): ``input.diagonal(offset, dim1, dim2)``."""
-    i, vals = _DIAGONAL_FN.parse(args, kwargs)
-    if i == 0:
-        _named_dims(vals[0], vals[3])
-    t, offset, dim1, dim2 = vals
-    return t.diagonal(offset, dim1, dim2)
+    named_dims(input, outdim, dim2)
+    return input.diagonal(offset, dim1, dim2)
 
 
 diagonal_function.__name__ = diagonal_function.__qualname__ = "diagonal"
@@ -106,25 +79,11 @@ diagonal_function.__name__ = diagonal_function.__qualname__ = "diagonal"
 # ---- movedim / moveaxis ----
 
 
-def _movedim_parsers(name):
-    return (
-        Parser(f"{name}(int source, int destination)", f"{name}(int[] source, int[] destination)"),
-        Parser(
-            f"{name}(Tensor input, int source, int destination)",
-            f"{name}(Tensor input, int[] source, int[] destination)",
-        ),
-    )
-
-
-_MOVEDIM = {name: _movedim_parsers(name) for name in ("movedim", "moveaxis")}
-
-
-def movedim_args(args, kwargs, name="movedim"):
-    """(source, destination) of ``t.movedim(*args, **kwargs)``, as lists."""
-    if not kwargs and len(args) == 2 and type(args[0]) is int and type(args[1]) is int:
-        return [args[0]], [args[1]]
-    i, (src, dst) = _MOVEDIM[name][0].parse(args, kwargs)
-    return ([src], [dst]) if i == 0 else (src, dst)
+def movedim_lists(source, destination):
+    """(source, destination) as lists (torch's int and int[] overloads)."""
+    if type(source) is int:
+        return [source], [destination]
+    return source, destination
 
 
 def movedim_order(t, src, dst):
@@ -158,24 +117,24 @@ def movedim_view(t, order):
 
 
 @method
-def movedim(self, *args, **kwargs):
+@parsed
+def movedim(self, source, destination):
     """movedim(source, destination): a view with the dims ``source`` (an int or a sequence)
     moved to the positions ``destination``, the others in their order."""
-    return movedim_view(self, movedim_order(self, *movedim_args(args, kwargs)))
+    return movedim_view(self, movedim_order(self, *movedim_lists(source, destination)))
 
 
 @method
-def moveaxis(self, *args, **kwargs):
+@parsed
+def moveaxis(self, source, destination):
     """``movedim`` (NumPy's name)."""
-    return movedim_view(self, movedim_order(self, *movedim_args(args, kwargs, "moveaxis")))
+    return movedim_view(self, movedim_order(self, *movedim_lists(source, destination)))
 
 
 def movedim_function(name):
-    parser = _MOVEDIM[name][1]
-
-    def fn(*args, **kwargs):
-        _, (t, src, dst) = parser.parse(args, kwargs)
-        return getattr(t, name)(src, dst)
+    @parsed
+    def fn(input, source, destination):
+        return getattr(input, name)(source, destination)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``input.{name}(source, destination)``."
@@ -183,14 +142,6 @@ def movedim_function(name):
 
 
 # ---- unfold ----
-
-_UNFOLD = Parser("unfold(int dimension, int size, int step)")
-
-
-def unfold_args(args, kwargs):
-    if not kwargs and len(args) == 3 and _ints(args, 3):
-        return args
-    return _UNFOLD.parse(args, kwargs)[1]
 
 
 def unfold_view(t, dimension, size, step):
@@ -217,35 +168,28 @@ def unfold_view(t, dimension, size, step):
 
 
 @method
-def unfold(self, *args, **kwargs):
+@parsed
+def unfold(self, dimension, size, step):
     """unfold(dimension, size, step): a view of the windows of ``size`` elements taken every
     ``step`` along ``dimension``, as a new last dim."""
-    return unfold_view(self, *unfold_args(args, kwargs))
+    return unfold_view(self, dimension, size, step)
 
 
 # ---- type_as, sum_to_size ----
 
-_TYPE_AS = Parser("type_as(Tensor other)")
-
 
 @method
-def type_as(self, *args, **kwargs):
+@parsed
+def type_as(self, other):
     """type_as(other): self converted to other's dtype and device (self when they match)."""
-    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):
-        other = args[0]
-    else:
-        other = _TYPE_AS.parse(args, kwargs)[1][0]
     return self.to(device=other.device, dtype=other.dtype)
 
 
-_SUM_TO_SIZE = Parser("sum_to_size(int[] size)")
-
-
 @method
-def sum_to_size(self, *args, **kwargs):
+@parsed
+def sum_to_size(self, size):
     """sum_to_size(*size): self summed down to ``size``, which must expand to self's shape
     (self itself when it has that shape)."""
-    size = _SUM_TO_SIZE.parse(args, kwargs)[1][0]
     shape = list(self.shape)
     lead = len(shape) - len(size)
     if lead < 0 or any(s != n and s != 1 for s, n in zip(size, shape[lead:], strict=True)):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from cudalite import _C, _memory_format
 from cudalite._C import Tensor
-from cudalite._strided import as_strided_args
 from cudalite.autograd.functions._common import (
     RAW,
     Node,
@@ -441,8 +440,7 @@ def _strided_positions(shape, base_stride, size, stride, off, device):
     return RAW["as_strided"](buf, list(size), list(stride), off).contiguous()
 
 
-def as_strided(self, *args, **kwargs):
-    size, stride, storage_offset = as_strided_args(args, kwargs)
+def as_strided(self, size, stride, storage_offset=None):
     out = _orig["as_strided"](self, size, stride, storage_offset)
     if not self.is_contiguous():
         raise NotImplementedError(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from cudalite import _C
 from cudalite import _tensor_views as tv
+from cudalite._arg_parser import MISSING
 from cudalite.autograd.functions._common import Node, edge, mark, zeros
 from cudalite.autograd.functions.pointwise import AliasBackward0
 from cudalite.autograd.functions.views import (
@@ -27,8 +28,8 @@ class DiagonalBackward0(Node):
         return (embed(g, self.shape, lambda z: z.diagonal(o, d1, d2), "DiagonalBackwardBackward0"),)
 
 
-def diagonal(self, *args, **kwargs):
-    offset, dim1, dim2 = tv.diagonal_args(self, args, kwargs)
+def diagonal(self, offset=0, dim1=0, dim2=1, *, outdim=MISSING):
+    tv.named_dims(self, outdim, dim2)
     out = tv.diagonal_view(self, offset, dim1, dim2)
     node = DiagonalBackward0((edge(self),))
     node.shape, node.offset, node.dim1, node.dim2 = self.shape, offset, dim1, dim2
@@ -64,8 +65,7 @@ class UnfoldBackward0(Node):
         return (z,)
 
 
-def unfold(self, *args, **kwargs):
-    dimension, size, step = tv.unfold_args(args, kwargs)
+def unfold(self, dimension, size, step):
     out = tv.unfold_view(self, dimension, size, step)
     node = UnfoldBackward0((edge(self),))
     node.shape, node.size, node.step = self.shape, size, step
@@ -77,8 +77,8 @@ def unfold(self, *args, **kwargs):
 
 
 def _movedim(name):
-    def rec(self, *args, **kwargs):
-        order = tv.movedim_order(self, *tv.movedim_args(args, kwargs, name))
+    def rec(self, source, destination):
+        order = tv.movedim_order(self, *tv.movedim_lists(source, destination))
         out = tv.movedim_view(self, order)
         if order is None:  # a 0-dim tensor: torch's alias()
             return _view_mark(out, self, AliasBackward0((edge(self),)))
