@@ -193,7 +193,8 @@ COPY_BYTES = 1 << 30
 SETTINGS = {
     "default": {},
     "classic": {"CUDALITE_ALLOC_CONF": "expandable_segments:False"},
-    "20MiB pages": {"CUDALITE_ALLOC_CONF": "large_segment_size_mb:20"},
+    "4MiB pages": {"CUDALITE_ALLOC_CONF": "page_lending:True"},
+    "20MiB pages": {"CUDALITE_ALLOC_CONF": "page_lending:True,large_segment_size_mb:20"},
     "expandable": {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
     "register x8": {
         "CUDALITE_ALLOC_CONF": "pinned_use_cuda_host_register:True,pinned_num_register_threads:8",
@@ -276,9 +277,9 @@ def _run_child(which, setting):
 
 def copy_table():
     t = Table("same-device copies (GB/s read + written)", unit="GB/s", higher_is_better=True)
-    for setting in ("default", "classic", "20MiB pages", "expandable"):
+    for setting in ("default", "classic", "4MiB pages", "20MiB pages", "expandable"):
         for case, vals in _run_child("copy", setting).items():
-            if setting == "classic" or setting == "20MiB pages":
+            if setting in ("classic", "4MiB pages", "20MiB pages"):
                 vals.pop("torch", None)  # cudalite's settings: torch's run is the default one
             if setting == "expandable":
                 vals.pop("cudalite", None)

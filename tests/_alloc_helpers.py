@@ -8,9 +8,12 @@ MiB = 1 << 20
 GiB = 1 << 30
 H = _C._memory._HostCachingAllocator
 CLASSIC = "expandable_segments:False"  # torch's default cudaMalloc-style segments
-# Large-pool pages of the hardware granularity (the default is 4 MiB): tests of the arena
-# mechanics count pages in these units.
-PAGES_2MIB = "large_segment_size_mb:2"
+# Page lending (Note [Growth granules]): arenas grow in pages that holes lend to the growing
+# end. The default grows by one allocation per growth instead.
+LENDING = "page_lending:True"
+# Page lending with large-pool pages of the hardware granularity (4 MiB otherwise): tests of
+# the arena mechanics count pages in these units.
+PAGES_2MIB = "page_lending:True,large_segment_size_mb:2"
 
 
 def flat(h):

@@ -3,7 +3,10 @@ reclaiming lent ranges through windows, and data integrity while pages move (all
 "Arenas" to "Steady state"). Runs everywhere, no GPU needed.
 """
 
+import pytest
+
 from _alloc_helpers import (
+    LENDING,
     PAGES_2MIB,
     GiB,
     H,
@@ -15,7 +18,91 @@ from _alloc_helpers import (
 )
 
 # ---------------------------------------------------------------------------------------
-# Arenas: growth, lending, windows.
+# The default: one physical allocation per growth (Note [Growth granules]).
+
+
+def test_each_growth_is_one_allocation_of_what_it_misses():
+    h = H(GiB)
+    a = h.alloc(29 * MiB)  # one allocation of 30 MiB (the granularity's multiple)
+    assert h.backend_calls()["create"] == h.backend_calls()["map"] == 1
+    assert h.arena_pages(a) == ([30 * MiB], 0)
+    b = h.alloc(3 * MiB)  # the 1 MiB tail plus one new 2 MiB allocation, right after it
+    assert h.backend_calls()["create"] == 2
+    assert b == a + 29 * MiB
+    assert h.arena_pages(b) == ([30 * MiB, 2 * MiB], 29 * MiB)
+    assert cur(h, "reserved_bytes.all") == 32 * MiB
+    assert cur(h, "segment.all") == 1  # one run of live memory
+    h.fill(a, 29 * MiB, 1)
+    h.fill(b, 3 * MiB, 2)
+    assert h.check(a, 29 * MiB, 1) and h.check(b, 3 * MiB, 2)
+    assert_snapshot_matches_stats(h)
+    assert_all_returned(h, a, b)
+
+
+def test_empty_cache_returns_an_allocation_once_all_of_it_is_free():
+    h = H(GiB)
+    a = h.alloc(11 * MiB)  # a 12 MiB allocation
+    b = h.alloc(9 * MiB)  # its last 1 MiB and a new 8 MiB allocation
+    c = h.alloc(4 * MiB)  # a third one
+    h.free(a)
+    h.free(c)
+    h.empty_cache()  # only c's allocation is wholly free: b holds part of the first one
+    assert cur(h, "reserved_bytes.all") == 20 * MiB
+    assert flat(h)["num_device_free"] == 1
+    h.fill(b, 9 * MiB, 5)
+    assert h.check(b, 9 * MiB, 5)
+    assert_snapshot_matches_stats(h)
+    assert_all_returned(h, b)
+
+
+def test_growth_lends_whole_free_allocations_before_running_out_of_memory():
+    h = H(28 * MiB)
+    a, b, c = (h.alloc(8 * MiB) for _ in range(3))
+    h.fill(a, 8 * MiB, 1)
+    h.fill(c, 8 * MiB, 3)
+    h.free(b)  # an 8 MiB hole; 4 MiB of the device left
+    d = h.alloc(12 * MiB)  # fits no hole: b's allocation is lent, 4 MiB created
+    assert cur(h, "reserved_bytes.all") == 28 * MiB
+    assert flat(h)["num_alloc_retries"] == 0  # no cache freed, no retry
+    assert flat(h)["num_device_free"] == 0
+    calls = h.backend_calls()
+    assert calls["create"] == 4 and calls["map"] == 5  # a, b, c, the new 4 MiB; b lent
+    h.fill(d, 12 * MiB, 4)
+    assert h.check(a, 8 * MiB, 1) and h.check(c, 8 * MiB, 3)
+    assert_snapshot_matches_stats(h)
+    assert_all_returned(h, a, c, d)
+
+
+def test_replays_time_the_drivers_calls_with_driver_costs():
+    create = H.driver_cost_us("create_physical", 2 * MiB)
+    page = create + H.driver_cost_us("map", 2 * MiB) + H.driver_cost_us("set_access", 2 * MiB)
+    assert create == 10.2
+    assert abs(page - 36.3) < 1e-9  # a page made live: ~38 us on an H100
+    assert H.driver_cost_us("set_access", 64 * MiB) == 41.4
+    mid = H.driver_cost_us("release_physical", 42 * MiB)  # between 20 and 64 MiB
+    assert H.driver_cost_us("release_physical", 20 * MiB) < mid < 52.3
+    assert H.driver_cost_us("free", GiB) > H.driver_cost_us("free", 256 * MiB)
+    assert H.driver_cost_us("synchronize", 0) == 5.0
+    with pytest.raises(ValueError, match="unknown call 'cuMemMap'"):
+        H.driver_cost_us("cuMemMap", MiB)
+    h = H(GiB)
+    assert h.driver_costs is False
+    p = h.alloc(2 * MiB)
+    assert abs(h.backend_calls()["driver_us"] - page) < 1e-9  # counted, not waited for
+    h.driver_costs = True
+    import time
+
+    t0 = time.perf_counter()
+    q = h.alloc(6 * MiB)  # one new 6 MiB allocation, made live at the driver's price
+    elapsed = time.perf_counter() - t0
+    cost = sum(H.driver_cost_us(k, 6 * MiB) for k in ("create_physical", "map", "set_access"))
+    assert elapsed >= cost * 1e-6
+    assert abs(h.backend_calls()["driver_us"] - page - cost) < 1e-9
+    assert_all_returned(h, p, q)
+
+
+# ---------------------------------------------------------------------------------------
+# Page lending: growth, lending, windows.
 
 
 def test_arena_grows_in_pages_and_reuses_its_tail():
@@ -53,7 +140,7 @@ def test_growth_leaves_room_to_grow_in_place():
 
 
 def test_growth_lends_free_pages_instead_of_reserving_more():
-    h = H(256 * MiB)
+    h = H(256 * MiB, LENDING)
     a, b, c, d = (h.alloc(8 * MiB) for _ in range(4))
     for p, v in ((a, 1), (c, 3), (d, 4)):
         h.fill(p, 8 * MiB, v)
@@ -81,7 +168,7 @@ def alloc_without_driver_calls(h, n):
 
 
 def test_lent_pages_are_reclaimed_without_driver_calls():
-    h = H(256 * MiB)
+    h = H(256 * MiB, LENDING)
     a, b, c, d = (h.alloc(8 * MiB) for _ in range(4))
     h.fill(d, 8 * MiB, 4)
     h.free(b)
@@ -99,7 +186,7 @@ def test_lent_pages_are_reclaimed_without_driver_calls():
 
 
 def test_a_window_across_several_lent_ranges_is_swapped_in_without_driver_calls():
-    h = H(256 * MiB)
+    h = H(256 * MiB, LENDING)
     a, b, c, d, e = (h.alloc(4 * MiB) for _ in range(5))
     h.fill(a, 4 * MiB, 1)
     h.fill(e, 4 * MiB, 5)
@@ -124,11 +211,12 @@ def test_a_window_across_several_lent_ranges_is_swapped_in_without_driver_calls(
     assert_snapshot_matches_stats(h)
 
 
-def test_lent_pages_keep_data_intact_under_churn():
+@pytest.mark.parametrize("settings", ["", LENDING])
+def test_lent_pages_keep_data_intact_under_churn(settings):
     import random
 
     rnd = random.Random(1)
-    h = H(512 * MiB)
+    h = H(512 * MiB, settings)
     live = {}
     for step in range(3000):
         if live and (rnd.random() < 0.5 or len(live) > 40):
@@ -154,7 +242,7 @@ def test_growing_buffers_keep_data_intact_while_lent_ranges_are_recycled():
     import random
 
     rnd = random.Random(2)
-    h = H(GiB)
+    h = H(GiB, LENDING)
     bufs = {}  # slot -> (ptr, nbytes, value)
 
     def new(n):

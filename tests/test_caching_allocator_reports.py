@@ -6,7 +6,17 @@ import sys
 
 import pytest
 
-from _alloc_helpers import CLASSIC, GiB, H, MiB, assert_snapshot_matches_stats, cur, flat
+from _alloc_helpers import (
+    CLASSIC,
+    LENDING,
+    PAGES_2MIB,
+    GiB,
+    H,
+    MiB,
+    assert_snapshot_matches_stats,
+    cur,
+    flat,
+)
 from cudalite import _C
 from cudalite.cuda import memory
 
@@ -102,6 +112,7 @@ def test_invalid_free_raises():
         ("roundup_power2_divisions:[256:4", "missing ']'"),
         ("backend:bad", "Unknown allocator backend, options are native and cudaMallocAsync"),
         ("backend:cudaMallocAsync", "not supported by cudalite"),
+        ("page_lending:1", "Expected 'True' or 'False' for page_lending"),
         ("max_split_size_mb:100;expandable_segments:True", "expects a non-negative integer"),
         # Spaces are dropped, as torch does, so this reads as one word.
         ("expandable_segments:True max_split_size_mb:100", "got 'Truemax_split_size_mb'"),
@@ -121,6 +132,8 @@ def test_settings_parse_torchs_syntax():
         "release_lock_on_cudamalloc:True,pinned_use_cuda_host_register:True"
     )
     assert s["max_split_size"] == 128 * MiB
+    assert s["page_lending"] is False  # cudalite's key, off by default
+    assert _C._memory.parse_allocator_settings("page_lending:True")["page_lending"] is True
     assert s["garbage_collection_threshold"] == 0.6
     assert s["expandable_segments"] is False
     assert s["release_lock_on_cudamalloc"] is True
@@ -139,11 +152,15 @@ def test_runtime_settings_change_the_allocator():
     p = h.alloc(3 * MiB)
     assert cur(h, "reserved_bytes.all") == 20 * MiB  # a classic 20 MiB segment
     h.set_settings("")
-    q = h.alloc(30 * MiB)  # arenas again: 32 MiB of 4 MiB pages
-    assert cur(h, "reserved_bytes.all") == 52 * MiB
+    q = h.alloc(29 * MiB)  # arenas again: one growth of 30 MiB (the granularity's multiple)
+    assert cur(h, "reserved_bytes.all") == 50 * MiB
+    h.set_settings(LENDING)
+    r = h.alloc(29 * MiB)  # pages of 4 MiB: 32 MiB more
+    assert cur(h, "reserved_bytes.all") == 82 * MiB
     assert_snapshot_matches_stats(h)
     h.free(p)
     h.free(q)
+    h.free(r)
 
 
 def test_set_allocator_settings_updates_the_global_settings():
@@ -172,7 +189,7 @@ def _traced_reserved(h):
     return total
 
 
-@pytest.mark.parametrize("settings", ["", CLASSIC, "large_segment_size_mb:2"])
+@pytest.mark.parametrize("settings", ["", CLASSIC, LENDING, PAGES_2MIB])
 @pytest.mark.parametrize("capacity", [GiB, 160 * MiB])
 def test_history_segment_events_sum_to_reserved(settings, capacity):
     # A tight capacity makes the arenas lend pages and later unmap the lent ranges.

@@ -295,6 +295,39 @@ def test_pin_memory_copies_and_is_pinned():
 
 
 @requires_cuda
+@pytest.mark.parametrize("register", [False, True])
+def test_large_pin_memory_is_pinned_while_copying_and_its_block_reused(register):
+    # Note [Pinning by copying]: from 4 MiB on, the copy faults the pages in and
+    # cudaHostRegister pins them; the block is cached like any other and copied into again.
+    conf = "pinned_use_cuda_host_register:True" if register else ""
+    before = _C._memory.get_allocator_settings()
+    try:
+        cudalite.cuda.memory._set_allocator_settings(conf)
+        cudalite.cuda.synchronize()
+        cudalite.cuda.host_empty_cache()
+        a = np.random.default_rng(5).standard_normal((3, 1 << 20)).astype(np.float32)
+        x = cudalite.from_numpy(a)[:, 1:]  # a contiguous view at an offset: 12 MiB - 12 B
+        x = x.contiguous()
+        y = x.pin_memory()
+        assert y.is_pinned()
+        np.testing.assert_array_equal(y.numpy(), a[:, 1:])
+        g = y.cuda(non_blocking=True)
+        np.testing.assert_array_equal(g.cpu().numpy(), a[:, 1:])
+        ptr = y.data_ptr()
+        allocs = cudalite.cuda.host_memory_stats()["num_host_alloc"]
+        del y, g
+        cudalite.cuda.synchronize()
+        z = (x + 1).pin_memory()  # the same size class: the cached block, copied into
+        assert z.data_ptr() == ptr
+        assert cudalite.cuda.host_memory_stats()["num_host_alloc"] == allocs
+        np.testing.assert_array_equal(z.numpy(), a[:, 1:] + 1)
+        del z
+        cudalite.cuda.host_empty_cache()
+    finally:
+        cudalite.cuda.memory._set_allocator_settings(before)
+
+
+@requires_cuda
 def test_pin_memory_keeps_strides():
     x = cudalite.arange(12, dtype=cudalite.float32).reshape(3, 4).t()
     y = x.pin_memory()

@@ -75,6 +75,7 @@ py::dict settings_dict(const AllocatorSettings& s) {
   d["pinned_use_cuda_host_register"] = s.pinned_use_cuda_host_register;
   d["graph_capture_record_stream_reuse"] = s.graph_capture_record_stream_reuse;
   d["large_segment_size"] = s.large_segment_size;
+  d["page_lending"] = s.page_lending;
   py::dict r;
   size_t key = 1;
   for (size_t v : s.roundup_power2_divisions) {
@@ -465,6 +466,14 @@ void bind_host_allocator(py::module_& mm) {
           [](H& h, size_t c) { h.backend().set_capacity(c); })
       .def_property_readonly("backend_used", [](H& h) { return h.backend().used(); })
       .def_property_readonly("supports_vmm", [](H& h) { return h.backend().supports_vmm(); })
+      .def_property(
+          "driver_costs", [](H& h) { return h.backend().driver_costs(); },
+          [](H& h, bool on) { h.backend().set_driver_costs(on); },
+          "Whether each backend call lasts what the matching CUDA call costs on a GPU "
+          "(Note [Driver costs]), so that replays time the driver's share too.")
+      .def_static("driver_cost_us", &HostBackend::driver_cost_us, py::arg("call"),
+                  py::arg("nbytes"),
+                  "Microseconds the driver-cost model charges one call of this kind and size.")
       .def("enable_peer_access", [](H& h, int peer) { h.allocator().enable_peer_access(peer); })
       .def("arena_pages", &H::arena_pages, py::arg("ptr"))
       .def_property_readonly("peers", [](H& h) { return h.backend().peers(); })
@@ -480,6 +489,7 @@ void bind_host_allocator(py::module_& mm) {
             d["set_access"] = c.set_access;
             d["unmap"] = c.unmap;
             d["synchronize"] = c.synchronize;
+            d["driver_us"] = c.driver_us;
             return d;
           },
           "Virtual-memory calls and stream synchronisations made so far, by kind.")

@@ -66,6 +66,8 @@ class Parser {
         roundup(st);
       } else if (key == "expandable_segments") {
         st.expandable_segments = boolean(key);
+      } else if (key == "page_lending") {
+        st.page_lending = boolean(key);
       } else if (key == "release_lock_on_cudamalloc") {
         st.release_lock_on_cudamalloc = boolean(key);
       } else if (key == "pinned_use_cuda_host_register") {
@@ -93,7 +95,7 @@ class Parser {
                         "' in CUDALITE_ALLOC_CONF. Valid keys: backend, expandable_segments, "
                         "garbage_collection_threshold, graph_capture_record_stream_reuse, "
                         "large_segment_size_mb, max_non_split_rounding_mb, max_split_size_mb, "
-                        "pinned_num_register_threads, "
+                        "page_lending, pinned_num_register_threads, "
                         "pinned_use_background_threads, pinned_use_cuda_host_register, "
                         "release_lock_on_cudamalloc, roundup_power2_divisions"));
       }

@@ -110,15 +110,18 @@ CachingAllocator::Pool& CachingAllocator::get_pool(StreamId stream, bool small) 
   pools_.push_back(std::make_unique<Pool>(stream, small, *backend_, store_, ledger));
   Pool* p = pools_.back().get();
   p->arena.set_page_size(page_size(small));
+  p->arena.set_whole_growths(!settings_.page_lending);
   return *(last_pool_[small] = p);
 }
 
-// Pages of the small pool's arenas are the device's granularity; the large pool's are
-// large_segment_size rounded to it (0 when the backend has no virtual memory).
+// Arenas grow in multiples of the device's granularity (Note [Growth granules]); with page
+// lending the large pool's pages are large_segment_size rounded to it. 0 when the backend
+// has no virtual memory.
 size_t CachingAllocator::page_size(bool small) const {
   if (!backend_->supports_vmm()) return 0;
   const size_t g = backend_->vmm_granularity();
-  return small ? g : detail::round_up(std::max(settings_.large_segment_size, g), g);
+  if (small || !settings_.page_lending) return g;
+  return detail::round_up(std::max(settings_.large_segment_size, g), g);
 }
 
 CachingAllocator::Block* CachingAllocator::find_cached(Pool& pool, size_t size) {
@@ -396,7 +399,10 @@ void CachingAllocator::set_settings(const AllocatorSettings& s) {
       s.max_split_size == std::numeric_limits<size_t>::max() ? -1 : int64_t(s.max_split_size);
   gc_enabled_ = fraction_set_ && s.garbage_collection_threshold > 0.0;
   use_arenas_ = s.expandable_segments && backend_->supports_vmm();
-  for (auto& pool : pools_) pool->arena.set_page_size(page_size(pool->small));
+  for (auto& pool : pools_) {
+    pool->arena.set_page_size(page_size(pool->small));
+    pool->arena.set_whole_growths(!s.page_lending);
+  }
 }
 
 AllocatorSettings CachingAllocator::settings() const {
@@ -545,6 +551,8 @@ CachingAllocator::Block* CachingAllocator::grow_arena(Pool& pool, size_t size) {
 // The arenas' ledger.
 
 size_t CachingAllocator::growth_room() const {
+  // Without page lending, growth creates memory and lends only when none is left.
+  if (!settings_.page_lending) return std::numeric_limits<size_t>::max() / 2;
   const size_t budget = size_t((1.0 + kGrowthSlack) * double(high_water_));
   return total_reserved_ < budget ? budget - total_reserved_ : 0;
 }

@@ -88,8 +88,8 @@ using ContextRecorder = StackContext (*)();
 class CachingAllocator final : public Allocator, private detail::ArenaLedger {
  public:
   CachingAllocator(std::unique_ptr<AllocBackend> backend, const AllocatorSettings& settings);
-  // Growth maps new pages rather than lending while reserved memory stays within this share
-  // above the most memory ever allocated (Note [Growth budget]).
+  // With page_lending, growth maps new pages rather than lending while reserved memory stays
+  // within this share above the most memory ever allocated (Note [Growth budget]).
   static constexpr double kGrowthSlack = 0.02;
   ~CachingAllocator() override;
   CL_DISALLOW_COPY_AND_MOVE(CachingAllocator);

@@ -73,8 +73,19 @@ class HostBackend final : public AllocBackend {
   struct Calls {
     size_t create = 0, release = 0, map = 0, set_access = 0, unmap = 0, synchronize = 0;
     size_t mapped_pages = 0;  // granularity pages mapped, over all map calls
+    double driver_us = 0;     // what the calls cost under the driver-cost model
   };
   Calls calls() const;
+
+  // Simulated driver costs (Note [Driver costs] in host_backend.cpp): with them on, every
+  // call lasts at least what the matching CUDA call costs on a GPU, so that replays on the
+  // host backend time what the allocator's driver calls would cost there.
+  void set_driver_costs(bool on);
+  bool driver_costs() const { return costs_; }
+  // The microseconds a call of `call` ("create_physical", "map", "set_access" (per mapping
+  // since the last set_access), "unmap", "release_physical", "malloc", "free",
+  // "synchronize") of `nbytes` costs under the model. Throws ValueError for an unknown name.
+  static double driver_cost_us(const std::string& call, size_t nbytes);
 
   // Peer access: the devices added (set_access does nothing more for them on the host).
   bool add_peer(int device) override;
@@ -112,6 +123,9 @@ class HostBackend final : public AllocBackend {
   };
   // Throws the injected AcceleratorError, or returns true for an injected out-of-memory.
   bool maybe_fail(Op op);
+  // Counts a call's modeled cost (Calls::driver_us); with driver costs on, also waits until
+  // `us` microseconds have passed since `start_ns`.
+  void charge(int64_t start_ns, double us);
 
   int index_;
   int fd_ = -1;
@@ -128,6 +142,8 @@ class HostBackend final : public AllocBackend {
   std::unordered_map<StreamId, FakeStream> streams_;
   Calls calls_;
   std::vector<int> peers_;
+  std::atomic<bool> costs_{false};
+  double access_due_us_ = 0;  // set_access's cost for the maps since the last one (mu_)
 };
 
 }  // namespace cl

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "core/error.h"
+#include "core/parallel.h"
 
 namespace cl {
 
@@ -46,33 +47,54 @@ size_t HostBlockCache::block_size(size_t n) {
   return (n + step - 1) / step * step;
 }
 
-DataPtr HostBlockCache::allocate(size_t n) {
+void* PinnedBackend::allocate_copy(size_t n, const void* src, size_t len) {
+  void* p = allocate(n);
+  parallel_memcpy(p, src, len);
+  return p;
+}
+
+DataPtr HostBlockCache::allocate(size_t n) { return allocate_impl(n, nullptr, 0); }
+
+DataPtr HostBlockCache::allocate_copy(size_t n, const void* src, size_t len) {
+  CL_CHECK(len <= n, "HostBlockCache::allocate_copy: ", len, " bytes do not fit in ", n);
+  return allocate_impl(n, src, len);
+}
+
+DataPtr HostBlockCache::allocate_impl(size_t n, const void* src, size_t len) {
   Device cpu(DeviceType::CPU);
   if (n == 0) return DataPtr(nullptr, nullptr, nullptr, cpu);
   size_t size = block_size(n);
+  Block* cached = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
     process_events_locked();
     auto it = free_.find(size);
     if (it != free_.end() && !it->second.empty()) {
-      Block* b = it->second.back();
+      cached = it->second.back();
       it->second.pop_back();
-      b->in_use = true;
+      cached->in_use = true;
       stats_.active_requests.increase(1);
       stats_.active_bytes.increase(int64_t(size));
-      return DataPtr(b->ptr, b, &delete_block, cpu);
     }
   }
-  // Pinning runs without the lock: it takes milliseconds, and other threads may reuse
-  // cached blocks meanwhile.
+  if (cached) {
+    DataPtr out(cached->ptr, cached, &delete_block, cpu);
+    if (src) parallel_memcpy(cached->ptr, src, len);
+    return out;
+  }
+  // Pinning (and copying) runs without the lock: it takes milliseconds, and other threads
+  // may reuse cached blocks meanwhile.
   auto t0 = std::chrono::steady_clock::now();
   void* p = nullptr;
+  auto get = [&] {
+    return src ? backend_->allocate_copy(size, src, len) : backend_->allocate(size);
+  };
   try {
-    p = backend_->allocate(size);
+    p = get();
   } catch (const OutOfMemoryError&) {
     empty_cache();
     t0 = std::chrono::steady_clock::now();
-    p = backend_->allocate(size);
+    p = get();
   }
   int64_t us = micros_since(t0);
   auto* b = new Block{this, p, size};

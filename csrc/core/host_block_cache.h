@@ -54,6 +54,10 @@ class PinnedBackend {
   virtual ~PinnedBackend() = default;
   // Page-locked memory of `n` bytes; throws cl::OutOfMemoryError when there is none.
   virtual void* allocate(size_t n) = 0;
+  // Page-locked memory of `n` bytes whose first `len` (<= n) bytes are a copy of `src`. A
+  // backend may make the copy part of pinning (Note [Pinning by copying] in
+  // cuda/host_allocator.cpp); by default the memory is allocated, then copied.
+  virtual void* allocate_copy(size_t n, const void* src, size_t len);
   virtual void free(void* p) = 0;
   // A marker recorded now on `stream` of `device`: query_event answers true once the work
   // queued there before it has completed.
@@ -74,6 +78,9 @@ class HostBlockCache {
 
   // A CPU DataPtr whose deleter returns the block to this cache.
   DataPtr allocate(size_t n);
+  // allocate(n), its first `len` (<= n) bytes a copy of `src`: a cached block is copied
+  // into, a new one comes from the backend's allocate_copy (pin_memory()).
+  DataPtr allocate_copy(size_t n, const void* src, size_t len);
   // Notes that work queued on `stream` of `device` uses the block holding `ptr`. Returns
   // false when `ptr` is not inside a block of this cache.
   bool record_stream(const void* ptr, int device, void* stream);
@@ -99,6 +106,7 @@ class HostBlockCache {
     std::vector<void*> events;                   // recorded when it was freed
   };
   static void delete_block(void* ctx);
+  DataPtr allocate_impl(size_t n, const void* src, size_t len);
   Block* find_locked(const void* ptr);
   void free_block(Block* b);
   void process_events_locked();

@@ -29,6 +29,17 @@ namespace {
 // CUDALITE_ALLOC_CONF (torch's key, with pinned_num_register_threads) the pages are mapped
 // with mmap, faulted in by that many threads at once, and then pinned with cudaHostRegister,
 // which is faster for large blocks; cudaHostUnregister and munmap return them.
+//
+// Note [Pinning by copying]
+// pin_memory() of a tensor that no cached block serves pays for new pinned memory and a copy.
+// cudaHostAlloc maps, zeroes and pins every page on one thread, and the copy then writes the
+// pages again. For blocks of kCopyPinMin bytes and more the memory is mapped with mmap
+// instead, the tensor's bytes are copied into it by parallel_memcpy's threads (the copy is
+// what faults the pages in, several threads at once, and nothing is zeroed twice), and the
+// pages are pinned with cudaHostRegister. When the driver refuses to register host memory,
+// the block comes from cudaHostAlloc and is copied, as before.
+constexpr size_t kCopyPinMin = size_t(4) << 20;
+
 class CudaPinnedBackend final : public PinnedBackend {
  public:
   void* allocate(size_t n) override {
@@ -39,6 +50,24 @@ class CudaPinnedBackend final : public PinnedBackend {
     }
     void* p = nullptr;
     CL_CUDA_CHECK(cudaHostAlloc(&p, n, cudaHostAllocDefault));  // OutOfMemoryError when full
+    return p;
+  }
+  // Note [Pinning by copying].
+  void* allocate_copy(size_t n, const void* src, size_t len) override {
+    lazy_init();
+    if (n < kCopyPinMin || global_allocator_settings().pinned_use_cuda_host_register) {
+      return PinnedBackend::allocate_copy(n, src, len);
+    }
+    void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return PinnedBackend::allocate_copy(n, src, len);
+    parallel_memcpy(p, src, len);
+    if (cudaHostRegister(p, n, cudaHostRegisterDefault) != cudaSuccess) {
+      cudaGetLastError();  // forgive: cudaHostAlloc then
+      munmap(p, n);
+      return PinnedBackend::allocate_copy(n, src, len);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    registered_[p] = n;
     return p;
   }
   void free(void* p) override {
@@ -167,15 +196,15 @@ Tensor pin_memory(const Tensor& t) {
   CL_CHECK(t->device().is_cpu(), "only dense CPU tensors can be pinned");
   lazy_init();
   size_t nbytes = storage_extent(t);
-  auto storage = std::make_shared<StorageImpl>(host_allocator()->allocate(nbytes), nbytes);
+  // The common case (a batch, a weight): the bytes copied while the block is pinned (Note
+  // [Pinning by copying]).
+  const bool contiguous = t->is_contiguous();
+  DataPtr data = contiguous ? cache().allocate_copy(nbytes, t->data(), nbytes)
+                            : host_allocator()->allocate(nbytes);
+  auto storage = std::make_shared<StorageImpl>(std::move(data), nbytes);
   storage->pinned = true;
   auto out = std::make_shared<TensorImpl>(std::move(storage), t->sizes, t->strides, 0, t->dtype);
-  if (t->is_contiguous()) {
-    // The common case (a batch, a weight): one parallel copy of the bytes.
-    parallel_memcpy(out->data(), t->data(), size_t(t->numel()) * t->element_size());
-  } else {
-    copy_(out, t);
-  }
+  if (!contiguous) copy_(out, t);
   return out;
 }
 

@@ -132,6 +132,36 @@ TEST_F(ArenaTest, GrowMapsWholePagesAtTheEnd) {
   check();
 }
 
+// Note [Growth granules]: one allocation per growth, of what it misses, and no growth room.
+TEST_F(ArenaTest, WholeGrowthsMakeOneAllocationOfWhatTheGrowthMisses) {
+  arena.set_whole_growths(true);
+  Block* a = arena.grow(7 * MiB);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->size, 8 * MiB);
+  EXPECT_EQ(arena.pages(), 1u);  // one 8 MiB allocation
+  EXPECT_EQ(ledger.maps, 1u);
+  EXPECT_EQ(backend.calls().create, 1u);
+  EXPECT_EQ(backend.calls().set_access, 1u);
+  take(a, 7 * MiB);
+  // The free 1 MiB tail and a new 2 MiB allocation right after it: no gap.
+  Block* b = arena.grow(3 * MiB);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->ptr, a->ptr + 7 * MiB);
+  EXPECT_EQ(b->size, 3 * MiB);
+  EXPECT_EQ(arena.pages(), 2u);
+  EXPECT_EQ(ledger.reserved_bytes, 10 * MiB);
+  std::memset(a->ptr, 1, 7 * MiB);
+  std::memset(b->ptr, 2, 3 * MiB);
+  take(b, 3 * MiB);
+  release(a);
+  arena.release_unused();  // b still holds part of the first allocation
+  EXPECT_EQ(ledger.reserved_bytes, 10 * MiB);
+  release(b);
+  arena.release_unused();
+  EXPECT_EQ(ledger.reserved_bytes, 0u);
+  check();
+}
+
 TEST_F(ArenaTest, TheTailIsCachedApart) {
   Block* a = alloc(2 * MiB);
   Block* t = arena.grow(2 * MiB);

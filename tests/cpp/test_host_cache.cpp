@@ -71,6 +71,30 @@ TEST(HostBlockCache, ReusesOnlyAfterEventsComplete) {
   EXPECT_EQ(backend.allocs, 2);
 }
 
+// pin_memory(): new blocks come from the backend's allocate_copy, cached ones are copied into.
+TEST(HostBlockCache, AllocateCopyFillsNewAndCachedBlocks) {
+  FakeBackend backend;
+  cl::HostBlockCache cache(&backend);
+  std::vector<unsigned char> src(3 << 20), src2(3 << 20);
+  for (size_t i = 0; i < src.size(); ++i) {
+    src[i] = static_cast<unsigned char>(i * 7 + 1);
+    src2[i] = static_cast<unsigned char>(i * 5 + 3);
+  }
+  void* first;
+  {
+    cl::DataPtr p = cache.allocate_copy(src.size(), src.data(), src.size());
+    first = p.get();
+    EXPECT_EQ(std::memcmp(p.get(), src.data(), src.size()), 0);
+  }
+  cl::DataPtr q = cache.allocate_copy(src2.size(), src2.data(), src2.size() - 100);
+  EXPECT_EQ(q.get(), first);  // the cached block, copied into
+  EXPECT_EQ(std::memcmp(q.get(), src2.data(), src2.size() - 100), 0);
+  EXPECT_EQ(backend.allocs, 1);
+  EXPECT_EQ(cache.stats().num_host_alloc, 1);
+  EXPECT_THROW(cache.allocate_copy(10, src.data(), 11), cl::Error);
+  EXPECT_EQ(cache.allocate_copy(0, src.data(), 0).get(), nullptr);
+}
+
 TEST(HostBlockCache, BlockSizesWasteLessThanAnEighth) {
   for (size_t n = 1; n < (size_t(1) << 40); n = n * 3 + 1) {
     size_t b = cl::HostBlockCache::block_size(n);

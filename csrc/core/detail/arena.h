@@ -111,6 +111,12 @@ class Arena {
   // keep their size.
   void set_page_size(size_t page) { page_ = page; }
   size_t page_size() const { return page_; }
+  // How growth creates physical memory (Note [Growth granules]). Off (an Arena's default):
+  // in pages of page_size(), one allocation each, so that holes can lend them one by one,
+  // and growth after an allocated block leaves room (Note [Growth room]). On: one allocation
+  // per growth, of what the growth misses rounded up to page_size(), and no growth room.
+  void set_whole_growths(bool on) { whole_growths_ = on; }
+  bool whole_growths() const { return whole_growths_; }
 
   // ---- Cached free blocks (the allocator's fast path).
   // The best fit of at least `size` among the free blocks other than the growing tail, or
@@ -226,6 +232,7 @@ class Arena {
   StreamId stream_;
   bool small_;
   size_t page_ = 0;
+  bool whole_growths_ = false;
 
   FreeBins bins_;          // free blocks, except the active reservation's tail
   Block* tail_ = nullptr;  // the free block at the end of the active reservation's mapped part
