@@ -61,7 +61,9 @@ def _outcome(fn, ctx):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return summarize(fn(ctx))
-    except (AttributeError, NotImplementedError):
+    except (AttributeError, NotImplementedError) as e:
+        if "not implemented for" in str(e):
+            return f"no kernel: {e}"  # an op cudalite has, without this dtype's kernel
         return "missing"
     except Exception as e:  # noqa: BLE001 (torch's error type is part of the table)
         return "error:" + type(e).__name__
