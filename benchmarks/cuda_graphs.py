@@ -10,12 +10,23 @@ Rows (wall time per call, including a synchronize):
 Targets: replay <= 1.05 x torch's replay and >= 2 x faster than cudalite eager; capture +
 instantiate <= torch's; the captured training step <= 1.05 x torch's.
 
-    python benchmarks/cuda_graphs.py
+    python benchmarks/cuda_graphs.py [--dump DIR]
+
+``--dump DIR`` also writes each library's captured MLP step as a Graphviz file
+(``CUDAGraph.debug_dump``: DIR/mlp_step_cudalite.dot, DIR/mlp_step_torch.dot) and prints the
+graphs' nodes side by side: the kernels (by name) and copies each library's step replays, which
+is where a difference in replay time comes from. A GPT with graphed blocks is
+benchmarks/cuda_graphs_gpt.py.
 """
 
 from __future__ import annotations
 
+import argparse
+import collections
 import os
+import re
+import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -78,7 +89,7 @@ class MLP:
         self.opt.step()
         return loss
 
-    def captured(self):
+    def captured(self, debug=False):
         lib = self.lib
         s = lib.cuda.Stream()
         s.wait_stream(lib.cuda.current_stream())
@@ -87,14 +98,62 @@ class MLP:
                 self.opt.zero_grad(set_to_none=True)
                 self.step()
         lib.cuda.current_stream().wait_stream(s)
-        g = lib.cuda.CUDAGraph()
+        g = lib.cuda.CUDAGraph(keep_graph=debug)
+        if debug:
+            g.enable_debug_mode()
         self.opt.zero_grad(set_to_none=True)
         with lib.cuda.graph(g):
             self.static_loss = self.step()
         return g
 
 
+_NODE_KINDS = r"\b(KERNEL|MEMSET|MEMCPY|HOST|EMPTY|EVENT_RECORD|WAIT_EVENT|GRAPH)\b"
+
+
+def graph_nodes(dot_text):
+    """Counter of a debug_dump's nodes: kernels by (demangled, shortened) function name, and
+    the other node types (MEMSET, MEMCPY, ...) by type."""
+    nodes = collections.Counter()
+    names = []
+    for block in re.split(r"\n(?=\s*\"?[\w]+\"?\s*\[)", dot_text):
+        kind = re.search(_NODE_KINDS, block)
+        if kind is None:
+            continue
+        if kind.group(1) == "KERNEL":
+            m = re.search(r"(_Z\w+)", block)
+            names.append(m.group(1) if m else "?")
+        else:
+            nodes[kind.group(1)] += 1
+    if names and shutil.which("c++filt"):
+        out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True)
+        names = out.stdout.split("\n")[: len(names)]
+    for n in names:
+        nodes["kernel " + re.sub(r"\(.*", "", n)[:90]] += 1
+    return nodes
+
+
+def dump_mlp_graphs(libs, folder):
+    os.makedirs(folder, exist_ok=True)
+    counts = {}
+    for name, lib in libs.items():
+        g = MLP(lib).captured(debug=True)
+        path = os.path.join(folder, f"mlp_step_{name}.dot")
+        g.debug_dump(path)
+        with open(path) as f:
+            counts[name] = graph_nodes(f.read())
+        print(f"wrote {path}")
+    print("\nnodes of the captured MLP step")
+    keys = sorted(set().union(*counts.values()))
+    print(f"{'node':<96}" + "".join(f"{n:>10}" for n in counts))
+    for k in keys:
+        print(f"{k:<96}" + "".join(f"{counts[n][k]:>10}" for n in counts))
+    print(f"{'total':<96}" + "".join(f"{sum(c.values()):>10}" for c in counts.values()))
+
+
 def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dump", metavar="DIR", help="write and compare the MLP step's graphs")
+    args = ap.parse_args()
     if not cudalite.cuda.is_available():
         print("no CUDA GPU visible: nothing to measure")
         return
@@ -167,6 +226,8 @@ def main():
 
     print(t.render())
     print(best.render())
+    if args.dump:
+        dump_mlp_graphs(libs, args.dump)
     speed = Table("cudalite replay speed-up over cudalite eager", unit="ratio")
     speed.add(
         f"{N_OPS} tiny ops: eager / replay",

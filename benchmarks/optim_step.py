@@ -1,7 +1,11 @@
 """Optimizer step over a GPT's parameters, for-loop vs foreach vs fused, beside torch: Adam,
 AdamW and SGD (momentum 0.9) on the parameter list of nanoGPT's shakespeare_char model
 (6 layers, 6 heads, 384 wide, block 256, vocabulary 65, no biases: 10.65 M parameters in 39
-tensors), and GradScaler's ``unscale_`` + ``update`` over the same gradients. On CUDA when a
+tensors), GradScaler's ``unscale_`` + ``update`` and ``clip_grad_norm_`` (torch's
+``_foreach_norm`` per group, the total norm, one ``_foreach_mul_``) over the same gradients.
+Each case is timed in alternating rounds, cudalite and torch taking turns, and the median round
+is the figure (the step times move by tens of percent from one measurement to the next on a
+shared machine, which one measurement per library would turn into the ratio). On CUDA when a
 GPU is visible, else the CPU; float32 parameters and gradients (``--dtype bfloat16`` for
 16-bit ones).
 
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -78,6 +83,25 @@ def scaler_fn(mod, device, dtype):
     return run
 
 
+def clip_fn(mod, device, dtype):
+    params = params_with_grads(mod, device, dtype)
+    return lambda: mod.nn.utils.clip_grad_norm_(params, 1.0)
+
+
+ROUNDS = 3
+
+
+def timed(make, libs, syncs):
+    """{lib: seconds per call}: the median of ROUNDS rounds in which the libraries take turns
+    (the order alternating), each round a fresh ``make(mod)`` timed with ``per_call``."""
+    runs = {lib: [] for lib in libs}
+    names = list(libs)
+    for r in range(ROUNDS):
+        for lib in names if r % 2 == 0 else names[::-1]:
+            runs[lib].append(per_call(make(libs[lib]), sync=syncs.get(lib)))
+    return {lib: statistics.median(ts) for lib, ts in runs.items()}
+
+
 def main():
     ap = argparse.ArgumentParser()
     has_cuda = cudalite._C._cuda.device_count() > 0
@@ -101,23 +125,28 @@ def main():
         unit="x",
         higher_is_better=True,
     )
+    # the GPU at its clocks before the first figure
+    timed(lambda mod: step_fn(mod, device, dtype, "Adam", {"lr": 6e-4, "fused": True}), libs, syncs)
     for name, kw in OPTIMIZERS:
         loop_time = None
         for mode, mkw in MODES.items():
-            times = {
-                lib: per_call(step_fn(mod, device, dtype, name, {**kw, **mkw}), sync=syncs.get(lib))
-                for lib, mod in libs.items()
-            }
+            times = timed(
+                lambda mod, kw=kw, mkw=mkw, name=name: step_fn(
+                    mod, device, dtype, name, {**kw, **mkw}
+                ),
+                libs,
+                syncs,
+            )
             table.add(f"{name} {mode}", **times)
             if mode == "for-loop":
                 loop_time = times["cudalite"]
             else:
                 own.add(f"{name} {mode}", cudalite=loop_time / times["cudalite"])
-    times = {
-        lib: per_call(scaler_fn(mod, device, dtype), sync=syncs.get(lib))
-        for lib, mod in libs.items()
-    }
-    table.add("GradScaler unscale_ + update", **times)
+    table.add(
+        "GradScaler unscale_ + update",
+        **timed(lambda mod: scaler_fn(mod, device, dtype), libs, syncs),
+    )
+    table.add("clip_grad_norm_", **timed(lambda mod: clip_fn(mod, device, dtype), libs, syncs))
     print(table.render())
     print(own.render())
 

@@ -20,6 +20,7 @@ namespace {
 
 using gpu::mta::kBlock;
 using gpu::mta::kChunk;
+using gpu::mta::kILP;
 using gpu::mta::Meta;
 
 #define CL_DISPATCH_FOREACH_TYPES(TYPE, NAME, ...)                    \
@@ -101,10 +102,24 @@ __global__ void __launch_bounds__(kBlock)
   const int len = int(rest < kChunk ? rest : kChunk);
   const T* p = static_cast<const T*>(m.addr[0][t]) + start;
   O acc = 0;
-  for (int i = threadIdx.x; i < len; i += blockDim.x) {
-    O v = O(p[i]);
+  auto add = [&](O v) {
     O a = v < O(0) ? -v : v;
     acc = ord == 2 ? acc + v * v : ord == 1 ? acc + a : fn::Maximum{}(acc, a);
+  };
+  // kILP elements per load where the chunk allows it (as apply_kernel): the partials read
+  // whole gradients, at the memory's speed only with several bytes in flight per thread
+  struct alignas(kILP * sizeof(T)) Vec {
+    T v[kILP];
+  };
+  if (len % kILP == 0 && reinterpret_cast<uintptr_t>(p) % (kILP * sizeof(T)) == 0) {
+    const Vec* pv = reinterpret_cast<const Vec*>(p);
+    for (int i = threadIdx.x; i < len / kILP; i += blockDim.x) {
+      const Vec r = pv[i];
+#pragma unroll
+      for (int k = 0; k < kILP; ++k) add(O(r.v[k]));
+    }
+  } else {
+    for (int i = threadIdx.x; i < len; i += blockDim.x) add(O(p[i]));
   }
   acc = block_reduce(acc, ord == 0);
   // the tensor's index in the caller's list rides in the scalar slot

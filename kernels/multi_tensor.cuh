@@ -15,6 +15,13 @@
 #include "ops/foreach.h"
 #include "ops/multi_tensor_plan.h"
 
+// The metadata (ops/multi_tensor_plan.h) exceeds the 4 KiB of kernel arguments of CUDA before
+// 12.1; from 12.1 on, Volta and newer take up to 32764 bytes.
+#if defined(__CUDACC_VER_MAJOR__) && \
+    (__CUDACC_VER_MAJOR__ < 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ < 1))
+#error "multi-tensor kernels need CUDA 12.1 or later (kernel arguments over 4 KiB)"
+#endif
+
 namespace cl::gpu::mta {
 
 using namespace cl::mta;  // kChunk, kMaxBlocks, max_tensors, Meta, plan_launches (host side)

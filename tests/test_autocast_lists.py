@@ -61,7 +61,9 @@ def _outcome(fn, ctx):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return summarize(fn(ctx))
-    except (AttributeError, NotImplementedError):
+    except (AttributeError, NotImplementedError) as e:
+        if "not implemented for" in str(e):
+            return f"no kernel: {e}"  # an op cudalite has, without this dtype's kernel
         return "missing"
     except Exception as e:  # noqa: BLE001 (torch's error type is part of the table)
         return "error:" + type(e).__name__
@@ -178,3 +180,53 @@ def test_in_place_forms_and_native_ops_run_as_written():
         assert m.addmm_(cudalite.randn(4, 3), cudalite.randn(3, 5)).dtype == cudalite.float32
         assert cudalite.einsum("ij,jk->ik", m.bfloat16(), m.t()).dtype == cudalite.bfloat16
         assert cudalite.einsum("ii->i", m[:4, :4]).dtype == cudalite.float32
+
+
+# ---- CUDA's lists on the CPU ----
+
+# What the emulation below cannot show: F.pad's modes look up the CPU's list themselves, and
+# the CPU has no float16 trace.
+_EMULATION_SKIP = frozenset(
+    {(n, v) for n in ("trace",) for v in ("low", "mix")}
+    | {
+        (n, v)
+        for n in "reflection_pad1d reflection_pad2d replication_pad1d replication_pad2d "
+        "replication_pad3d".split()
+        for v in VARIANTS
+    }
+)
+
+
+@pytest.fixture
+def cuda_lists_on_cpu(monkeypatch):
+    """CUDA's policies written into every entry's CPU bits, so that a CPU region applies
+    CUDA's lists: the composite ops cudalite builds from listed ops (which run on every
+    device) then meet CUDA's rules on a machine without a GPU."""
+    from cudalite import _C, _tensor
+    from cudalite.nn import functional
+
+    owners = (vars(_C.Tensor), _tensor._slow_methods, vars(cudalite), vars(functional))
+
+    policies = dict(autocast_mode._POLICIES)
+    autocast_mode._arm()  # with the real lists, before they change
+
+    def write():
+        for name in set(policies["cuda"]) | set(policies["cpu"]):
+            for owner in owners:
+                entry = owner.get(name)
+                if isinstance(entry, _C._Checked):
+                    entry._set_cast_policy(autocast_mode._policy_bits(name))
+
+    monkeypatch.setitem(autocast_mode._POLICIES, "cpu", policies["cuda"])
+    write()
+    yield
+    monkeypatch.setitem(autocast_mode._POLICIES, "cpu", policies["cpu"])
+    write()
+
+
+@pytest.mark.parametrize("name", CASE_NAMES)
+def test_cuda_lists_on_cpu_tensors_match_recorded_torch(name, cuda_lists_on_cpu):
+    fn = dict(CASES)[name]
+    for low in ("float16", "bfloat16"):
+        got = _run(cudalite, "cpu", getattr(cudalite, low), name, fn, _outcome)
+        _check(name, got, TABLE["cuda"][low][name], skip=FAKE_ONLY | _EMULATION_SKIP)

@@ -252,21 +252,25 @@ def test_norm(device, dtype, ord):
 
 
 def test_norm_large_and_many(device):
-    # more chunks than one launch takes (CUDA: 320 blocks of 64 Ki elements), and many tensors
-    big = cudalite.ones(320 * 65536 + 1000, device=device) * 0.5
-    many = [cudalite.full((i + 1,), float(i), device=device) for i in range(150)]
+    # more chunks and more tensors than one launch takes (_C._multi_tensor_limits, on CUDA)
+    chunks = MAX_BLOCKS + 1 if device == "cuda" else 320
+    big = cudalite.ones(chunks * CHUNK + 1000, device=device) * 0.5
+    count = MAX_TENSORS[0] + 40
+    many = [cudalite.full((i + 1,), float(i), device=device) for i in range(count)]
     norms = cudalite._foreach_norm([big, *many])
     assert norms[0].item() == pytest.approx(0.5 * math.sqrt(big.numel()), rel=1e-5)
     for i, n in enumerate(norms[1:]):
         assert n.item() == pytest.approx(i * math.sqrt(i + 1), rel=1e-5)
     inf = cudalite._foreach_norm([big, *many], math.inf)
-    assert [x.item() for x in inf[1:]] == [float(i) for i in range(150)]
+    assert [x.item() for x in inf[1:]] == [float(i) for i in range(count)]
 
 
 def test_many_tensors_and_chunks(device):
     # lists longer than one launch's tensor slots, and tensors cut into chunks across launches
-    ts = [cudalite.full((i * 3000 + 1,), 1.0, device=device) for i in range(130)]
-    ts.insert(60, cudalite.zeros(3 * 65536 * 110, device=device))
+    # (_C._multi_tensor_limits, on CUDA; the CPU loop takes the same lists, smaller)
+    step, chunks = (3000, MAX_BLOCKS + 10) if device == "cuda" else (30, 3)
+    ts = [cudalite.full((i * step + 1,), 1.0, device=device) for i in range(MAX_TENSORS[2] + 30)]
+    ts.insert(60, cudalite.zeros(chunks * CHUNK, device=device))
     others = [cudalite.full(t.shape, 2.0, device=device) for t in ts]
     cudalite._foreach_add_(ts, others, alpha=0.25)
     cudalite._foreach_addcmul_(ts, others, others, 0.5)

@@ -2,11 +2,15 @@
 // into launches. Each tensor is cut into chunks of kChunk elements, one block per chunk; a
 // launch's metadata (Meta: the tensors' addresses, sizes, per-tensor number and step pointer,
 // and which tensor and chunk each block takes) rides in the kernel arguments. A launch holds at
-// most max_tensors<D>() tensors and kMaxBlocks blocks (the arguments stay under the 4 KiB that
-// every architecture takes); a list that needs more is split over several launches, a tensor
-// possibly straddling two. The scheme is the one of torch's MultiTensorApply.cuh (and apex's);
-// the sizes are chosen for this metadata layout. Host-only, so that the CPU build tests it
-// (_C._multi_tensor_plan).
+// most max_tensors<D>() tensors and kMaxBlocks blocks; a list that needs more is split over
+// several launches, a tensor possibly straddling two. The scheme is the one of torch's
+// MultiTensorApply.cuh (and apex's), with larger launches: torch keeps its arguments under the
+// 4 KiB that every architecture takes (36 tensors and 320 blocks at depth 4), where CUDA 12.1
+// and later take 32 KiB on Volta and newer (the architectures cudalite builds for). A GPT's
+// optimizer step (39 tensors at nanoGPT's size, 149 at GPT-2's) is then one launch, not a
+// full launch and a short one: a launch of a few dozen blocks cannot draw the memory's
+// bandwidth (a block keeps a few dozen KiB in flight), so the short launch's few chunks cost
+// far more than their share. Host-only, so that the CPU build tests it (_C._multi_tensor_plan).
 #pragma once
 
 #include <cstddef>
@@ -15,11 +19,11 @@
 namespace cl::mta {
 
 constexpr int kChunk = 65536;
-constexpr int kMaxBlocks = 320;
+constexpr int kMaxBlocks = 1024;
 
 template <int D>
 constexpr int max_tensors() {
-  return D == 1 ? 72 : D == 2 ? 56 : D == 3 ? 44 : D == 4 ? 36 : 30;
+  return D == 1 ? 160 : D == 2 ? 150 : D == 3 ? 140 : D == 4 ? 120 : 100;
 }
 
 template <int D>
@@ -31,9 +35,12 @@ struct Meta {
   int block_to_chunk[kMaxBlocks];
   unsigned char block_to_tensor[kMaxBlocks];
 };
-static_assert(sizeof(Meta<1>) <= 4000 && sizeof(Meta<2>) <= 4000 && sizeof(Meta<3>) <= 4000 &&
-                  sizeof(Meta<4>) <= 4000 && sizeof(Meta<5>) <= 4000,
-              "multi-tensor metadata must fit the kernel argument space");
+// CUDA 12.1's kernel argument space is 32764 bytes; the ops' own arguments take a few hundred.
+constexpr size_t kMaxMeta = 16384;
+static_assert(sizeof(Meta<1>) <= kMaxMeta && sizeof(Meta<2>) <= kMaxMeta &&
+                  sizeof(Meta<3>) <= kMaxMeta && sizeof(Meta<4>) <= kMaxMeta &&
+                  sizeof(Meta<5>) <= kMaxMeta && max_tensors<1>() <= 255,
+              "multi-tensor metadata must fit the kernel argument space (and block_to_tensor)");
 
 // Calls launch(meta, blocks) as often as n tensors need: numel(i), addr(d, i), scalar(i) and
 // step(i) describe tensor i. Empty tensors are skipped.

@@ -1,7 +1,7 @@
 """Gradient clipping: ``clip_grad_norm_`` (``get_total_norm`` then ``clip_grads_with_norm_``)
 and ``clip_grad_value_``, with torch's arguments, results and errors. As in torch, the
 gradients go through the ``_foreach_*`` ops by device and dtype (on CUDA: one
-``_foreach_norm`` and one ``_foreach_mul_`` pass over a few dozen tensors per launch; on the
+``_foreach_norm`` and one ``_foreach_mul_`` pass over up to 160 tensors per launch; on the
 CPU the per-tensor ops), unless ``foreach=False``; nothing waits for the GPU unless
 ``error_if_nonfinite`` asks to check the norm."""
 
