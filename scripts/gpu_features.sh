@@ -8,7 +8,9 @@
 #   4. the tutorials' outputs saved from this machine ($OUT/notebooks.tar.gz);
 #   5. each benchmark given, while time is left (DEADLINE seconds from the start, default 570).
 # Usage: bash scripts/gpu_features.sh "cuda_graphs.py --quick" "multi_gpu_copy.py" ...
-# RECORD_RANDOM=0 skips step 2 and NOTEBOOKS=0 step 4 (when device time is short).
+# RECORD_RANDOM=0 skips step 2 and NOTEBOOKS=0 step 4 (when device time is short); the suite
+# stops BENCH_RESERVE seconds (default 0) before the deadline, leaving them to the benchmarks;
+# PRIORITY is passed to scripts/gpu_check.sh.
 set -uo pipefail
 OUT=${OUT:-/tmp/cudalite-out}
 mkdir -p "$OUT"
@@ -20,7 +22,7 @@ if [ "${RECORD_RANDOM:-1}" != 0 ]; then
   echo "torch's CUDA random streams recorded (rc=$?)"
   cp tests/data/cuda_random_torch.json "$OUT/" 2>/dev/null
 fi
-bash scripts/gpu_check.sh | tail -45
+DEADLINE=$((deadline - SECONDS - ${BENCH_RESERVE:-0})) bash scripts/gpu_check.sh | tail -75
 # The notebooks with their outputs come back as one archive ($OUT returns at most 8 files).
 if [ "${NOTEBOOKS:-1}" != 0 ]; then
   nb=$(mktemp -d)
