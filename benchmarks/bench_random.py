@@ -3,11 +3,16 @@ float32 and float64, randint, and the sampling ops (randperm, multinomial with a
 replacement, dropout), on the CPU and, where a GPU is visible, on CUDA. cudalite and torch
 draw the same numbers (docs/random.md), so this times the same work.
 
-    python benchmarks/bench_random.py            # CPU, and CUDA when a GPU is visible
-    python benchmarks/bench_random.py --threads 1  # torch's CPU fills draw serially too
+    python benchmarks/bench_random.py                 # CPU, and CUDA when a GPU is visible
+    taskset -c 0,1 python benchmarks/bench_random.py  # the CPU fills on two cores
+    python benchmarks/bench_random.py --cpu-numel 268435456 --threads 1
 
-Figures are medians (benchmarks/_harness.py); torch runs with one thread unless asked, as
-its random CPU kernels are serial.
+The CPU fills run with one thread and with --threads (default: the CPUs this process may
+run on, at most 16), set alike in both libraries (set_num_threads): torch's CPU draws are
+serial, and so are cudalite's, which with more threads shares out only randn's Box-Muller
+transform. The last table checks issue 31's speed goals: rand/randn at least 0.9x torch on
+the CPU (at --cpu-numel elements) and 0.95x on CUDA (at 2^28). Figures are medians
+(benchmarks/_harness.py); each table is printed as soon as it is measured.
 """
 
 from __future__ import annotations
@@ -20,17 +25,36 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 import cudalite  # noqa: E402
-from _harness import Table, optional, per_call  # noqa: E402
+from _harness import Table, optional, per_call, per_call_stats  # noqa: E402
 
 torch = optional("torch")
 
 SIZES = [1 << 20, 1 << 24]
+CPU_GOAL = 0.9  # issue 31: cudalite's rand/randn at least this fraction of torch's speed
+CUDA_GOAL = 0.95
+CUDA_GOAL_NUMEL = 1 << 28
 
 
-def cpu_table():
-    t = Table("CPU random fills")
+def timed(fn, n, **kwargs):
+    """per_call, with three single calls for fills so large that one call is a long time."""
+    if fn is None:
+        return None
+    if n >= 1 << 25:
+        return per_call_stats(fn, number=1, repeat=3, **kwargs)[0]
+    return per_call(fn, repeat=5, **kwargs)
+
+
+def set_threads(k):
+    cudalite.set_num_threads(k)
+    if torch is not None:
+        torch.set_num_threads(k)
+
+
+def cpu_table(sizes, threads, goals):
+    set_threads(threads)
+    t = Table(f"CPU random fills, {threads} thread{'s' if threads > 1 else ''}")
     rng = np.random.default_rng(0)
-    for n in SIZES:
+    for n in sizes:
         for name, cl, th, npf in [
             ("rand float32", lambda: cudalite.rand(n), lambda: torch.rand(n),
              lambda: rng.random(n, dtype=np.float32)),
@@ -43,16 +67,21 @@ def cpu_table():
             ("randint [0, 100) int64", lambda: cudalite.randint(0, 100, (n,)),
              lambda: torch.randint(0, 100, (n,)), lambda: rng.integers(0, 100, n)),
         ]:  # fmt: skip
-            t.add(
-                f"{name} n={n}",
-                cudalite=per_call(cl, repeat=5),
-                torch=per_call(th, repeat=5) if torch else None,
-                numpy=per_call(npf, repeat=5),
-            )
+            case = f"{name} n={n}"
+            cols = {
+                "cudalite": timed(cl, n),
+                "torch": timed(th, n) if torch else None,
+                "numpy": timed(npf, n),
+            }
+            t.add(case, **cols)
+            if n == sizes[-1] and name.startswith("rand") and not name.startswith("randint"):
+                goals.append(
+                    (f"CPU {case}, {threads} thr", cols["cudalite"], cols["torch"], CPU_GOAL)
+                )
     return t
 
 
-def cuda_table():
+def cuda_table(goals):
     t = Table("CUDA random fills")
     sync_cl = cudalite.cuda.synchronize
     has_torch_cuda = torch is not None and torch.cuda.is_available()
@@ -67,12 +96,29 @@ def cuda_table():
             ("rand bfloat16", lambda: cudalite.rand(n, dtype=cudalite.bfloat16, device="cuda"),
              lambda: torch.rand(n, dtype=torch.bfloat16, device="cuda")),
         ]:  # fmt: skip
-            t.add(
-                f"{name} n={n}",
-                cudalite=per_call(cl, sync=sync_cl),
-                torch=per_call(th, sync=torch.cuda.synchronize) if has_torch_cuda else None,
-            )
+            case = f"{name} n={n}"
+            cols = {
+                "cudalite": per_call(cl, sync=sync_cl),
+                "torch": per_call(th, sync=torch.cuda.synchronize) if has_torch_cuda else None,
+            }
+            t.add(case, **cols)
+            if n == CUDA_GOAL_NUMEL and name in ("rand float32", "randn float32"):
+                goals.append((f"CUDA {case}", cols["cudalite"], cols["torch"], CUDA_GOAL))
     return t
+
+
+def goals_table(goals):
+    """Each goal's case: cudalite's speed over torch's (torch's time / cudalite's) against the
+    goal."""
+    out = ["\n== Speed goals (issue 31: torch's time / cudalite's >= the goal) =="]
+    out.append(f"{'case':44s}{'cudalite / torch':>18s}{'goal':>8s}")
+    for case, ours, theirs, goal in goals:
+        if ours is None or theirs is None:
+            out.append(f"{case:44s}{'-':>18s}{goal:8.2f}  (no torch here)")
+            continue
+        r = theirs / ours
+        out.append(f"{case:44s}{r:17.2f}x{goal:8.2f}  {'met' if r >= goal else 'MISSED'}")
+    return "\n".join(out)
 
 
 def _sampling_rows(T, dev):
@@ -118,15 +164,32 @@ def sampling_table(dev):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--threads", type=int, default=1, help="torch's CPU threads")
+    default_threads = (
+        min(16, len(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else 1
+    )
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=default_threads,
+        help="the CPU fills' second thread count (both libraries); 1: one table only",
+    )
+    ap.add_argument(
+        "--cpu-numel",
+        type=int,
+        default=1 << 26,
+        help="the large CPU size (issue 31 names 2^28; 2^26 keeps the run short)",
+    )
     args = ap.parse_args()
-    if torch is not None:
-        torch.set_num_threads(args.threads)
-    print(cpu_table().render())
-    print(sampling_table("cpu").render())
+    goals = []
+    sizes = [1 << 20, args.cpu_numel]
+    for k in sorted({1, args.threads}):
+        print(cpu_table(sizes, k, goals).render(), flush=True)
+    set_threads(1)
+    print(sampling_table("cpu").render(), flush=True)
     if cudalite.cuda.is_available():
-        print(cuda_table().render())
-        print(sampling_table("cuda").render())
+        print(cuda_table(goals).render(), flush=True)
+        print(sampling_table("cuda").render(), flush=True)
+    print(goals_table(goals))
 
 
 if __name__ == "__main__":

@@ -123,6 +123,27 @@ def test_state_position_draws_the_same_by_chunks_and_one_at_a_time():
         )
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_randn_values_do_not_depend_on_the_thread_count(dtype):
+    """With several host threads randn shares its Box-Muller blocks out; the values, and
+    where the generator ends, are the same as with one."""
+    dt = getattr(C, dtype)
+    old = C.get_num_threads()
+    try:
+        for n in (16, 17, 40000, 65536 + 7, 2**20 + 3):
+            draws = []
+            for threads in (1, 3):
+                C.set_num_threads(threads)
+                g = C.Generator().manual_seed(n)
+                x = C.randn(n, dtype=dt, generator=g)
+                y = C.empty(n, dtype=dt).normal_(2.0, 0.5, generator=g)
+                draws.append((to_np(x.float()), to_np(y.float()), g.get_state().tolist()))
+            for a, b in zip(*draws, strict=True):
+                np.testing.assert_array_equal(a, b)
+    finally:
+        C.set_num_threads(old)
+
+
 @requires_cuda
 def test_seeded_cuda_streams_repeat_and_are_not_the_cpus():
     """torch's streams: CUDA draws come from curand's Philox (docs/random.md), so after the

@@ -202,6 +202,91 @@ def test_normal_and_integer_fills_from_threads(device):
     run_threads(work, 4)
 
 
+def test_products_sorts_convs_scans_and_casts_from_8_threads(device):
+    """Ops whose kernels are more than a loop over elements give, from 8 threads at once,
+    what one thread computing alone gets: the same bits on the CPU; on CUDA, where atomic
+    sums (scatter_add) and the libraries' algorithms may order additions differently from
+    call to call, the same within float32 rounding."""
+    F = cudalite.nn.functional
+    g = cudalite.Generator(device=device).manual_seed(3)
+    m = cudalite.randn(256, 512, device=device, generator=g)
+    w = cudalite.randn(512, 384, device=device, generator=g)
+    images = cudalite.randn(2, 8, 48, 48, device=device, generator=g)
+    kernel = cudalite.randn(8, 8, 3, 3, device=device, generator=g)
+    flat = m.reshape(-1)
+    idx = cudalite.randint(0, flat.numel(), (N,), device=device, generator=g)
+    rows = cudalite.randint(0, 512, (256, 512), device=device, generator=g)
+    ops = {
+        "matmul": lambda: m @ w,
+        "linear": lambda: F.linear(m, w.t()),
+        "sort": lambda: flat.sort()[0],
+        "argsort_dim": lambda: m.argsort(1),
+        "topk": lambda: flat.topk(100)[1],
+        "conv2d": lambda: F.conv2d(images, kernel, padding=1),
+        "max_pool2d": lambda: F.max_pool2d(images, 2),
+        "cumsum": lambda: m.cumsum(1),
+        "softmax": lambda: m.softmax(1),
+        "layer_norm": lambda: F.layer_norm(m, (512,)),
+        "half": lambda: m.half(),
+        "double": lambda: m.double(),
+        "int": lambda: (m * 100).int(),
+        "index_select": lambda: flat.index_select(0, idx),
+        "gather": lambda: m.gather(1, rows),
+        "scatter_add": lambda: cudalite.zeros_like(m).scatter_add_(
+            1, rows[:, :1].expand(-1, 512), m
+        ),
+        "outer": lambda: cudalite.outer(flat[:512], flat[512:1024]),
+        "permute": lambda: images.permute(0, 2, 3, 1).contiguous(),
+    }
+    expected = {k: to_np(op()) for k, op in ops.items()}
+
+    def check(got, want, name):
+        if device == "cpu":
+            np.testing.assert_array_equal(got, want, err_msg=name)
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4, err_msg=name)
+
+    def work(i):
+        names = list(ops)
+        for k in range(2 * len(names)):
+            name = names[(i + k) % len(names)]
+            check(to_np(ops[name]()), expected[name], name)
+
+    run_threads(work, 8)
+
+
+def test_random_fills_with_own_generators_from_threads_with_several_host_threads(device):
+    """randn shares its Box-Muller blocks out over the host threads: threads filling at once
+    (one of them gets the pool, the others transform alone) all get their generator's
+    values."""
+    sizes = [N + 5, 3 * N + 16]
+    expected = {}
+    old = cudalite.get_num_threads()
+    cudalite.set_num_threads(1)  # the values every thread count gives: drawn serially
+    for i in range(4):
+        g = cudalite.Generator(device=device).manual_seed(i)
+        expected[i] = [to_np(cudalite.randn(n, device=device, generator=g)) for n in sizes]
+        expected[i].append(
+            to_np(cudalite.randn(N + 3, dtype=cudalite.float64, device=device, generator=g))
+        )
+    cudalite.set_num_threads(4)
+    try:
+
+        def work(i):
+            for _ in range(3):
+                g = cudalite.Generator(device=device).manual_seed(i)
+                got = [to_np(cudalite.randn(n, device=device, generator=g)) for n in sizes]
+                got.append(
+                    to_np(cudalite.randn(N + 3, dtype=cudalite.float64, device=device, generator=g))
+                )
+                for a, b in zip(got, expected[i], strict=True):
+                    np.testing.assert_array_equal(a, b)
+
+        run_threads(work, 4)
+    finally:
+        cudalite.set_num_threads(old)
+
+
 def test_autograd_from_8_threads(device):
     def work(i):
         rng = np.random.default_rng(i)

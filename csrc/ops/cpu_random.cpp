@@ -2,8 +2,8 @@
 #include "ops/cpu_random.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <type_traits>
 #include <vector>
 
@@ -43,11 +43,6 @@ constexpr int digits() {
 // 64-bit draw (double) or a 32-bit draw (others), times 2^-digits().
 inline double uniform_double(Generator& g) {
   return double(g.random64() & ((uint64_t(1) << 53) - 1)) * (1.0 / double(uint64_t(1) << 53));
-}
-template <class T>
-inline float uniform_float_acc(Generator& g) {  // float, float16, bfloat16: in float
-  constexpr uint32_t mask = (uint32_t(1) << digits<T>()) - 1;
-  return float(g.random() & mask) * (1.0f / float(uint32_t(1) << digits<T>()));
 }
 
 // Rounds through T: c10's float16 and bfloat16 arithmetic rounds every result.
@@ -154,17 +149,27 @@ constexpr int64_t words_per_element() {
   return std::is_same_v<T, double> ? 2 : 1;
 }
 
-// convert(d + i, words, k) over the n elements of d, k <= a chunk's elements at a time.
-template <class T, class Convert>
-void draw_chunks(T* d, int64_t n, Generator& g, Convert convert) {
-  constexpr int64_t per = kWordChunk / words_per_element<T>();
+// convert(d + i, words, k) over the n elements of d, k <= a chunk's elements at a time,
+// with `Words` words per element.
+template <int64_t Words, class T, class Convert>
+void draw_chunks_of(T* d, int64_t n, Generator& g, Convert convert) {
+  constexpr int64_t per = kWordChunk / Words;
   uint32_t words[kWordChunk];
   for (int64_t i = 0; i < n; i += per) {
     const int64_t k = std::min(per, n - i);
-    g.random_words(words, k * words_per_element<T>());
+    g.random_words(words, k * Words);
     convert(d + i, words, k);
   }
 }
+
+// The same, with the words torch's uniform of T takes per element.
+template <class T, class Convert>
+void draw_chunks(T* d, int64_t n, Generator& g, Convert convert) {
+  draw_chunks_of<words_per_element<T>()>(d, n, g, convert);
+}
+
+// The 64-bit draw of two successive words (random64()).
+CL_ALWAYS_INLINE uint64_t word_pair(const uint32_t* w) { return (uint64_t(w[0]) << 32) | w[1]; }
 
 // uniform_(from, to) of n elements; width = to - from, from as the dtype's kernel has them.
 template <class T>
@@ -192,6 +197,14 @@ void fill_uniforms01(T* d, int64_t n, Generator& g) {
   });
 }
 
+// The double block with torch's fused multiply-adds, compiled for AVX2 so that they are
+// instructions rather than calls to fma (the log, cos and sin stay the C library's).
+#if defined(CL_TORCH_AVX2_BOX_MULLER)
+CL_TARGET_AVX2 void block16_double_fused(double* d, double mean, double std) {
+  box_muller::fill16_portable<double, double>(d, mean, std, true);
+}
+#endif
+
 template <class T>
 void block16(T* d, T mean, T std) {
   if constexpr (std::is_same_v<T, float>) {
@@ -203,7 +216,13 @@ void block16(T* d, T mean, T std) {
 #endif
     box_muller::fill16_portable<float, float>(d, mean, std, false);
   } else if constexpr (std::is_same_v<T, double>) {
-    box_muller::fill16_portable<double, double>(d, mean, std, fused_kernels());
+#if defined(CL_TORCH_AVX2_BOX_MULLER)
+    if (fused_kernels()) {
+      block16_double_fused(d, mean, std);
+      return;
+    }
+#endif
+    box_muller::fill16_portable<double, double>(d, mean, std, false);
   } else {
     box_muller::fill16_reduced<T>(d, mean, std);
   }
@@ -336,13 +355,25 @@ void random_from_to(const Tensor& t, uint64_t range, int64_t base, Generator& g,
                           ? std::is_same_v<scalar_t, int64_t> || std::is_same_v<scalar_t, double>
                           : range >= (uint64_t(1) << 28);
     if (range == 0) {  // [INT64_MIN, INT64_MAX]
-      for (int64_t i = 0; i < n; ++i) d[i] = from_int64<scalar_t>(int64_t(g.random64()));
+      draw_chunks_of<2>(d, n, g, [](scalar_t* o, const uint32_t* w, int64_t k) {
+        for (int64_t j = 0; j < k; ++j) o[j] = from_int64<scalar_t>(int64_t(word_pair(w + 2 * j)));
+      });
     } else if (wide) {
-      for (int64_t i = 0; i < n; ++i)
-        d[i] = from_int64<scalar_t>(int64_t(g.random64() % range + uint64_t(base)));
+      draw_chunks_of<2>(d, n, g, [&](scalar_t* o, const uint32_t* w, int64_t k) {
+        for (int64_t j = 0; j < k; ++j)
+          o[j] = from_int64<scalar_t>(int64_t(word_pair(w + 2 * j) % range + uint64_t(base)));
+      });
+    } else if (range <= UINT32_MAX) {  // a 32-bit modulo: the same remainder, cheaper
+      const uint32_t r32 = uint32_t(range);
+      draw_chunks_of<1>(d, n, g, [&](scalar_t* o, const uint32_t* w, int64_t k) {
+        for (int64_t j = 0; j < k; ++j)
+          o[j] = from_int64<scalar_t>(int64_t(uint64_t(w[j] % r32) + uint64_t(base)));
+      });
     } else {
-      for (int64_t i = 0; i < n; ++i)
-        d[i] = from_int64<scalar_t>(int64_t(uint64_t(g.random()) % range + uint64_t(base)));
+      draw_chunks_of<1>(d, n, g, [&](scalar_t* o, const uint32_t* w, int64_t k) {
+        for (int64_t j = 0; j < k; ++j)
+          o[j] = from_int64<scalar_t>(int64_t(uint64_t(w[j]) % range + uint64_t(base)));
+      });
     }
   });
 }
@@ -350,8 +381,10 @@ void random_from_to(const Tensor& t, uint64_t range, int64_t base, Generator& g,
 void bernoulli_scalar(const Tensor& t, double p, Generator& g) {
   const int64_t n = t->numel();
   CL_DISPATCH_ALL_TYPES(t->dtype, "bernoulli", [&] {
-    scalar_t* d = data_of<scalar_t>(t);
-    for (int64_t i = 0; i < n; ++i) d[i] = from_int64<scalar_t>(uniform_double(g) < p ? 1 : 0);
+    draw_chunks_of<2>(data_of<scalar_t>(t), n, g, [&](scalar_t* o, const uint32_t* w, int64_t k) {
+      for (int64_t j = 0; j < k; ++j)
+        o[j] = from_int64<scalar_t>(words_to_unit(w[2 * j], w[2 * j + 1]) < p ? 1 : 0);
+    });
   });
 }
 
@@ -361,29 +394,35 @@ void bernoulli_tensor(const Tensor& t, const Tensor& p, Generator& g) {
     scalar_t* d = data_of<scalar_t>(t);
     if (p->dtype == ScalarType::Float64) {
       const double* pp = data_of<double>(p);
-      for (int64_t i = 0; i < n; ++i)
-        d[i] = from_int64<scalar_t>(uniform_double(g) < pp[i] ? 1 : 0);
+      draw_chunks_of<2>(d, n, g, [&](scalar_t* o, const uint32_t* w, int64_t k) {
+        const double* q = pp + (o - d);
+        for (int64_t j = 0; j < k; ++j)
+          o[j] = from_int64<scalar_t>(words_to_unit(w[2 * j], w[2 * j + 1]) < q[j] ? 1 : 0);
+      });
     } else {
       const float* pp = data_of<float>(p);
-      for (int64_t i = 0; i < n; ++i)
-        d[i] = from_int64<scalar_t>(uniform_float_acc<float>(g) < pp[i] ? 1 : 0);
+      draw_chunks_of<1>(d, n, g, [&](scalar_t* o, const uint32_t* w, int64_t k) {
+        const float* q = pp + (o - d);
+        for (int64_t j = 0; j < k; ++j)
+          o[j] = from_int64<scalar_t>(word_to_unit<float>(w[j]) < q[j] ? 1 : 0);
+      });
     }
   });
 }
 
 template <class T>
 static void exponential_typed(const Tensor& t, double lambda, Generator& g) {
-  const int64_t n = t->numel();
-  T* d = data_of<T>(t);
-  for (int64_t i = 0; i < n; ++i) {
-    const double u = uniform_double(g);
-    const double v = -1.0 / lambda * std::log1p(-u);
-    if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
-      d[i] = T(v);
-    } else {
-      d[i] = T(float(v));
+  draw_chunks_of<2>(data_of<T>(t), t->numel(), g, [&](T* o, const uint32_t* w, int64_t k) {
+    for (int64_t j = 0; j < k; ++j) {
+      const double u = words_to_unit(w[2 * j], w[2 * j + 1]);
+      const double v = -1.0 / lambda * std::log1p(-u);
+      if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
+        o[j] = T(v);
+      } else {
+        o[j] = T(float(v));
+      }
     }
-  }
+  });
 }
 
 void exponential(const Tensor& t, double lambda, Generator& g) {
