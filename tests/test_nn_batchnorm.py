@@ -222,3 +222,18 @@ def test_batchnorm_non_contiguous_input_and_running_stats(device):
     assert torch.allclose(y, ref, atol=1e-6)
     assert torch.allclose(rm, ref_rm) and torch.allclose(rv, ref_rv)
     assert bool((rm_big[1::2] == 0).all())
+
+
+def test_batchnorm_node_name_follows_torchs_backend_choice(device):
+    x = torch.randn(4, 3, 5, device=device, requires_grad=True)
+    w = torch.ones(3, device=device, requires_grad=True)
+    b = torch.zeros(3, device=device, requires_grad=True)
+    cuda = device == "cuda"
+    affine = F.batch_norm(x, None, None, w, b, training=True).grad_fn.name()
+    assert affine == ("CudnnBatchNormBackward0" if cuda else "NativeBatchNormBackward0")
+    # no affine parameters, or a 2-dim input: torch's native kernels on every device
+    assert F.batch_norm(x, None, None, training=True).grad_fn.name() == "NativeBatchNormBackward0"
+    y = F.batch_norm(x[:, :, 0], None, None, w, b, training=True)
+    assert y.grad_fn.name() == "NativeBatchNormBackward0"
+    z = F.batch_norm(x.double(), None, None, w.double(), b.double(), training=True)
+    assert z.grad_fn.name() == "NativeBatchNormBackward0"
