@@ -237,3 +237,24 @@ def test_batchnorm_node_name_follows_torchs_backend_choice(device):
     assert y.grad_fn.name() == "NativeBatchNormBackward0"
     z = F.batch_norm(x.double(), None, None, w.double(), b.double(), training=True)
     assert z.grad_fn.name() == "NativeBatchNormBackward0"
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batchnorm_channels_last_keeps_its_layout_and_values(training, device):
+    torch.manual_seed(0)
+    x = torch.randn(3, 4, 5, 6, device=device) * 2 + 1
+    xc = x.contiguous(memory_format=torch.channels_last).requires_grad_(True)
+    xn = x.clone().requires_grad_(True)
+    w = torch.randn(4, device=device, requires_grad=True)
+    b = torch.randn(4, device=device, requires_grad=True)
+    stats = [(torch.rand(4, device=device), torch.rand(4, device=device) + 0.5) for _ in "ab"]
+    (rm1, rv1), (rm2, rv2) = stats[0], (stats[0][0].clone(), stats[0][1].clone())
+    gy = torch.randn(3, 4, 5, 6, device=device)
+    y1 = F.batch_norm(xc, rm1, rv1, w, b, training)
+    assert y1.is_contiguous(memory_format=torch.channels_last) and not y1.is_contiguous()
+    gx1, gw1, gb1 = torch.autograd.grad(y1, [xc, w, b], gy)
+    assert gx1.is_contiguous(memory_format=torch.channels_last)
+    y2 = F.batch_norm(xn, rm2, rv2, w, b, training)
+    gx2, gw2, gb2 = torch.autograd.grad(y2, [xn, w, b], gy)
+    for a, e in ((y1, y2), (gx1, gx2), (gw1, gw2), (gb1, gb2), (rm1, rm2), (rv1, rv2)):
+        assert torch.allclose(a, e, atol=1e-4, rtol=1e-5)

@@ -1,8 +1,9 @@
 // native_batch_norm and its backward (torch's names): the input is made contiguous and seen
-// as (N, C, S), S the product of the spatial sizes; the device's loop computes each
-// channel's statistics (training) or takes the running ones (evaluation), normalises and
-// applies the affine transform in one call, and the backward takes each channel's sums of g
-// and g * (x - mean) in one pass and writes grad_input in a second. The per-channel vectors
+// as (N, C, S), S the product of the spatial sizes (a channels_last input keeps its layout,
+// seen as (N * S, C, 1), and its output and gradient have that layout too); the device's loop
+// computes each channel's statistics (training) or takes the running ones (evaluation), normalises
+// and applies the affine transform in one call, and the backward takes each channel's sums of g and
+// g * (x - mean) in one pass and writes grad_input in a second. The per-channel vectors
 // (parameters, running statistics, saved statistics, parameter gradients) are handed to the
 // loops in the accumulation dtype; running statistics of another dtype are updated through a
 // copy in it. The CPU loops below accumulate in double, a channel at a time, the channels
@@ -76,6 +77,23 @@ Ncs ncs_of(const Tensor& x) {
   return {x->sizes[0], x->sizes[1], s};
 }
 
+// Whether x (N, C, *sp) is dense with the channels innermost (channels_last) and not
+// contiguous: then its memory is the (N * S, C, 1) layout, normalised in place of a copy.
+bool channels_last_dense(const Tensor& x) {
+  if (x->dim() < 3 || x->is_contiguous()) return false;
+  int64_t expect = 1;
+  auto next = [&](int64_t d) {
+    if (x->sizes[d] != 1 && x->strides[d] != expect) return false;
+    expect *= x->sizes[d];
+    return true;
+  };
+  if (!next(1)) return false;
+  for (int64_t d = x->dim() - 1; d >= 2; --d) {
+    if (!next(d)) return false;
+  }
+  return next(0);
+}
+
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& x_in, const Tensor& weight,
@@ -93,7 +111,10 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& x_in, const T
   CL_CHECK(training || (running_mean && running_var),
            "running_mean and running_var must be defined in evaluation mode");
   if (!x_in->is_cuda()) check_cpu_dtypes(x_in, {&weight, &bias, &running_mean, &running_var});
-  Tensor x = contiguous(x_in);
+  // A channels_last input keeps its layout (and gives it to the output), seen as (N * S, C, 1).
+  const bool cl = channels_last_dense(x_in);
+  Tensor x = cl ? x_in : contiguous(x_in);
+  const Ncs k = cl ? Ncs{d.n * d.s, d.c, 1} : d;
   const ScalarType dt = x->dtype, acc = nn_acc_dtype(dt);
   Tensor w = channel_vec(weight, acc), b = channel_vec(bias, acc);
   // Running statistics are updated in place: through a copy when they are not contiguous
@@ -105,7 +126,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& x_in, const T
     if (rm && rm.get() == running_mean.get()) rm = to(rm, rm->device(), acc, false, true);
     if (rv && rv.get() == running_var.get()) rv = to(rv, rv->device(), acc, false, true);
   }
-  Tensor y = empty(x->sizes, dt, x->device());
+  Tensor y = cl ? empty_preserve(x, dt, x->device()) : empty(x->sizes, dt, x->device());
   Tensor mean = empty({d.c}, acc, x->device()), invstd = empty({d.c}, acc, x->device());
   CL_CHECK(
       !training || x->numel() > 0,
@@ -113,9 +134,9 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& x_in, const T
   if (d.c == 0) return {y, mean, invstd};
   if (x->is_cuda()) {
     cuda::DeviceGuard g(x->device().index);
-    cuda::batch_norm(x, w, b, rm, rv, d.n, d.c, d.s, training, momentum, eps, y, mean, invstd);
+    cuda::batch_norm(x, w, b, rm, rv, k.n, k.c, k.s, training, momentum, eps, y, mean, invstd);
   } else {
-    cpu::batch_norm(x, w, b, rm, rv, d.n, d.c, d.s, training, momentum, eps, y, mean, invstd);
+    cpu::batch_norm(x, w, b, rm, rv, k.n, k.c, k.s, training, momentum, eps, y, mean, invstd);
   }
   if (copy_back) {
     if (running_mean) copy_(running_mean, rm);
@@ -135,21 +156,32 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
   check_numel("weight", weight, d.c);
   check_numel("save_mean", save_mean, d.c);
   check_numel("save_invstd", save_invstd, d.c);
-  Tensor x = contiguous(x_in);
+  const bool cl = channels_last_dense(x_in);
+  Tensor x = cl ? x_in : contiguous(x_in);
+  const Ncs k = cl ? Ncs{d.n * d.s, d.c, 1} : d;
   const ScalarType dt = x->dtype, acc = nn_acc_dtype(dt);
-  Tensor g = contiguous(grad->dtype == dt ? grad : to(grad, grad->device(), dt, false, false));
+  Tensor g = grad->dtype == dt ? grad : to(grad, grad->device(), dt, false, false);
+  if (!cl) {
+    g = contiguous(g);
+  } else if (g->strides != x->strides) {  // the gradient in the input's layout
+    Tensor gl = empty_preserve(x, dt, x->device());
+    copy_(gl, g);
+    g = gl;
+  }
   Tensor w = channel_vec(weight, acc);
   Tensor mean = channel_vec(save_mean, acc), invstd = channel_vec(save_invstd, acc);
   const ScalarType pdt = weight ? weight->dtype : dt;
-  Tensor dx = mask[0] ? empty(x->sizes, dt, x->device()) : Tensor();
+  Tensor dx = !mask[0] ? Tensor()
+              : cl     ? empty_preserve(x, dt, x->device())
+                       : empty(x->sizes, dt, x->device());
   Tensor dw = mask[1] ? empty({d.c}, acc, x->device()) : Tensor();
   Tensor db = mask[2] ? empty({d.c}, acc, x->device()) : Tensor();
   if (d.c > 0 && (dx || dw || db)) {
     if (x->is_cuda()) {
       cuda::DeviceGuard guard(x->device().index);
-      cuda::batch_norm_backward(g, x, w, mean, invstd, d.n, d.c, d.s, training, dx, dw, db);
+      cuda::batch_norm_backward(g, x, w, mean, invstd, k.n, k.c, k.s, training, dx, dw, db);
     } else {
-      cpu::batch_norm_backward(g, x, w, mean, invstd, d.n, d.c, d.s, training, dx, dw, db);
+      cpu::batch_norm_backward(g, x, w, mean, invstd, k.n, k.c, k.s, training, dx, dw, db);
     }
   }
   if (dw && pdt != acc) dw = to(dw, dw->device(), pdt, false, false);

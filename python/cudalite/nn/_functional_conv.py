@@ -334,15 +334,16 @@ def _rows_cols(x, k, s, pads, d, out, g):
     return cols.view(g, cols.shape[0] // g, cols.shape[1] * cols.shape[2])
 
 
-def _conv_fwd_rows(x, w, bias, s, pads, d, g):
+def _conv_fwd_rows(x, w, bias, s, pads, d, g, fmt=None):
     """The columns as (C * K, N * L) and one matrix product per group, the weight's
     (O/g, C/g * K) times them: torch's CPU layout, whose product is the output with the
-    batch as its second dim."""
+    batch as its second dim (laid out in ``fmt`` by one copy)."""
     n, o = x.shape[0], w.shape[0]
     k = list(w.shape[2:])
     out = _out_sizes(x, k, s, pads, d)
     y = _mm(_wmat(w, g), _rows_cols(x, k, s, pads, d, out, g))  # (g, O/g, N * L)
-    y = y.view([o, n] + out).transpose(0, 1).contiguous()
+    y = y.view([o, n] + out).transpose(0, 1)
+    y = y.contiguous() if fmt is None else y.contiguous(memory_format=fmt)
     if bias is not None:
         _bias_add_(y, bias)
     return y
@@ -407,8 +408,27 @@ class ConvolutionBackward0(Node):
         return (gx, gw, gb)[: len(nx)]
 
 
+def _channels_last(t):
+    """The channels-last format ``t``'s strides suggest (torch's suggest_memory_format), or
+    None."""
+    from cudalite._memory_format import channels_last, channels_last_3d
+
+    fmt = {4: channels_last, 5: channels_last_3d}.get(t.dim())
+    if fmt is None or t.is_contiguous() or not t.is_contiguous(memory_format=fmt):
+        return None
+    return fmt
+
+
+def _out_format(x, w):
+    """torch's output layout of a convolution: channels-last when the input or the weight
+    is (its cuDNN, oneDNN and CPU backends agree)."""
+    return _channels_last(x) or _channels_last(w)
+
+
 def _convolution(x, w, bias, stride, pads, dilation, groups, transposed, op):
-    """Runs the forward (grad mode off) on cuDNN or im2col and records the node."""
+    """Runs the forward (grad mode off) on cuDNN or im2col and records the node; the output
+    has torch's memory format (channels-last for a channels-last input or weight)."""
+    fmt = _out_format(x, w)
     cudnn = _cudnn_conv.usable(x, pads)
     if cudnn:
         fwd, args = (
@@ -418,10 +438,12 @@ def _convolution(x, w, bias, stride, pads, dilation, groups, transposed, op):
     elif transposed:
         fwd, args = _convt_fwd, (x, w, bias, stride, [a for a, _ in pads], op, dilation, groups)
     elif _rows_ok(x):
-        fwd, args = _conv_fwd_rows, (x, w, bias, stride, pads, dilation, groups)
+        fwd, args = _conv_fwd_rows, (x, w, bias, stride, pads, dilation, groups, fmt)
     else:
         fwd, args = _conv_fwd, (x, w, bias, stride, pads, dilation, groups)
     y = ic.no_grad_call(fwd, *args)
+    if fmt is not None and _channels_last(y) is None and y.dim() == x.dim():
+        y = ic.no_grad_call(lambda: y.contiguous(memory_format=fmt))
     if _grad_on() and (x._rg or w._rg or (bias is not None and bias._rg)):
         edges = (edge(x), edge(w)) + ((edge(bias),) if bias is not None else (None,))
         node = ConvolutionBackward0(edges)
