@@ -258,3 +258,36 @@ def test_batchnorm_channels_last_keeps_its_layout_and_values(training, device):
     gx2, gw2, gb2 = torch.autograd.grad(y2, [xn, w, b], gy)
     for a, e in ((y1, y2), (gx1, gx2), (gw1, gw2), (gb1, gb2), (rm1, rm2), (rv1, rv2)):
         assert torch.allclose(a, e, atol=1e-4, rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(4096, 16), (64, 8, 40, 3)])
+def test_batchnorm_large_inputs_against_numpy(shape, device):
+    """Inputs large enough to be split over threads (CPU) and blocks (CUDA)."""
+    g = np.random.default_rng(3)
+    xn = g.standard_normal(shape) * 3 + 5
+    gyn = g.standard_normal(shape)
+    wn, bn_ = g.standard_normal(shape[1]), g.standard_normal(shape[1])
+    x = torch.tensor(xn, device=device, requires_grad=True)
+    w = torch.tensor(wn, device=device, requires_grad=True)
+    b = torch.tensor(bn_, device=device, requires_grad=True)
+    rm, rv = (
+        torch.zeros(shape[1], device=device, dtype=torch.float64),
+        torch.ones(shape[1], device=device, dtype=torch.float64),
+    )
+    y = F.batch_norm(x, rm, rv, w, b, True, 0.25)
+    gx, gw, gb = torch.autograd.grad(y, [x, w, b], torch.tensor(gyn, device=device))
+    dims = (0,) + tuple(range(2, len(shape)))
+    cs = [1, shape[1]] + [1] * (len(shape) - 2)
+    m = xn.shape[0] * int(np.prod(shape[2:]))
+    mu, var = xn.mean(dims), xn.var(dims)
+    xhat = (xn - mu.reshape(cs)) / np.sqrt(var.reshape(cs) + 1e-5)
+    ey = xhat * wn.reshape(cs) + bn_.reshape(cs)
+    egb = gyn.sum(dims)
+    egw = (gyn * xhat).sum(dims)
+    egx = (wn / np.sqrt(var + 1e-5)).reshape(cs) * (
+        gyn - egb.reshape(cs) / m - xhat * egw.reshape(cs) / m
+    )
+    for got, want in ((y, ey), (gx, egx), (gw, egw), (gb, egb)):
+        np.testing.assert_allclose(got.detach().cpu().numpy(), want, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(rm.cpu().numpy(), 0.25 * mu, rtol=1e-12)
+    np.testing.assert_allclose(rv.cpu().numpy(), 0.75 + 0.25 * xn.var(dims, ddof=1), rtol=1e-12)
