@@ -6,12 +6,14 @@
    basic blocks (conv3x3-BN-ReLU-conv3x3-BN + identity, ReLU; the second with stride 2 and a
    1x1 projection), adaptive average pool and a Linear head; SGD with momentum and weight
    decay, label smoothing.
-3. torchvision's ResNet-18 (run_cnn_tutorial.resnet18) on 32x32 inputs: one SGD step
-   (nesterov momentum, weight decay, label smoothing), the issue's ResNet-18 figure at
-   batch 256 on the GPU.
-4. The single ops: conv2d 3x3 forward and forward + backward, max_pool2d, batch_norm.
+3. ResNet-18 of torchvision's shape (7x7 stem with stride 2, max pool, four stages of two
+   basic blocks, 64-512 channels, 1x1 projections; run_cnn_tutorial.py runs torchvision's own
+   code) on 32x32 inputs: one SGD step (nesterov momentum, weight decay, label smoothing),
+   the issue's ResNet-18 figure at batch 256 on the GPU.
+4. The single ops: conv2d 3x3 forward, forward + backward and backward alone, max_pool2d,
+   batch_norm forward (training, evaluation) and forward + backward.
 
-    python benchmarks/cnn.py [--device cpu|cuda] [--batch N] [--width C]
+    python benchmarks/cnn.py [--device cpu|cuda] [--batch N] [--width C] [--only SUBSTR]
 
 On CUDA both libraries use cuDNN with their defaults (``backends.cudnn.benchmark`` off,
 TF32 allowed for convolutions); ``--benchmark`` turns cudnn.benchmark on in both. Run with an
@@ -27,7 +29,6 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 import cudalite  # noqa: E402
 from _harness import Table, optional, per_call  # noqa: E402
-from run_cnn_tutorial import resnet18  # noqa: E402
 
 torch = optional("torch")
 
@@ -100,6 +101,45 @@ def resnet_ish(t, width):
     )
 
 
+def resnet18(t, num_classes=10):
+    """ResNet-18's layers as torchvision builds them (BasicBlock, [2, 2, 2, 2])."""
+    nn = t.nn
+
+    class BasicBlock(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.relu = nn.ReLU(inplace=True)
+            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.downsample = None
+            if stride != 1 or cin != cout:
+                self.downsample = nn.Sequential(
+                    nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout)
+                )
+
+        def forward(self, x):
+            identity = x if self.downsample is None else self.downsample(x)
+            out = self.relu(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            out += identity
+            return self.relu(out)
+
+    layers = [
+        nn.Conv2d(3, 64, 7, 2, 3, bias=False),
+        nn.BatchNorm2d(64),
+        nn.ReLU(inplace=True),
+        nn.MaxPool2d(3, 2, 1),
+    ]
+    cin = 64
+    for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+        layers += [BasicBlock(cin, cout, stride), BasicBlock(cout, cout, 1)]
+        cin = cout
+    layers += [nn.AdaptiveAvgPool2d((1, 1)), nn.Flatten(), nn.Linear(512, num_classes)]
+    return nn.Sequential(*layers)
+
+
 def train_step(lib, make, batch, **opt_kw):
     t = lib.mod
     t.manual_seed(0)
@@ -121,16 +161,28 @@ def op_case(lib, kind, batch, width):
     t, F = lib.mod, lib.mod.nn.functional
     t.manual_seed(0)
     dev = lib.device
-    x = t.randn(batch, width, 32, 32, device=dev, requires_grad=kind == "conv_fb")
-    w = t.randn(width, width, 3, 3, device=dev, requires_grad=kind == "conv_fb")
+    grad = kind in ("conv_fb", "conv_b", "bn_fb")
+    x = t.randn(batch, width, 32, 32, device=dev, requires_grad=grad)
+    w = t.randn(width, width, 3, 3, device=dev, requires_grad=grad)
     if kind == "conv_f":
         return lambda: F.conv2d(x, w, padding=1)
     if kind == "conv_fb":
         return lambda: F.conv2d(x, w, padding=1).sum().backward()
+    if kind == "conv_b":
+        y = F.conv2d(x, w, padding=1)
+        gy = t.ones_like(y)
+        return lambda: t.autograd.grad(y, [x, w], gy, retain_graph=True)
     if kind == "pool":
         return lambda: F.max_pool2d(x, 2)
     rm, rv = t.zeros(width, device=dev), t.ones(width, device=dev)
-    return lambda: F.batch_norm(x, rm, rv, training=True)
+    wb, bb = t.ones(width, device=dev), t.zeros(width, device=dev)
+    if kind == "bn_eval":
+        return lambda: F.batch_norm(x, rm, rv, wb, bb, training=False)
+    if kind == "bn_fb":
+        wb.requires_grad_(True)
+        bb.requires_grad_(True)
+        return lambda: F.batch_norm(x, rm, rv, wb, bb, training=True).sum().backward()
+    return lambda: F.batch_norm(x, rm, rv, wb, bb, training=True)
 
 
 def main():
@@ -140,6 +192,7 @@ def main():
     ap.add_argument("--width", type=int, default=None)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--benchmark", action="store_true", help="cudnn.benchmark = True in both")
+    ap.add_argument("--only", default=None, help="run the cases whose name has this text")
     args = ap.parse_args()
     device = args.device or ("cuda" if _has_cuda() else "cpu")
     batch = args.batch or (256 if device == "cuda" else 32)
@@ -173,9 +226,14 @@ def main():
         ),
         ("conv2d 3x3 forward", lambda lib: op_case(lib, "conv_f", batch, width)),
         ("conv2d 3x3 forward + backward", lambda lib: op_case(lib, "conv_fb", batch, width)),
+        ("conv2d 3x3 backward", lambda lib: op_case(lib, "conv_b", batch, width)),
         ("max_pool2d 2x2", lambda lib: op_case(lib, "pool", batch, width)),
         ("batch_norm (training)", lambda lib: op_case(lib, "bn", batch, width)),
+        ("batch_norm (evaluation)", lambda lib: op_case(lib, "bn_eval", batch, width)),
+        ("batch_norm forward + backward", lambda lib: op_case(lib, "bn_fb", batch, width)),
     ]
+    if args.only:
+        cases = [c for c in cases if args.only.lower() in c[0].lower()]
     for name, make in cases:
         row = {}
         for lib_name, lib in libs.items():

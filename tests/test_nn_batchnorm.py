@@ -222,3 +222,72 @@ def test_batchnorm_non_contiguous_input_and_running_stats(device):
     assert torch.allclose(y, ref, atol=1e-6)
     assert torch.allclose(rm, ref_rm) and torch.allclose(rv, ref_rv)
     assert bool((rm_big[1::2] == 0).all())
+
+
+def test_batchnorm_node_name_follows_torchs_backend_choice(device):
+    x = torch.randn(4, 3, 5, device=device, requires_grad=True)
+    w = torch.ones(3, device=device, requires_grad=True)
+    b = torch.zeros(3, device=device, requires_grad=True)
+    cuda = device == "cuda"
+    affine = F.batch_norm(x, None, None, w, b, training=True).grad_fn.name()
+    assert affine == ("CudnnBatchNormBackward0" if cuda else "NativeBatchNormBackward0")
+    # no affine parameters, or a 2-dim input: torch's native kernels on every device
+    assert F.batch_norm(x, None, None, training=True).grad_fn.name() == "NativeBatchNormBackward0"
+    y = F.batch_norm(x[:, :, 0], None, None, w, b, training=True)
+    assert y.grad_fn.name() == "NativeBatchNormBackward0"
+    z = F.batch_norm(x.double(), None, None, w.double(), b.double(), training=True)
+    assert z.grad_fn.name() == "NativeBatchNormBackward0"
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batchnorm_channels_last_keeps_its_layout_and_values(training, device):
+    torch.manual_seed(0)
+    x = torch.randn(3, 4, 5, 6, device=device) * 2 + 1
+    xc = x.contiguous(memory_format=torch.channels_last).requires_grad_(True)
+    xn = x.clone().requires_grad_(True)
+    w = torch.randn(4, device=device, requires_grad=True)
+    b = torch.randn(4, device=device, requires_grad=True)
+    stats = [(torch.rand(4, device=device), torch.rand(4, device=device) + 0.5) for _ in "ab"]
+    (rm1, rv1), (rm2, rv2) = stats[0], (stats[0][0].clone(), stats[0][1].clone())
+    gy = torch.randn(3, 4, 5, 6, device=device)
+    y1 = F.batch_norm(xc, rm1, rv1, w, b, training)
+    assert y1.is_contiguous(memory_format=torch.channels_last) and not y1.is_contiguous()
+    gx1, gw1, gb1 = torch.autograd.grad(y1, [xc, w, b], gy)
+    assert gx1.is_contiguous(memory_format=torch.channels_last)
+    y2 = F.batch_norm(xn, rm2, rv2, w, b, training)
+    gx2, gw2, gb2 = torch.autograd.grad(y2, [xn, w, b], gy)
+    for a, e in ((y1, y2), (gx1, gx2), (gw1, gw2), (gb1, gb2), (rm1, rm2), (rv1, rv2)):
+        assert torch.allclose(a, e, atol=1e-4, rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(4096, 16), (64, 8, 40, 3)])
+def test_batchnorm_large_inputs_against_numpy(shape, device):
+    """Inputs large enough to be split over threads (CPU) and blocks (CUDA)."""
+    g = np.random.default_rng(3)
+    xn = g.standard_normal(shape) * 3 + 5
+    gyn = g.standard_normal(shape)
+    wn, bn_ = g.standard_normal(shape[1]), g.standard_normal(shape[1])
+    x = torch.tensor(xn, device=device, requires_grad=True)
+    w = torch.tensor(wn, device=device, requires_grad=True)
+    b = torch.tensor(bn_, device=device, requires_grad=True)
+    rm, rv = (
+        torch.zeros(shape[1], device=device, dtype=torch.float64),
+        torch.ones(shape[1], device=device, dtype=torch.float64),
+    )
+    y = F.batch_norm(x, rm, rv, w, b, True, 0.25)
+    gx, gw, gb = torch.autograd.grad(y, [x, w, b], torch.tensor(gyn, device=device))
+    dims = (0,) + tuple(range(2, len(shape)))
+    cs = [1, shape[1]] + [1] * (len(shape) - 2)
+    m = xn.shape[0] * int(np.prod(shape[2:]))
+    mu, var = xn.mean(dims), xn.var(dims)
+    xhat = (xn - mu.reshape(cs)) / np.sqrt(var.reshape(cs) + 1e-5)
+    ey = xhat * wn.reshape(cs) + bn_.reshape(cs)
+    egb = gyn.sum(dims)
+    egw = (gyn * xhat).sum(dims)
+    egx = (wn / np.sqrt(var + 1e-5)).reshape(cs) * (
+        gyn - egb.reshape(cs) / m - xhat * egw.reshape(cs) / m
+    )
+    for got, want in ((y, ey), (gx, egx), (gw, egw), (gb, egb)):
+        np.testing.assert_allclose(got.detach().cpu().numpy(), want, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(rm.cpu().numpy(), 0.25 * mu, rtol=1e-12)
+    np.testing.assert_allclose(rv.cpu().numpy(), 0.75 + 0.25 * xn.var(dims, ddof=1), rtol=1e-12)

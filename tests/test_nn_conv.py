@@ -324,3 +324,34 @@ def test_cudnn_adapter_maps_every_convolution_onto_the_three_primitives(name, mo
     before = _EmulatedCudnn.calls
     check_value_case(torch, EXPECTED, name, torch.float64, "cpu")
     assert _EmulatedCudnn.calls >= before + 3  # forward, and the input and weight gradients
+
+
+@pytest.mark.parametrize("which", ["input", "weight", "neither"])
+def test_conv_output_memory_format_follows_torch(which, device):
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 6, 5, device=device)
+    w = torch.randn(4, 3, 3, 3, device=device)
+    ref = F.conv2d(x, w, padding=1, stride=(1, 2))
+    if which == "input":
+        x = x.contiguous(memory_format=torch.channels_last)
+    if which == "weight":
+        w = w.contiguous(memory_format=torch.channels_last)
+    y = F.conv2d(x, w, padding=1, stride=(1, 2))
+    last = y.is_contiguous(memory_format=torch.channels_last) and not y.is_contiguous()
+    assert last == (which != "neither")
+    assert torch.allclose(y, ref, atol=1e-5)
+
+
+def test_conv_channels_last_gradients_match_contiguous(device):
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 6, 5, device=device)
+    w = torch.randn(4, 3, 3, 3, device=device, requires_grad=True)
+    gy = torch.randn(2, 4, 6, 5, device=device)
+    grads = []
+    for t in (x, x.contiguous(memory_format=torch.channels_last)):
+        t = t.clone().requires_grad_(True)
+        y = F.conv2d(t, w, padding=1)
+        assert y.grad_fn.name() == "ConvolutionBackward0"
+        grads.append(torch.autograd.grad(y, [t, w], gy))
+    for a, b in zip(grads[0], grads[1], strict=True):
+        assert torch.allclose(a, b, atol=1e-4)

@@ -1,12 +1,14 @@
 // native_batch_norm and its backward (torch's names): the input is made contiguous and seen
-// as (N, C, S), S the product of the spatial sizes; the device's loop computes each
-// channel's statistics (training) or takes the running ones (evaluation), normalises and
-// applies the affine transform in one call, and the backward takes each channel's sums of g
-// and g * (x - mean) in one pass and writes grad_input in a second. The per-channel vectors
+// as (N, C, S), S the product of the spatial sizes (a channels_last input keeps its layout,
+// seen as (N * S, C, 1), and its output and gradient have that layout too); the device's loop
+// computes each channel's statistics (training) or takes the running ones (evaluation), normalises
+// and applies the affine transform in one call, and the backward takes each channel's sums of g and
+// g * (x - mean) in one pass and writes grad_input in a second. The per-channel vectors
 // (parameters, running statistics, saved statistics, parameter gradients) are handed to the
 // loops in the accumulation dtype; running statistics of another dtype are updated through a
 // copy in it. The CPU loops below accumulate in double, a channel at a time, the channels
-// spread over the host threads; the CUDA ones are in kernels/batch_norm.cu.
+// spread over the host threads (rows of channels, for inputs without spatial dims or
+// channels_last, in bands of rows); the CUDA ones are in kernels/batch_norm.cu.
 #include <cmath>
 #include <vector>
 
@@ -76,6 +78,23 @@ Ncs ncs_of(const Tensor& x) {
   return {x->sizes[0], x->sizes[1], s};
 }
 
+// Whether x (N, C, *sp) is dense with the channels innermost (channels_last) and not
+// contiguous: then its memory is the (N * S, C, 1) layout, normalised in place of a copy.
+bool channels_last_dense(const Tensor& x) {
+  if (x->dim() < 3 || x->is_contiguous()) return false;
+  int64_t expect = 1;
+  auto next = [&](int64_t d) {
+    if (x->sizes[d] != 1 && x->strides[d] != expect) return false;
+    expect *= x->sizes[d];
+    return true;
+  };
+  if (!next(1)) return false;
+  for (int64_t d = x->dim() - 1; d >= 2; --d) {
+    if (!next(d)) return false;
+  }
+  return next(0);
+}
+
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& x_in, const Tensor& weight,
@@ -93,7 +112,10 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& x_in, const T
   CL_CHECK(training || (running_mean && running_var),
            "running_mean and running_var must be defined in evaluation mode");
   if (!x_in->is_cuda()) check_cpu_dtypes(x_in, {&weight, &bias, &running_mean, &running_var});
-  Tensor x = contiguous(x_in);
+  // A channels_last input keeps its layout (and gives it to the output), seen as (N * S, C, 1).
+  const bool cl = channels_last_dense(x_in);
+  Tensor x = cl ? x_in : contiguous(x_in);
+  const Ncs k = cl ? Ncs{d.n * d.s, d.c, 1} : d;
   const ScalarType dt = x->dtype, acc = nn_acc_dtype(dt);
   Tensor w = channel_vec(weight, acc), b = channel_vec(bias, acc);
   // Running statistics are updated in place: through a copy when they are not contiguous
@@ -105,7 +127,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& x_in, const T
     if (rm && rm.get() == running_mean.get()) rm = to(rm, rm->device(), acc, false, true);
     if (rv && rv.get() == running_var.get()) rv = to(rv, rv->device(), acc, false, true);
   }
-  Tensor y = empty(x->sizes, dt, x->device());
+  Tensor y = cl ? empty_preserve(x, dt, x->device()) : empty(x->sizes, dt, x->device());
   Tensor mean = empty({d.c}, acc, x->device()), invstd = empty({d.c}, acc, x->device());
   CL_CHECK(
       !training || x->numel() > 0,
@@ -113,9 +135,9 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& x_in, const T
   if (d.c == 0) return {y, mean, invstd};
   if (x->is_cuda()) {
     cuda::DeviceGuard g(x->device().index);
-    cuda::batch_norm(x, w, b, rm, rv, d.n, d.c, d.s, training, momentum, eps, y, mean, invstd);
+    cuda::batch_norm(x, w, b, rm, rv, k.n, k.c, k.s, training, momentum, eps, y, mean, invstd);
   } else {
-    cpu::batch_norm(x, w, b, rm, rv, d.n, d.c, d.s, training, momentum, eps, y, mean, invstd);
+    cpu::batch_norm(x, w, b, rm, rv, k.n, k.c, k.s, training, momentum, eps, y, mean, invstd);
   }
   if (copy_back) {
     if (running_mean) copy_(running_mean, rm);
@@ -135,21 +157,32 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
   check_numel("weight", weight, d.c);
   check_numel("save_mean", save_mean, d.c);
   check_numel("save_invstd", save_invstd, d.c);
-  Tensor x = contiguous(x_in);
+  const bool cl = channels_last_dense(x_in);
+  Tensor x = cl ? x_in : contiguous(x_in);
+  const Ncs k = cl ? Ncs{d.n * d.s, d.c, 1} : d;
   const ScalarType dt = x->dtype, acc = nn_acc_dtype(dt);
-  Tensor g = contiguous(grad->dtype == dt ? grad : to(grad, grad->device(), dt, false, false));
+  Tensor g = grad->dtype == dt ? grad : to(grad, grad->device(), dt, false, false);
+  if (!cl) {
+    g = contiguous(g);
+  } else if (g->strides != x->strides) {  // the gradient in the input's layout
+    Tensor gl = empty_preserve(x, dt, x->device());
+    copy_(gl, g);
+    g = gl;
+  }
   Tensor w = channel_vec(weight, acc);
   Tensor mean = channel_vec(save_mean, acc), invstd = channel_vec(save_invstd, acc);
   const ScalarType pdt = weight ? weight->dtype : dt;
-  Tensor dx = mask[0] ? empty(x->sizes, dt, x->device()) : Tensor();
+  Tensor dx = !mask[0] ? Tensor()
+              : cl     ? empty_preserve(x, dt, x->device())
+                       : empty(x->sizes, dt, x->device());
   Tensor dw = mask[1] ? empty({d.c}, acc, x->device()) : Tensor();
   Tensor db = mask[2] ? empty({d.c}, acc, x->device()) : Tensor();
   if (d.c > 0 && (dx || dw || db)) {
     if (x->is_cuda()) {
       cuda::DeviceGuard guard(x->device().index);
-      cuda::batch_norm_backward(g, x, w, mean, invstd, d.n, d.c, d.s, training, dx, dw, db);
+      cuda::batch_norm_backward(g, x, w, mean, invstd, k.n, k.c, k.s, training, dx, dw, db);
     } else {
-      cpu::batch_norm_backward(g, x, w, mean, invstd, d.n, d.c, d.s, training, dx, dw, db);
+      cpu::batch_norm_backward(g, x, w, mean, invstd, k.n, k.c, k.s, training, dx, dw, db);
     }
   }
   if (dw && pdt != acc) dw = to(dw, dw->device(), pdt, false, false);
@@ -204,6 +237,125 @@ double channel_sum(const T* base, int64_t N, int64_t stride, int64_t S, F&& f) {
   return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
+// ---- S == 1: rows of C values ((N, C) inputs, channels_last) ----
+// A channel's values are C apart there, so instead of a channel per thread each thread
+// takes a band of rows and sums every channel of it into its own doubles; the bands' sums
+// are then added in order.
+
+// Runs f(r0, r1) over bands of the R rows, spread over the host threads; returns the bands.
+template <class F>
+int64_t for_bands(int64_t R, int64_t C, F&& f) {
+  const int64_t bands =
+      R * C >= (1 << 15) ? std::max<int64_t>(1, std::min<int64_t>(host_threads(), R / 16)) : 1;
+  if (bands == 1) {
+    f(0, 0, R);
+    return 1;
+  }
+  parallel_run(int(bands), [&](int k) { f(k, R * k / bands, R * (k + 1) / bands); });
+  return bands;
+}
+
+// out[j * C + c] = sum over rows of f(row, c, j) for j < width, in double.
+template <class F>
+std::vector<double> row_sums(int64_t R, int64_t C, int width, F&& f) {
+  const int64_t maxb = std::max<int64_t>(1, host_threads());
+  std::vector<double> part(size_t(maxb * width * C), 0.0);
+  const int64_t bands = for_bands(R, C, [&](int64_t k, int64_t r0, int64_t r1) {
+    double* acc = part.data() + k * width * C;
+    for (int64_t r = r0; r < r1; ++r) f(r, acc);
+  });
+  std::vector<double> out(size_t(width * C), 0.0);
+  for (int64_t k = 0; k < bands; ++k) {
+    for (int64_t i = 0; i < width * C; ++i) out[size_t(i)] += part[size_t(k * width * C + i)];
+  }
+  return out;
+}
+
+template <class T, class A>
+void bn_forward_rows(const T* x, const A* w, const A* b, A* rm, A* rv, int64_t R, int64_t C,
+                     bool training, double momentum, double eps, T* y, A* mean, A* invstd) {
+  std::vector<double> mu(static_cast<size_t>(C)), is(static_cast<size_t>(C));
+  if (training) {
+    std::vector<double> s = row_sums(R, C, 1, [&](int64_t r, double* acc) {
+      const T* xr = x + r * C;
+      for (int64_t c = 0; c < C; ++c) acc[c] += double(xr[c]);
+    });
+    for (int64_t c = 0; c < C; ++c) mu[size_t(c)] = s[size_t(c)] / double(R);
+    std::vector<double> q = row_sums(R, C, 1, [&](int64_t r, double* acc) {
+      const T* xr = x + r * C;
+      for (int64_t c = 0; c < C; ++c) {
+        const double v = double(xr[c]) - mu[size_t(c)];
+        acc[c] += v * v;
+      }
+    });
+    for (int64_t c = 0; c < C; ++c) {
+      const double m = mu[size_t(c)], v = q[size_t(c)];
+      is[size_t(c)] = 1.0 / std::sqrt(v / double(R) + eps);
+      if (rm) rm[c] = A(momentum * m + (1 - momentum) * double(rm[c]));
+      if (rv) rv[c] = A(momentum * (v / double(R - 1)) + (1 - momentum) * double(rv[c]));
+    }
+  } else {
+    for (int64_t c = 0; c < C; ++c) {
+      mu[size_t(c)] = double(rm[c]);
+      is[size_t(c)] = 1.0 / std::sqrt(double(rv[c]) + eps);
+    }
+  }
+  std::vector<A> alpha(static_cast<size_t>(C)), beta(static_cast<size_t>(C));
+  for (int64_t c = 0; c < C; ++c) {
+    mean[c] = A(mu[size_t(c)]);
+    invstd[c] = A(is[size_t(c)]);
+    alpha[size_t(c)] = A(is[size_t(c)] * (w ? double(w[c]) : 1.0));
+    beta[size_t(c)] = A((b ? double(b[c]) : 0.0) - mu[size_t(c)] * double(alpha[size_t(c)]));
+  }
+  for_bands(R, C, [&](int64_t, int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* xr = x + r * C;
+      T* yr = y + r * C;
+      for (int64_t c = 0; c < C; ++c) yr[c] = T(A(xr[c]) * alpha[size_t(c)] + beta[size_t(c)]);
+    }
+  });
+}
+
+template <class T, class A>
+void bn_backward_rows(const T* g, const T* x, const A* w, const A* mean, const A* invstd, int64_t R,
+                      int64_t C, bool training, T* dx, A* dw, A* db) {
+  const bool need = dw || db || (dx && training);
+  std::vector<double> s;
+  if (need) {
+    s = row_sums(R, C, 2, [&](int64_t r, double* acc) {
+      const T *gr = g + r * C, *xr = x + r * C;
+      for (int64_t c = 0; c < C; ++c) {
+        const double gv = double(gr[c]);
+        acc[c] += gv;
+        acc[C + c] += gv * (double(xr[c]) - double(mean[c]));
+      }
+    });
+  }
+  std::vector<A> gm(static_cast<size_t>(C)), proj(static_cast<size_t>(C)),
+      scale(static_cast<size_t>(C));
+  for (int64_t c = 0; c < C; ++c) {
+    const double is = double(invstd[c]);
+    const double sum = need ? s[size_t(c)] : 0.0, dot = need ? s[size_t(C + c)] : 0.0;
+    if (dw) dw[c] = A(dot * is);
+    if (db) db[c] = A(sum);
+    gm[size_t(c)] = A(sum / double(R));
+    proj[size_t(c)] = A(dot * is * is / double(R));
+    scale[size_t(c)] = A(is * (w ? double(w[c]) : 1.0));
+  }
+  if (!dx) return;
+  for_bands(R, C, [&](int64_t, int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T *gr = g + r * C, *xr = x + r * C;
+      T* dr = dx + r * C;
+      for (int64_t c = 0; c < C; ++c) {
+        const size_t u = size_t(c);
+        dr[c] = training ? T((A(gr[c]) - gm[u] - (A(xr[c]) - mean[c]) * proj[u]) * scale[u])
+                         : T(A(gr[c]) * scale[u]);
+      }
+    }
+  });
+}
+
 template <class T, class A>
 void bn_forward(const Tensor& x_t, const Tensor& w_t, const Tensor& b_t, const Tensor& rm_t,
                 const Tensor& rv_t, int64_t N, int64_t C, int64_t S, bool training, double momentum,
@@ -212,6 +364,9 @@ void bn_forward(const Tensor& x_t, const Tensor& w_t, const Tensor& b_t, const T
   T* y = mptr<T>(y_t);
   const A *w = ptr<A>(w_t), *b = ptr<A>(b_t);
   A *rm = mptr<A>(rm_t), *rv = mptr<A>(rv_t), *mean = mptr<A>(mean_t), *invstd = mptr<A>(invstd_t);
+  if (S == 1 && C > 1) {
+    return bn_forward_rows(x, w, b, rm, rv, N, C, training, momentum, eps, y, mean, invstd);
+  }
   const int64_t M = N * S, stride = C * S;
   for_channels(C, M, [&](int64_t c) {
     const T* xc = x + c * S;
@@ -253,6 +408,7 @@ void bn_backward(const Tensor& g_t, const Tensor& x_t, const Tensor& w_t, const 
   const A *w = ptr<A>(w_t), *mean = ptr<A>(mean_t), *invstd = ptr<A>(invstd_t);
   T* dx = mptr<T>(dx_t);
   A *dw = mptr<A>(dw_t), *db = mptr<A>(db_t);
+  if (S == 1 && C > 1) return bn_backward_rows(g, x, w, mean, invstd, N, C, training, dx, dw, db);
   const int64_t M = N * S, stride = C * S;
   const bool need_dot = dw || (dx && training);
   const bool need_sum = db || (dx && training);

@@ -39,6 +39,35 @@ class NativeBatchNormBackward0(Node):
         return (gi, gw, gb)[: len(nx)]
 
 
+class CudnnBatchNormBackward0(NativeBatchNormBackward0):
+    """The same node under the name torch's graph has where torch runs cuDNN's batch norm
+    (cudalite's own kernels compute it either way)."""
+
+    __slots__ = ()
+
+
+_INT_MAX = (1 << 31) - 1
+
+
+def _torch_uses_cudnn(x, w, b, rm, rv, training):
+    """torch's _select_batch_norm_backend choosing cuDNN (its node name follows)."""
+    from cudalite.backends import cudnn
+
+    return (
+        x.is_cuda
+        and cudnn.enabled
+        and w is not None
+        and b is not None
+        and x.dtype in (_C.float32, _C.float16)
+        and w.dtype is not _C.bfloat16
+        and (x.dtype is not _C.float16 or w.dtype is _C.float32)
+        and ((rm is not None and rv is not None) or (rm is None and rv is None and training))
+        and x.dim() >= 3
+        and x.shape[0] <= (880801 if training else 65535)
+        and x.numel() < _INT_MAX
+    )
+
+
 def _cshape(x):
     return [1, x.shape[1]] + [1] * (x.dim() - 2)
 
@@ -83,7 +112,8 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         input, weight, bias, running_mean, running_var, training, float(momentum), float(eps)
     )
     if (_requires(input) or _requires(weight) or _requires(bias)) and _grad_on():
-        node = NativeBatchNormBackward0(
+        cudnn = _torch_uses_cudnn(input, weight, bias, running_mean, running_var, training)
+        node = (CudnnBatchNormBackward0 if cudnn else NativeBatchNormBackward0)(
             (
                 edge(input),
                 edge(weight) if weight is not None else None,
