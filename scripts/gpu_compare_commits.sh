@@ -22,8 +22,11 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-old_ref=${1:-dd38f68}
-[ $# -gt 0 ] && shift
+old_ref=dd38f68
+if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
+  old_ref=$1
+  shift
+fi
 cmp_dir=${CMP_DIR:-/tmp/cudalite-cmp}
 mkdir -p "$cmp_dir"
 export PYTHONUNBUFFERED=1
