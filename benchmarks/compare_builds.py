@@ -46,15 +46,23 @@ def _measure(device, quick):
     def timed(section, case, fn, **kw):
         out[f"{section}: {case}"] = {"unit": "s", "value": per_call_stats(fn, sync=sync, **kw)[0]}
 
-    # tiny-op latency: 1-element tensors (launch-bound on CUDA, host-bound on the CPU)
-    a = cudalite.randn(1, device=device)
-    b = cudalite.randn(1, device=device)
-    one = "1-element"
-    timed(one, "a + b", lambda: a + b, repeat=9)
-    timed(one, "a.add_(b)", lambda: a.add_(b), repeat=9)
-    timed(one, "a.sum()", lambda: a.sum(), repeat=9)
-    timed(one, "a.item()", lambda: a.item(), repeat=9)
-    timed(one, "torch.empty(1)", lambda: cudalite.empty(1, device=device), repeat=9)
+    # tiny-op latency: 1-element tensors (launch-bound on CUDA, host-bound on the CPU); a
+    # CUDA run times the CPU tensors' calls too
+    for dev in dict.fromkeys((device, "cpu")):
+        a = cudalite.randn(1, device=dev)
+        b = cudalite.randn(1, device=dev)
+        one = f"1-element, {dev}"
+        s = sync if dev == device else None
+        calls = {
+            "a + b": lambda: a + b,
+            "a.add_(b)": lambda: a.add_(b),
+            "a.sum()": lambda: a.sum(),
+            "a.item()": lambda: a.item(),
+            "torch.empty(1)": lambda dev=dev: cudalite.empty(1, device=dev),
+        }
+        for case, fn in calls.items():
+            value = per_call_stats(fn, sync=s, repeat=9)[0]
+            out[f"{one}: {case}"] = {"unit": "s", "value": value}
 
     # host time of calls that the parser binds (CPU tensors: no launch in the figure)
     c = cudalite.randn(4)
