@@ -297,7 +297,6 @@ int parse_at_entry(Checked* c, PyObject* const* args, size_t nargsf, PyObject* k
 // names) arrive as keywords the `def` also takes. Calls that fit no signature go on as
 // parse_at_entry decides, with the caller's arguments (the check after a failure reads
 // them); so do calls that fit a hidden (deprecated) signature.
-//
 enum class Parsed { Raw, Called, Refused };
 
 // Calls target with the parser's values (Called: its result, or nullptr with its error);
@@ -341,9 +340,14 @@ Parsed call_parsed(Checked* c, PyObject* target, PyObject* const* args, size_t n
   for (size_t i = 0; i < nvalues; ++i) {
     if (sig->params[i].keyword_only) call[skip + k++] = values[i];
   }
+  PyObject* kwonly = sig->keyword_names();
+  if (!kwonly && k > npos) {  // the names' tuple could not be made (no memory)
+    for (size_t i = 0; i < nvalues; ++i) Py_DECREF(values[i]);
+    return Parsed::Refused;
+  }
   ++t_entry_depth;
-  *result = PyObject_Vectorcall(target, call, (skip + npos) | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                sig->keyword_names());
+  *result =
+      PyObject_Vectorcall(target, call, (skip + npos) | PY_VECTORCALL_ARGUMENTS_OFFSET, kwonly);
   --t_entry_depth;
   for (size_t i = 0; i < nvalues; ++i) Py_DECREF(values[i]);
   return Parsed::Called;
