@@ -78,6 +78,10 @@ def _registry_sig(op, method):
 
 def _params(fn, method):
     """A stub parameter list from ``fn``'s signature, every parameter typed ``Any``."""
+    if getattr(fn, "_cl_parsed", False):
+        # its parameters are one of torch's signatures; the parser takes the others too
+        # (int lists as varargs, overloads): Note [Parsed calls]
+        return ("self, " if method else "") + "*args: Any, **kwargs: Any"
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):

@@ -524,6 +524,17 @@ Signature::Signature(const std::string& fmt, bool hidden_) : hidden(hidden_) {
   }
 }
 
+Signature::Signature(Signature&& o) noexcept
+    : name(std::move(o.name)),
+      params(std::move(o.params)),
+      min_args(o.min_args),
+      max_args(o.max_args),
+      max_pos_args(o.max_pos_args),
+      hidden(o.hidden),
+      kwonly_names_(o.kwonly_names_) {
+  o.kwonly_names_ = nullptr;
+}
+
 Signature::~Signature() {
   if (!Py_IsInitialized()) return;
   Py_XDECREF(kwonly_names_);
@@ -584,9 +595,19 @@ struct VectorArgs {
 
 // Signature::match over either form. With `raise` (tuple form only), torch's error of this
 // signature; `out` receives the values (for the tuple form).
-template <class Args>
-int match_impl(const Signature& s, const Args& a, bool raise, std::vector<PyObject*>* out,
-               PyObject* args_tuple, PyObject* kwargs_dict, bool* determined = nullptr,
+// The values of a match without a heap allocation (parse_values, on every parsed call).
+struct InlineValues {
+  static constexpr size_t kMax = 32;
+  PyObject* v[kMax];
+  size_t n = 0;
+  void clear() { n = 0; }
+  void push_back(PyObject* p) { v[n++] = p; }  // the caller checks params.size() <= kMax
+  size_t size() const { return n; }
+};
+
+template <class Args, class Out = std::vector<PyObject*>>
+int match_impl(const Signature& s, const Args& a, bool raise, Out* out, PyObject* args_tuple,
+               PyObject* kwargs_dict, bool* determined = nullptr,
                PyObject** varargs_hold = nullptr) {
   if (out) out->clear();
   if (determined) *determined = true;
@@ -670,8 +691,8 @@ int Signature::match(PyObject* args, PyObject* kwargs, bool raise,
 
 int Signature::fits(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
                     bool* determined) const {
-  return match_impl(*this, VectorArgs{args, nargs, kwnames}, false, nullptr, nullptr, nullptr,
-                    determined);
+  return match_impl(*this, VectorArgs{args, nargs, kwnames}, false,
+                    static_cast<InlineValues*>(nullptr), nullptr, nullptr, determined);
 }
 
 // An int list's values as int64s, with torch's "failed to unpack" errors (matching looked
@@ -751,22 +772,23 @@ PyObject* Signature::convert(const std::vector<PyObject*>& raw) const {
 }
 
 int Signature::parse_values(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
-                            std::vector<PyObject*>& values) const {
+                            PyObject** values) const {
+  if (params.size() > kMaxParsedParams) {
+    PyErr_SetString(PyExc_RuntimeError, ("cudalite: too many parameters in " + name).c_str());
+    return -1;
+  }
   PyObject* hold = nullptr;  // the positional arguments as one int list (varargs)
-  std::vector<PyObject*> raw;
-  values.clear();
+  InlineValues raw;
   int r = match_impl(*this, VectorArgs{args, nargs, kwnames}, false, &raw, nullptr, nullptr,
                      nullptr, &hold);
   if (r == 1) {
     for (size_t i = 0; i < raw.size(); ++i) {
-      PyObject* v = convert_one(params[i], raw[i]);
-      if (!v) {
-        for (PyObject* done : values) Py_DECREF(done);
-        values.clear();
+      values[i] = convert_one(params[i], raw.v[i]);
+      if (!values[i]) {
+        for (size_t j = 0; j < i; ++j) Py_DECREF(values[j]);
         r = -1;
         break;
       }
-      values.push_back(v);
     }
   }
   Py_XDECREF(hold);

@@ -60,7 +60,7 @@ struct Signature {
   bool hidden = false;  // torch's deprecated signatures: matched, never named in errors
 
   explicit Signature(const std::string& fmt, bool hidden = false);
-  Signature(Signature&&) = default;
+  Signature(Signature&& o) noexcept;
   ~Signature();
   // 1: matched (values in `out`), 0: not, -1: a Python error is set (torch's TypeError with
   // `raise`, or one it raises while matching, e.g. a Tensor list with another element).
@@ -77,11 +77,13 @@ struct Signature {
   PyObject* int_list(const Param& p, PyObject* seq) const;
   // One value of a match as convert() makes it (a new reference; nullptr with the error set).
   PyObject* convert_one(const Param& p, PyObject* v) const;
-  // match() and convert() of a vectorcall's arguments in one pass (Note [Parsed calls] in
-  // bind_checked.cpp): 1 with `values` holding new references in the signature's order,
-  // 0 when the call does not fit, -1 with the error set (torch's unpacking errors).
+  // match() and convert() of a vectorcall's arguments in one pass, with no allocation (Note
+  // [Parsed calls] in bind_checked.cpp): 1 with values[0..params.size()) new references in
+  // the signature's order, 0 when the call does not fit, -1 with the error set (torch's
+  // unpacking errors). `values` has room for kMaxParsedParams.
+  static constexpr size_t kMaxParsedParams = 32;
   int parse_values(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
-                   std::vector<PyObject*>& values) const;
+                   PyObject** values) const;
   // The names of the keyword-only parameters, as a vectorcall's kwnames (nullptr: none).
   PyObject* keyword_names() const;
 

@@ -297,7 +297,6 @@ int parse_at_entry(Checked* c, PyObject* const* args, size_t nargsf, PyObject* k
 // names) arrive as keywords the `def` also takes. Calls that fit no signature go on as
 // parse_at_entry decides, with the caller's arguments (the check after a failure reads
 // them); so do calls that fit a hidden (deprecated) signature.
-//
 enum class Parsed { Raw, Called, Refused };
 
 // Calls target with the parser's values (Called: its result, or nullptr with its error);
@@ -309,7 +308,7 @@ Parsed call_parsed(Checked* c, PyObject* target, PyObject* const* args, size_t n
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
   Py_ssize_t skip = c->method ? 1 : 0;
   if (!p || n < skip) return Parsed::Raw;
-  std::vector<PyObject*> values;
+  PyObject* values[Signature::kMaxParsedParams];
   const Signature* sig = nullptr;
   for (const Signature& s : p->signatures) {
     int r = s.parse_values(args + skip, n - skip, kwnames, values);
@@ -323,32 +322,34 @@ Parsed call_parsed(Checked* c, PyObject* target, PyObject* const* args, size_t n
     }
   }
   if (!sig) return parse_at_entry(c, args, nargsf, kwnames) < 0 ? Parsed::Refused : Parsed::Raw;
+  size_t nvalues = sig->params.size();
   if (sig->hidden) {  // a deprecated order: the check after the failure reorders it
-    for (PyObject* v : values) Py_DECREF(v);
+    for (size_t i = 0; i < nvalues; ++i) Py_DECREF(values[i]);
     return Parsed::Raw;
   }
-  PyObject* small[16];
-  std::vector<PyObject*> big;
-  size_t total = size_t(skip) + values.size();
-  PyObject** call = small + 1;  // a free slot in front (PY_VECTORCALL_ARGUMENTS_OFFSET)
-  if (total + 1 > 16) {
-    big.resize(total + 1);
-    call = big.data() + 1;
-  }
+  // self, the positional parameters, then the keyword-only ones; a free slot in front
+  // (PY_VECTORCALL_ARGUMENTS_OFFSET)
+  PyObject* call_buf[Signature::kMaxParsedParams + 2];
+  PyObject** call = call_buf + 1;
   if (skip) call[0] = args[0];
   size_t npos = 0;
-  for (size_t i = 0; i < values.size(); ++i) {  // positional ones first, then keyword-only
+  for (size_t i = 0; i < nvalues; ++i) {
     if (!sig->params[i].keyword_only) call[skip + npos++] = values[i];
   }
   size_t k = npos;
-  for (size_t i = 0; i < values.size(); ++i) {
+  for (size_t i = 0; i < nvalues; ++i) {
     if (sig->params[i].keyword_only) call[skip + k++] = values[i];
   }
+  PyObject* kwonly = sig->keyword_names();
+  if (!kwonly && k > npos) {  // the names' tuple could not be made (no memory)
+    for (size_t i = 0; i < nvalues; ++i) Py_DECREF(values[i]);
+    return Parsed::Refused;
+  }
   ++t_entry_depth;
-  *result = PyObject_Vectorcall(target, call, (skip + npos) | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                sig->keyword_names());
+  *result =
+      PyObject_Vectorcall(target, call, (skip + npos) | PY_VECTORCALL_ARGUMENTS_OFFSET, kwonly);
   --t_entry_depth;
-  for (PyObject* v : values) Py_DECREF(v);
+  for (size_t i = 0; i < nvalues; ++i) Py_DECREF(values[i]);
   return Parsed::Called;
 }
 

@@ -5,7 +5,7 @@ Every Tensor method and ``cudalite`` function that has torch signatures (``_sign
 generated from torch's type stubs by tests/gen_signatures.py) is wrapped in a
 ``_C._Checked``, which parses each call against those signatures on the way in (the C++
 parser of csrc/bindings/arg_parser.cpp, compiled from the data file on the function's first
-call: ``_parser`` here) and raises torch's TypeError for a call that fits none. When a call
+call: ``parser`` here) and raises torch's TypeError for a call that fits none. When a call
 that fits (or one the entry lets through) raises, ``on_error`` here matches it again with the
 same parser: torch's unpacking errors, its RuntimeError for a dimension name, NumPy's keyword
 names, torch's deprecated argument orders; otherwise the original error stands (a wrong shape
@@ -62,7 +62,7 @@ def signature_index():
     }
 
 
-def _parser(kind, name):
+def parser(kind, name):
     """The compiled parser of ``name``'s signatures (``kind`` "m": a Tensor method, "f": a
     function); the entries call this on their first call."""
     key = (kind, name)
@@ -83,8 +83,8 @@ def _parser(kind, name):
 
 def _param_names(kind, name):
     """The parameter names of ``name``'s signatures, and those that take None."""
-    parser = _parser(kind, name)
-    params = [p for i in range(parser.n_signatures) for p in parser.params(i)]
+    fp = parser(kind, name)
+    params = [q for i in range(fp.n_signatures) for q in fp.params(i)]
     return {n for n, _, _ in params}, {n for n, _, allow_none in params if allow_none}
 
 
@@ -110,7 +110,7 @@ def complete_combination(kind, name, args, kwargs, exc):
     """An "invalid combination of arguments" TypeError that a function raised itself, with
     its first line only: raises torch's whole message in its place, where torch's texts of
     the overloads are known."""
-    texts = _parser(kind, name).texts
+    texts = parser(kind, name).texts
     if not texts:
         return
     call_args, kwargs = _as_called(kind, name, args, kwargs)
@@ -133,12 +133,12 @@ def reject(kind, name, args, kwargs, exc=None):
     (``kind`` "m": a Tensor method, ``args`` starting with self; "f": a function): its
     TypeError, or the RuntimeError torch raises for a dimension name where the call failed
     otherwise (``exc``, the original error, not a RuntimeError)."""
-    parser = _parser(kind, name)
+    p = parser(kind, name)
     call_args, kwargs = _as_called(kind, name, args, kwargs)
     try:
-        matched = parser.match(call_args, kwargs)
+        matched = p.match(call_args, kwargs)
         if matched is None:
-            parser.parse(call_args, kwargs)  # raises torch's TypeError
+            p.parse(call_args, kwargs)  # raises torch's TypeError
             return
     except TypeError as e:
         e._cl_checked = True
@@ -150,7 +150,7 @@ def reject(kind, name, args, kwargs, exc=None):
         # torch's "failed to unpack" TypeError for an int list whose later element is not
         # an int (matching looks at the first only), and its error for an int beyond int64
         # (which pybind11 calls an incompatible argument)
-        parser.convert(i, raw)
+        p.convert(i, raw)
     except TypeError as e:
         e._cl_checked = True
         raise e from None
@@ -167,7 +167,7 @@ def reject(kind, name, args, kwargs, exc=None):
         or str(exc).startswith("Unable to cast Python instance")
     ):
         try:
-            _check_names(name, parser.params(i), raw, args)
+            _check_names(name, p.params(i), raw, args)
         except RuntimeError as e:
             e._cl_checked = True
             raise e from None
@@ -296,7 +296,7 @@ def _wrap(fn, kind, name):
             getattr(exc, "_cl_checked", False)
             or not _deliberate(exc, name)
             # Python's words are torch's for a single signature, not for overloads
-            or ("got multiple values for argument" in str(exc) and _parser(kind, name).texts)
+            or ("got multiple values for argument" in str(exc) and parser(kind, name).texts)
         ):
             reject(kind, name, args, kwargs, exc)
 
@@ -394,7 +394,7 @@ def install():
     """Wraps Tensor's methods and the ``cudalite`` functions; run once at import."""
     import cudalite
 
-    _C._set_parser_loader(_parser, _Absent)
+    _C._set_parser_loader(parser, _Absent)
     install_methods()
     g = cudalite.__dict__
     for name in signature_index()["functions"]:

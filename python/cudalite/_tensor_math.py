@@ -6,7 +6,7 @@ from __future__ import annotations
 import builtins
 import warnings
 
-from cudalite import _C, _arg_parser, _indexing, _ops, _reductions, _sorting
+from cudalite import _C, _arg_parser, _checked, _indexing, _ops, _reductions, _sorting
 from cudalite._op_registry import OPS
 from cudalite._tensor import _methods, fast_methods, method
 
@@ -475,9 +475,6 @@ _SPLIT_TEXTS = [
     "(Tensor input, int split_size, int dim = 0)",
     "(Tensor input, tuple of ints split_size, int dim = 0)",
 ]
-_SPLIT_WITH_SIZES = _arg_parser.Parser(
-    "split_with_sizes(Tensor self, int[] split_sizes, int dim=0)"
-)
 
 
 @method
@@ -503,7 +500,7 @@ def split(self, split_size, dim=0):
             raise _arg_parser.invalid_combination(
                 "split", (self, split_size, dim), {}, _SPLIT_TEXTS
             )
-        _SPLIT_WITH_SIZES.parse((self, split_size, dim), {})
+        _checked.parser("f", "split_with_sizes").parse((self, split_size, dim), {})
         sizes = list(split_size)
         if sum(sizes) != n:
             raise RuntimeError(

@@ -152,6 +152,5 @@ def _as_strided_(self, size, stride, storage_offset=None):
     return self
 
 
-@parsed
 def as_strided_(input, size, stride, storage_offset=None):
     return input.as_strided_(size, stride, storage_offset)
