@@ -338,25 +338,46 @@ inline int grid_for(int64_t work_items) {
   return int(blocks < 1 ? 1 : (blocks > cap ? cap : blocks));
 }
 
-template <class out_t, class in_t, int N, int T0, int T1, int MINB, class F>
-void launch_tiled(const TileArgs<N>& t, const DenseArgs<out_t, in_t, N>& d, F f,
-                  cudaStream_t stream) {
-  if constexpr (!tile_fits<in_t, N, T0, T1>()) {  // wide types, several inputs: smaller tiles
-    launch_tiled<out_t, in_t, N, T0, T1 / 2, 1>(t, d, f, stream);
+// The tiled path's tile along dim 1 and its minimum blocks per SM: 4 * kTile and 4, halved
+// (and 1) until the staging tiles fit.
+template <class in_t, int N, int T1 = 4 * kTile>
+constexpr int tile_rows() {
+  if constexpr (tile_fits<in_t, N, kTile, T1>()) {
+    return T1;
   } else {
-    dim3 grid(unsigned((t.n0 + T0 - 1) / T0),
-              unsigned(std::min<int64_t>((t.n1 + T1 - 1) / T1, 65535)),
-              unsigned(std::min<int64_t>(t.n2, 65535)));
-    launch<tiled_kernel<out_t, in_t, N, T0, T1, MINB, F>>(grid, dim3(kTile, kTileRows), stream, t,
-                                                          d, f);
+    return tile_rows<in_t, N, T1 / 2>();
   }
 }
+template <class in_t, int N>
+constexpr int tile_min_blocks() {
+  return tile_rows<in_t, N>() == 4 * kTile ? 4 : 1;
+}
 
-template <class out_t, class in_t, int N, class F>
-void gpu_kernel(const ElementwiseIter& it, F f) {
-  if (it.numel == 0) return;
-  cudaStream_t stream = static_cast<cudaStream_t>(cuda::current_stream(it.device.index));
-  DenseArgs<out_t, in_t, N> d{};
+// Note [Loop plans]: which path a loop takes, and the kernel's arguments, depend on the
+// operand types, not on the functor. plan_loop works them out once per (out_t, in_t, N) in a
+// translation unit, out of line, and gpu_kernel, instantiated for every row of the op table
+// (hundreds per part), only launches the kernel the plan names: host code that the compiler
+// would otherwise generate and optimise again for every functor. The kernels and their
+// arguments are the same either way.
+enum class LoopPath { Vector, Scalar, Rows, Tiled, Strided32, Strided64 };
+
+template <class out_t, class in_t, int N>
+struct LoopPlan {
+  LoopPath path;
+  cudaStream_t stream;
+  dim3 grid;
+  DenseArgs<out_t, in_t, N> d;
+  RowArgs<N> r;
+  TileArgs<N> t;
+  StridedArgs<N> s;
+};
+
+// Fills `p` for a loop of it.numel > 0 elements.
+template <class out_t, class in_t, int N>
+__attribute__((noinline)) void plan_loop(const ElementwiseIter& it, LoopPlan<out_t, in_t, N>& p) {
+  p.stream = static_cast<cudaStream_t>(cuda::current_stream(it.device.index));
+  DenseArgs<out_t, in_t, N>& d = p.d;
+  d = DenseArgs<out_t, in_t, N>{};
   d.out = reinterpret_cast<out_t*>(it.data[0]);
   for (int k = 0; k < N; ++k) {
     d.in[k] = reinterpret_cast<const in_t*>(it.data[k + 1]);
@@ -378,33 +399,63 @@ void gpu_kernel(const ElementwiseIter& it, F f) {
     const int64_t per_block = int64_t(kBlock) * (aligned ? V : 1);
     const int64_t blocks = (it.numel + per_block - 1) / per_block;
     CL_CHECK(blocks <= INT32_MAX, "elementwise op: tensor too large for one launch");
-    if (aligned) {
-      launch<dense_kernel<out_t, in_t, N, V, F>>(unsigned(blocks), kBlock, stream, it.numel, d, f);
-    } else {
-      launch<dense_kernel<out_t, in_t, N, 1, F>>(unsigned(blocks), kBlock, stream, it.numel, d, f);
-    }
-  } else if (RowArgs<N> r{}; make_row_args(it, r)) {
+    p.path = aligned ? LoopPath::Vector : LoopPath::Scalar;
+    p.grid = dim3(unsigned(blocks));
+  } else if (p.r = RowArgs<N>{}; make_row_args(it, p.r)) {
     constexpr int64_t per_block = int64_t(kBlock) * kRowUnroll;
-    dim3 grid(unsigned((r.n0 + per_block - 1) / per_block),
-              unsigned(std::min<int64_t>(r.n1, 65535)), unsigned(std::min<int64_t>(r.n2, 65535)));
-    launch<rows_kernel<out_t, in_t, N, F>>(grid, kBlock, stream, r, d, f);
-  } else if (TileArgs<N> t{}; make_tile_args(it, t)) {
-    launch_tiled<out_t, in_t, N, kTile, 4 * kTile, 4>(t, d, f, stream);
+    p.path = LoopPath::Rows;
+    p.grid = dim3(unsigned((p.r.n0 + per_block - 1) / per_block),
+                  unsigned(std::min<int64_t>(p.r.n1, 65535)),
+                  unsigned(std::min<int64_t>(p.r.n2, 65535)));
+  } else if (p.t = TileArgs<N>{}; make_tile_args(it, p.t)) {
+    constexpr int T0 = kTile, T1 = tile_rows<in_t, N>();
+    p.path = LoopPath::Tiled;
+    p.grid = dim3(unsigned((p.t.n0 + T0 - 1) / T0),
+                  unsigned(std::min<int64_t>((p.t.n1 + T1 - 1) / T1, 65535)),
+                  unsigned(std::min<int64_t>(p.t.n2, 65535)));
   } else {
-    StridedArgs<N> s{};
+    StridedArgs<N>& s = p.s;
+    s = StridedArgs<N>{};
     s.ndim = it.ndim;
     for (int dd = 0; dd < it.ndim; ++dd) s.shape[dd] = it.shape[dd];
     for (int k = 0; k <= N; ++k) {
       s.data[k] = it.data[k];
       for (int dd = 0; dd < it.ndim; ++dd) s.strides[k][dd] = it.strides[k][dd];
     }
-    if (it.numel <= int64_t(UINT32_MAX)) {
-      launch<strided_kernel<out_t, in_t, N, uint32_t, F>>(grid_for(it.numel), kBlock, stream,
-                                                          it.numel, s, d, f);
-    } else {
-      launch<strided_kernel<out_t, in_t, N, int64_t, F>>(grid_for(it.numel), kBlock, stream,
-                                                         it.numel, s, d, f);
-    }
+    p.path = it.numel <= int64_t(UINT32_MAX) ? LoopPath::Strided32 : LoopPath::Strided64;
+    p.grid = dim3(unsigned(grid_for(it.numel)));
+  }
+}
+
+template <class out_t, class in_t, int N, class F>
+void gpu_kernel(const ElementwiseIter& it, F f) {
+  if (it.numel == 0) return;
+  LoopPlan<out_t, in_t, N> p;
+  plan_loop(it, p);
+  constexpr int V = vec_width<in_t>();
+  constexpr int T1 = tile_rows<in_t, N>(), MINB = tile_min_blocks<in_t, N>();
+  switch (p.path) {
+    case LoopPath::Vector:
+      launch<dense_kernel<out_t, in_t, N, V, F>>(p.grid, kBlock, p.stream, it.numel, p.d, f);
+      break;
+    case LoopPath::Scalar:
+      launch<dense_kernel<out_t, in_t, N, 1, F>>(p.grid, kBlock, p.stream, it.numel, p.d, f);
+      break;
+    case LoopPath::Rows:
+      launch<rows_kernel<out_t, in_t, N, F>>(p.grid, kBlock, p.stream, p.r, p.d, f);
+      break;
+    case LoopPath::Tiled:
+      launch<tiled_kernel<out_t, in_t, N, kTile, T1, MINB, F>>(p.grid, dim3(kTile, kTileRows),
+                                                               p.stream, p.t, p.d, f);
+      break;
+    case LoopPath::Strided32:
+      launch<strided_kernel<out_t, in_t, N, uint32_t, F>>(p.grid, kBlock, p.stream, it.numel, p.s,
+                                                          p.d, f);
+      break;
+    case LoopPath::Strided64:
+      launch<strided_kernel<out_t, in_t, N, int64_t, F>>(p.grid, kBlock, p.stream, it.numel, p.s,
+                                                         p.d, f);
+      break;
   }
   CL_CUDA_KERNEL_LAUNCH_CHECK();
 }
