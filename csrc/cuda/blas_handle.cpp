@@ -1,9 +1,10 @@
-// Loading cuBLAS and caching one handle per (device, stream).
+// Loading cuBLAS and caching one handle per (thread, device, stream).
 //
 // A handle is bound to the device that was current when it was created and owns workspace
-// there; creating one costs milliseconds, so each (device, stream) pair gets one, made on
-// first use and kept for the life of the process (destroying handles at exit races with
-// the driver's own teardown, so, like torch, we never do).
+// there; creating one costs milliseconds, so each thread's (device, stream) pair gets one,
+// made on first use and kept for the life of the process (destroying handles at exit races
+// with the driver's own teardown, so, like torch, we never do): Note [Library handles per
+// thread] in cuda/thread_handles.h.
 #include <cuda_runtime_api.h>
 
 #include <map>
@@ -15,6 +16,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/dynlib.h"
 #include "cuda/graphs.h"
+#include "cuda/thread_handles.h"
 
 namespace cl::cuda {
 
@@ -95,26 +97,28 @@ const char* const kTf32ApiConflictMessage =
     "https://pytorch.org/docs/main/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-"
     "devices";
 
+namespace {
+struct BlasTag {};
+}  // namespace
+
+// The calling thread's handle for the device's current stream (Note [Library handles per
+// thread], cuda/thread_handles.h).
 void* blas_handle(int device) {
-  static std::mutex mu;
-  static std::map<std::pair<int, StreamHandle>, cublasHandle_t> handles;
   const Cublas& c = cublas();
   check_device_index(device);
   StreamHandle stream = current_stream(device);
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = handles.find({device, stream});
-  if (it != handles.end()) return it->second;
-  DeviceGuard guard(device);
-  // A handle made during a capture allocates its workspace (Note [Capturing CUDA graphs]).
-  RelaxedCaptureGuard relaxed;
-  // cuBLAS binds the handle to the current context: make sure it is the primary one.
-  if (captures_underway() == 0) CL_CUDA_CHECK(cudaFree(nullptr));
-  cublasHandle_t h = nullptr;
-  CL_CUBLAS_CHECK(c.create(&h), "cublasCreate(handle)");
-  CL_CUBLAS_CHECK(c.set_stream(h, static_cast<cudaStream_t>(stream)),
-                  "cublasSetStream(handle, stream)");
-  handles.emplace(std::make_pair(device, stream), h);
-  return h;
+  return ThreadHandles<cublasHandle_t, BlasTag>::get(device, stream, [&] {
+    DeviceGuard guard(device);
+    // A handle made during a capture allocates its workspace (Note [Capturing CUDA graphs]).
+    RelaxedCaptureGuard relaxed;
+    // cuBLAS binds the handle to the current context: make sure it is the primary one.
+    if (captures_underway() == 0) CL_CUDA_CHECK(cudaFree(nullptr));
+    cublasHandle_t h = nullptr;
+    CL_CUBLAS_CHECK(c.create(&h), "cublasCreate(handle)");
+    CL_CUBLAS_CHECK(c.set_stream(h, static_cast<cudaStream_t>(stream)),
+                    "cublasSetStream(handle, stream)");
+    return h;
+  });
 }
 
 }  // namespace cl::cuda

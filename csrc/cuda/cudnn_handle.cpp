@@ -1,5 +1,6 @@
-// Loading cuDNN (cudnn_loader.h) and caching one handle per (device, stream), as cuBLAS's
-// (blas_handle.cpp): handles are made on first use and kept for the life of the process.
+// Loading cuDNN (cudnn_loader.h) and caching one handle per (thread, device, stream), as
+// cuBLAS's (blas_handle.cpp): handles are made on first use and kept for the life of the
+// process (Note [Library handles per thread], cuda/thread_handles.h).
 #include <cuda_runtime_api.h>
 
 #include <map>
@@ -11,6 +12,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/cudnn_loader.h"
 #include "cuda/dynlib.h"
+#include "cuda/thread_handles.h"
 
 namespace cl::cuda {
 
@@ -114,22 +116,24 @@ void throw_cudnn_error(cudnn_api::Status status) {
   throw Error(std::string("cuDNN error: ") + c.get_error_string(status));
 }
 
+namespace {
+struct CudnnTag {};
+}  // namespace
+
+// The calling thread's handle for the device's current stream (Note [Library handles per
+// thread], cuda/thread_handles.h).
 cudnn_api::Handle cudnn_handle(int device) {
-  static std::mutex mu;
-  static std::map<std::pair<int, StreamHandle>, cudnn_api::Handle> handles;
   const Cudnn& c = cudnn();
   check_device_index(device);
   StreamHandle stream = current_stream(device);  // also launches deferred work
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = handles.find({device, stream});
-  if (it != handles.end()) return it->second;
-  DeviceGuard guard(device);
-  CL_CUDA_CHECK(cudaFree(nullptr));  // the primary context, as for cuBLAS
-  cudnn_api::Handle h = nullptr;
-  CL_CUDNN_CHECK(c.create(&h));
-  CL_CUDNN_CHECK(c.set_stream(h, stream));
-  handles.emplace(std::make_pair(device, stream), h);
-  return h;
+  return ThreadHandles<cudnn_api::Handle, CudnnTag>::get(device, stream, [&] {
+    DeviceGuard guard(device);
+    CL_CUDA_CHECK(cudaFree(nullptr));  // the primary context, as for cuBLAS
+    cudnn_api::Handle h = nullptr;
+    CL_CUDNN_CHECK(c.create(&h));
+    CL_CUDNN_CHECK(c.set_stream(h, stream));
+    return h;
+  });
 }
 
 }  // namespace cl::cuda

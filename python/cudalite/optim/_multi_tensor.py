@@ -96,8 +96,13 @@ def multi_tensor_adam(
     ).values():
         if _one_pass(d_params, d_grads, d_avgs, d_sqs, d_max if amsgrad else []):
             _foreach._foreach_add_(d_steps, 1)
-            fn = _fused._fused_adamw_ if decoupled_weight_decay else _fused._fused_adam_
-            fn(
+            wd = weight_decay
+            if decoupled_weight_decay and weight_decay != 0:
+                # torch's foreach decay, a write of its own (the parameters' version counts
+                # two writes a step, as torch's), then the update without decay
+                _foreach._foreach_mul_(d_params, 1 - lr * weight_decay)
+                wd = 0.0
+            _fused._fused_adam_(
                 d_params,
                 d_grads,
                 d_avgs,
@@ -108,7 +113,7 @@ def multi_tensor_adam(
                 lr=lr_arg if capturable and isinstance(lr_arg, Tensor) and lr_arg.is_cuda else lr,
                 beta1=beta1,
                 beta2=beta2,
-                weight_decay=weight_decay,
+                weight_decay=wd,
                 eps=eps,
                 maximize=maximize,
                 grad_scale=None,
