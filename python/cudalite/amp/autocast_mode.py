@@ -91,7 +91,7 @@ _CPU_LISTS = {
 NATIVE = 5
 _NATIVE = (
     "avg_pool1d avg_pool2d avg_pool3d adaptive_avg_pool1d adaptive_avg_pool2d "
-    "adaptive_avg_pool3d logsigmoid elu selu celu mish nansum embedding_bag inner trace"
+    "adaptive_avg_pool3d logsigmoid elu selu celu mish nansum embedding_bag inner"
 )
 
 
