@@ -266,19 +266,6 @@ __global__ void apply_backward(const T* __restrict__ g, const T* __restrict__ x,
   }
 }
 
-template <class T>
-const T* cptr(const Tensor& t) {
-  return t ? reinterpret_cast<const T*>(t->data()) : nullptr;
-}
-template <class T>
-T* mptr(const Tensor& t) {
-  return t ? reinterpret_cast<T*>(t->data()) : nullptr;
-}
-
-cudaStream_t stream_of(const Tensor& t) {
-  return static_cast<cudaStream_t>(current_stream(t->device().index));
-}
-
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The partial reduction of `in` over every channel into a new buffer; returns the buffer

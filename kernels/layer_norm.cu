@@ -144,19 +144,6 @@ __global__ void sum_chunks_kernel(const A* __restrict__ pw, const A* __restrict_
   }
 }
 
-template <class T>
-const T* cptr(const Tensor& t) {
-  return t ? reinterpret_cast<const T*>(t->data()) : nullptr;
-}
-template <class T>
-T* mptr(const Tensor& t) {
-  return t ? reinterpret_cast<T*>(t->data()) : nullptr;
-}
-
-cudaStream_t stream_of(const Tensor& t) {
-  return static_cast<cudaStream_t>(current_stream(t->device().index));
-}
-
 // The parameters' type W: float32 when either is float32 beside a float16/bfloat16 x (the
 // other converted to it), else x's type (ops/layer_norm.cpp converted everything else).
 bool params_in_float(ScalarType dt, const Tensor& w, const Tensor& b) {

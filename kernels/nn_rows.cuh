@@ -18,6 +18,7 @@
 
 #include "core/cuda_api.h"
 #include "core/half.h"
+#include "core/tensor.h"
 #include "cuda/cuda_check.h"
 
 namespace cl::gpu::rows {
@@ -131,6 +132,20 @@ inline RowLaunch row_launch(int64_t rows, int64_t n) {
   }
   const unsigned block = n <= 4096 ? 256u : n <= 16384 ? 512u : 1024u;
   return {false, unsigned(std::min(rows, kMaxGrid)), block};
+}
+
+// Host helpers of the fused nn ops' launches: a tensor's data (null for an absent
+// tensor) and the current stream of its device.
+template <class T>
+const T* cptr(const Tensor& t) {
+  return t ? reinterpret_cast<const T*>(t->data()) : nullptr;
+}
+template <class T>
+T* mptr(const Tensor& t) {
+  return t ? reinterpret_cast<T*>(t->data()) : nullptr;
+}
+inline cudaStream_t stream_of(const Tensor& t) {
+  return static_cast<cudaStream_t>(::cl::cuda::current_stream(t->device().index));
 }
 
 // Note [Rows staged in shared memory]

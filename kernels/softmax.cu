@@ -189,10 +189,6 @@ unsigned line_grid(int64_t lines) {
       1, std::min<int64_t>((lines + kLineBlock - 1) / kLineBlock, int64_t(1) << 20)));
 }
 
-cudaStream_t stream_of(const Tensor& t) {
-  return static_cast<cudaStream_t>(current_stream(t->device().index));
-}
-
 template <class T, bool kLog>
 void run_softmax(const Tensor& x, int64_t outer, int64_t n, int64_t inner, const Tensor& y) {
   using A = acc_t<T>;
@@ -300,11 +296,6 @@ __global__ void nll_loss_backward_kernel(const T* __restrict__ g, const int64_t*
     }
     gx[j] = store<T>(v);
   }
-}
-
-template <class T>
-const T* cptr(const Tensor& t) {
-  return t ? reinterpret_cast<const T*>(t->data()) : nullptr;
 }
 
 }  // namespace
