@@ -26,6 +26,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from _harness import fmt_time  # noqa: E402
 
 # ---- one build, in its own process (--measure) ----
 
@@ -157,15 +159,7 @@ def _spread(v):
 
 
 def _fmt(value, unit):
-    if unit == "GB/s":
-        return f"{value:9.1f} GB/s"
-    if value < 1e-6:
-        return f"{value * 1e9:9.1f} ns  "
-    if value < 1e-3:
-        return f"{value * 1e6:9.2f} us  "
-    if value < 1:
-        return f"{value * 1e3:9.2f} ms  "
-    return f"{value:9.3f} s   "
+    return f"{value:9.1f} GB/s" if unit == "GB/s" else fmt_time(value)
 
 
 def compare(old, new, device, rounds, imports, quick):
