@@ -72,10 +72,32 @@ __all__ = [
     "cross_entropy",
     "dropout",
 ]
-for _name, _part in list(globals().items()):
-    if _name.startswith("_functional_"):  # the parts imported above
-        __all__ += _part.__all__
-del _name, _part
+for _part in (
+    _functional_activation,
+    _functional_attention,
+    _functional_batchnorm,
+    _functional_bilinear,
+    _functional_conv,
+    _functional_distance,
+    _functional_dropout,
+    _functional_embedding_bag,
+    _functional_grid,
+    _functional_interpolate,
+    _functional_loss,
+    _functional_loss_likelihood,
+    _functional_loss_margin,
+    _functional_lppool,
+    _functional_mha,
+    _functional_norm,
+    _functional_pad,
+    _functional_pooling,
+    _functional_pooling3d,
+    _functional_shuffle,
+    _functional_sparse,
+    _functional_unpool,
+):
+    __all__ += _part.__all__
+del _part
 
 _ADD = _ops.BINARY["add"]
 _grad_on = _C._is_grad_enabled
